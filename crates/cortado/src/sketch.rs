@@ -1,0 +1,266 @@
+//! A probabilistic multiset that estimates how often each key was seen recently, for TinyLFU admission.
+//!
+//! [`FrequencySketch::frequency`] never under-counts a key's increments since the last aging, up to
+//! the counter limit of 15; it may over-count when keys collide in all four of their counters.
+//!
+//! # Design
+//!
+//! This is a 4-bit Count-Min sketch laid out the way Caffeine's `FrequencySketch` is. Admission only
+//! needs to compare two frequencies, and the comparison stops mattering beyond a handful of hits, so
+//! four bits per counter ([`MAX_COUNT`] = 15) are enough and sixteen counters fit in one `u64`.
+//!
+//! - **Depth 4, one cache line per key.** The table is an array of 64-byte blocks (eight `u64`
+//!   words). A key hashes to one block; each of its four counters lives in its own pair of words in
+//!   that block, at a position chosen by another 8 bits of the hash. A lookup therefore touches one
+//!   cache line instead of four.
+//! - **Width.** The table holds `next_power_of_two(capacity)` words, i.e. 16 counters per cached
+//!   entry, at least one block. That is 8 bytes per entry of the cache.
+//! - **Aging.** After [`SAMPLE_FACTOR`] x capacity successful increments every counter is halved
+//!   (a shift and a mask per word), so the sketch reflects recent popularity and a formerly hot key
+//!   fades out. The odd counters' lost halves are subtracted from the running count, as in the paper.
+//! - **Keyed hash.** The caller passes a 64-bit hash of the key; the sketch mixes it with a random
+//!   per-instance seed before choosing the block and counters, so an attacker who knows the
+//!   cache's hash function still cannot precompute keys that share counters with a victim.
+//!
+//! # References
+//!
+//! 1. G. Einziger, R. Friedman, B. Manes: "TinyLFU: A Highly Efficient Cache Admission Policy",
+//!    ACM Transactions on Storage, 2017.
+//! 2. G. Cormode, S. Muthukrishnan: "An Improved Data Stream Summary: The Count-Min Sketch and its
+//!    Applications", Journal of Algorithms, 2005.
+//! 3. B. Manes: Caffeine's `FrequencySketch` (the block layout).
+
+use crate::random::{mix64, random_seed};
+
+/// The largest value a 4-bit counter holds.
+pub const MAX_COUNT: u8 = 15;
+/// Aging happens after `SAMPLE_FACTOR * capacity` successful increments.
+pub const SAMPLE_FACTOR: usize = 10;
+
+/// Words per 64-byte block.
+const BLOCK_WORDS: usize = 8;
+/// Keeps the low three bits of each nibble after a right shift by one: halves sixteen counters.
+const RESET_MASK: u64 = 0x7777_7777_7777_7777;
+/// The low bit of every nibble: counts the odd counters whose half is lost when halving.
+const ONE_MASK: u64 = 0x1111_1111_1111_1111;
+
+/// A 4-bit, depth-4 Count-Min sketch with periodic aging. See the [module docs](self).
+#[derive(Clone)]
+pub struct FrequencySketch {
+    table: Box<[u64]>,
+    /// Number of blocks minus one (blocks are a power of two).
+    block_mask: usize,
+    /// Successful increments since the last aging.
+    size: usize,
+    /// Aging threshold.
+    sample_size: usize,
+    seed: u64,
+}
+
+impl std::fmt::Debug for FrequencySketch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrequencySketch")
+            .field("words", &self.table.len())
+            .field("size", &self.size)
+            .field("sample_size", &self.sample_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FrequencySketch {
+    /// A sketch sized for a cache of `capacity` entries, with a random seed.
+    pub fn new(capacity: usize) -> Self {
+        Self::with_seed(capacity, random_seed())
+    }
+
+    /// A sketch sized for `capacity` entries whose hashing is keyed by `seed` (reproducible runs).
+    pub fn with_seed(capacity: usize, seed: u64) -> Self {
+        let mut sketch = Self {
+            table: Box::new([]),
+            block_mask: 0,
+            size: 0,
+            sample_size: 0,
+            seed,
+        };
+        sketch.ensure_capacity(capacity);
+        sketch
+    }
+
+    /// Resizes for a cache of `capacity` entries if that needs a bigger table; a resize forgets
+    /// every count.
+    pub fn ensure_capacity(&mut self, capacity: usize) {
+        // Cap the table at 2^30 words (8 GiB would be absurd for a sketch).
+        let capacity = capacity.clamp(1, 1 << 30);
+        let words = capacity.next_power_of_two().max(BLOCK_WORDS);
+        self.sample_size = capacity.saturating_mul(SAMPLE_FACTOR).max(SAMPLE_FACTOR);
+        if words <= self.table.len() {
+            return;
+        }
+        self.table = vec![0; words].into_boxed_slice();
+        self.block_mask = words / BLOCK_WORDS - 1;
+        self.size = 0;
+    }
+
+    /// The number of successful increments after which all counters are halved.
+    pub fn sample_size(&self) -> usize {
+        self.sample_size
+    }
+
+    /// Heap bytes used by the counters.
+    pub fn memory_bytes(&self) -> usize {
+        self.table.len() * 8
+    }
+
+    /// The block (first word index) and the four (word, nibble) positions of a hash.
+    #[inline]
+    fn positions(&self, hash: u64) -> (usize, [(usize, u32); 4]) {
+        let h = mix64(hash ^ self.seed);
+        let block = ((h >> 32) as usize & self.block_mask) * BLOCK_WORDS;
+        let counter_hash = h as u32;
+        let mut out = [(0, 0); 4];
+        for (i, slot) in out.iter_mut().enumerate() {
+            let byte = counter_hash >> (i * 8);
+            // Depth i owns words 2i and 2i+1 of the block; one bit picks the word, four the nibble.
+            let word = block + (i << 1) + (byte & 1) as usize;
+            *slot = (word, (byte >> 1) & 15);
+        }
+        (block, out)
+    }
+
+    /// Counts one more occurrence of the key with this hash.
+    #[inline]
+    pub fn increment(&mut self, hash: u64) {
+        let (_, positions) = self.positions(hash);
+        let mut added = false;
+        for (word, nibble) in positions {
+            let shift = nibble << 2;
+            let mask = 0xfu64 << shift;
+            let value = &mut self.table[word];
+            if *value & mask != mask {
+                *value += 1u64 << shift;
+                added = true;
+            }
+        }
+        if added {
+            self.size += 1;
+            if self.size >= self.sample_size {
+                self.age();
+            }
+        }
+    }
+
+    /// The estimated number of occurrences (0..=15) of the key with this hash.
+    #[inline]
+    pub fn frequency(&self, hash: u64) -> u8 {
+        let (_, positions) = self.positions(hash);
+        positions
+            .iter()
+            .map(|&(word, nibble)| ((self.table[word] >> (nibble << 2)) & 0xf) as u8)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Halves every counter (aging). Called automatically every `sample_size` increments.
+    pub fn age(&mut self) {
+        let mut odd = 0usize;
+        for word in self.table.iter_mut() {
+            odd += (*word & ONE_MASK).count_ones() as usize;
+            *word = (*word >> 1) & RESET_MASK;
+        }
+        self.size = self.size.saturating_sub(odd >> 2) >> 1;
+    }
+
+    /// Forgets every count.
+    pub fn clear(&mut self) {
+        self.table.fill(0);
+        self.size = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frequency_unseen_key_is_zero() {
+        let sketch = FrequencySketch::with_seed(64, 1);
+        assert_eq!(sketch.frequency(42), 0);
+    }
+
+    #[test]
+    fn increment_repeated_saturates_at_fifteen() {
+        let mut sketch = FrequencySketch::with_seed(1024, 1);
+        for expected in 1..=20u8 {
+            sketch.increment(7);
+            assert_eq!(sketch.frequency(7), expected.min(MAX_COUNT));
+        }
+    }
+
+    #[test]
+    fn frequency_many_keys_never_below_true_count() {
+        let mut sketch = FrequencySketch::with_seed(512, 3);
+        let mut truth = std::collections::HashMap::new();
+        // 2,000 increments stays under the aging threshold of 5,120.
+        for i in 0..2_000u64 {
+            let key = mix64(i % 300);
+            sketch.increment(key);
+            *truth.entry(key).or_insert(0u8) += 1;
+        }
+        for (key, count) in truth {
+            assert!(sketch.frequency(key) >= count.min(MAX_COUNT));
+        }
+    }
+
+    #[test]
+    fn age_after_sample_size_halves_counts() {
+        let mut sketch = FrequencySketch::with_seed(16, 9);
+        for _ in 0..8 {
+            sketch.increment(1);
+        }
+        assert_eq!(sketch.frequency(1), 8);
+        // Fill up to the threshold with other keys; the threshold increment triggers the halving.
+        let mut k = 100u64;
+        while sketch.size != 0 && sketch.size < sketch.sample_size() - 1 {
+            sketch.increment(mix64(k));
+            k += 1;
+        }
+        let before = sketch.frequency(1);
+        sketch.increment(mix64(k + 1));
+        let after = sketch.frequency(1);
+        assert!(after <= before / 2 + 1 && after >= before / 2, "before {before}, after {after}");
+        assert!(sketch.size < sketch.sample_size() / 2 + 1);
+    }
+
+    #[test]
+    fn age_halves_each_counter_exactly() {
+        let mut sketch = FrequencySketch::with_seed(64, 5);
+        for _ in 0..13 {
+            sketch.increment(11);
+        }
+        sketch.age();
+        assert_eq!(sketch.frequency(11), 6);
+    }
+
+    #[test]
+    fn seeds_differ_positions_differ() {
+        let a = FrequencySketch::with_seed(1 << 16, 1);
+        let b = FrequencySketch::with_seed(1 << 16, 2);
+        let same = (0..1000u64)
+            .filter(|&k| a.positions(k).0 == b.positions(k).0)
+            .count();
+        // 8,192 blocks: two independent seeds agree on a block by chance about 1/8192 of the time.
+        assert!(same < 10, "same = {same}");
+    }
+
+    #[test]
+    fn positions_one_block_four_distinct_word_pairs() {
+        let sketch = FrequencySketch::with_seed(1 << 12, 4);
+        for k in 0..1000u64 {
+            let (block, pos) = sketch.positions(k);
+            for (i, (word, nibble)) in pos.iter().enumerate() {
+                assert!(*word >= block + 2 * i && *word < block + 2 * i + 2);
+                assert!(*nibble < 16);
+            }
+        }
+    }
+}
