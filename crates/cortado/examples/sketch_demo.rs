@@ -12,6 +12,9 @@ fn main() {
         }
     }
     for key in [0u64, 25, 50, 75, 99, 1_000] {
-        println!("key {key:>5}: estimated frequency {}", sketch.frequency(key));
+        println!(
+            "key {key:>5}: estimated frequency {}",
+            sketch.frequency(key)
+        );
     }
 }

@@ -227,7 +227,10 @@ mod tests {
         let before = sketch.frequency(1);
         sketch.increment(mix64(k + 1));
         let after = sketch.frequency(1);
-        assert!(after <= before / 2 + 1 && after >= before / 2, "before {before}, after {after}");
+        assert!(
+            after <= before / 2 + 1 && after >= before / 2,
+            "before {before}, after {after}"
+        );
         assert!(sketch.size < sketch.sample_size() / 2 + 1);
     }
 
