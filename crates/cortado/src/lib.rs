@@ -1,9 +1,14 @@
 //! Cortado: an embeddable cache with W-TinyLFU eviction, and the structures it is built from.
 //!
 //! The standalone structures are public so they can be used on their own: the admission
-//! [`sketch`] (a 4-bit Count-Min sketch with aging).
+//! [`sketch`] (a 4-bit Count-Min sketch with aging), a general [`count_min`] sketch with top-k,
+//! a [`bloom`] filter, the hierarchical [`timer_wheel`], and Storm's [`rotating`] map.
 
 #![warn(missing_docs)]
 
+pub mod bloom;
+pub mod count_min;
 mod random;
+pub mod rotating;
 pub mod sketch;
+pub mod timer_wheel;
