@@ -7,8 +7,17 @@
 #![warn(missing_docs)]
 
 pub mod bloom;
+pub mod builder;
 pub mod count_min;
+pub mod expiry;
+pub mod notification;
+pub mod policy;
 mod random;
 pub mod rotating;
+mod shard;
 pub mod sketch;
+pub mod stats;
+pub mod time;
 pub mod timer_wheel;
+pub mod unsync;
+mod wheel_stub;

@@ -1,0 +1,245 @@
+//! The builder shared by the cache front ends: capacity, weights, expiry, listener, stats, clock,
+//! hasher and policy, checked once in `build()`.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::expiry::{Expiry, ExpiryRules};
+use crate::notification::{Listener, RemovalCause};
+use crate::policy::EvictionPolicy;
+use crate::shard::{ShardConfig, Weigher};
+use crate::time::{duration_nanos, Clock};
+
+/// A setting that cannot work, reported by `build()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// `expire_after` was combined with `time_to_live` or `time_to_idle`; a custom [`Expiry`]
+    /// decides every deadline by itself.
+    ExpiryConflict,
+    /// A weigher needs `max_capacity` (the total weight it bounds).
+    WeigherWithoutCapacity,
+    /// Counting entries, a shard holds at most `u32::MAX - 1` of them.
+    CapacityTooLarge {
+        /// The capacity asked for.
+        requested: u64,
+    },
+    /// The number of shards must be a power of two between 1 and 2^16.
+    InvalidShardCount {
+        /// The count asked for.
+        requested: usize,
+    },
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ExpiryConflict => {
+                write!(
+                    f,
+                    "expire_after cannot be combined with time_to_live or time_to_idle"
+                )
+            }
+            Self::WeigherWithoutCapacity => write!(f, "a weigher needs max_capacity"),
+            Self::CapacityTooLarge { requested } => write!(
+                f,
+                "max_capacity {requested} is too large: at most {} entries",
+                u32::MAX - 1
+            ),
+            Self::InvalidShardCount { requested } => write!(
+                f,
+                "shard count {requested} is not a power of two between 1 and 65536"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Builds the [`unsync::Cache`](crate::unsync::Cache) (marker [`Unsynchronized`]).
+#[derive(Debug)]
+pub enum Unsynchronized {}
+
+/// Configures a cache; `F` names the front end that `build()` makes.
+///
+/// ```
+/// use std::time::Duration;
+/// let mut cache = cortado::unsync::Cache::builder()
+///     .max_capacity(10_000)
+///     .time_to_live(Duration::from_secs(60))
+///     .build()
+///     .unwrap();
+/// cache.insert("k", 1);
+/// assert_eq!(cache.get("k"), Some(&1));
+/// ```
+pub struct CacheBuilder<K, V, S, F> {
+    pub(crate) max_capacity: Option<u64>,
+    pub(crate) initial_capacity: usize,
+    pub(crate) weigher: Option<Weigher<K, V>>,
+    pub(crate) ttl: Option<Duration>,
+    pub(crate) tti: Option<Duration>,
+    pub(crate) expiry: Option<Arc<dyn Expiry<K, V>>>,
+    pub(crate) listener: Option<Listener<K, V>>,
+    pub(crate) record_stats: bool,
+    pub(crate) clock: Clock,
+    pub(crate) policy: EvictionPolicy,
+    pub(crate) shards: Option<usize>,
+    pub(crate) hasher: S,
+    front: PhantomData<fn() -> F>,
+}
+
+impl<K, V, S: fmt::Debug, F> fmt::Debug for CacheBuilder<K, V, S, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CacheBuilder")
+            .field("max_capacity", &self.max_capacity)
+            .field("weigher", &self.weigher.is_some())
+            .field("ttl", &self.ttl)
+            .field("tti", &self.tti)
+            .field("expiry", &self.expiry.is_some())
+            .field("listener", &self.listener.is_some())
+            .field("record_stats", &self.record_stats)
+            .field("policy", &self.policy)
+            .field("hasher", &self.hasher)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
+    fn default() -> Self {
+        Self {
+            max_capacity: None,
+            initial_capacity: 0,
+            weigher: None,
+            ttl: None,
+            tti: None,
+            expiry: None,
+            listener: None,
+            record_stats: false,
+            clock: Clock::system(),
+            policy: EvictionPolicy::default(),
+            shards: None,
+            hasher: S::default(),
+            front: PhantomData,
+        }
+    }
+}
+
+impl<K, V, S, F> CacheBuilder<K, V, S, F> {
+    /// The most entries the cache holds, or with a [`weigher`](Self::weigher) the most total
+    /// weight. Without it the cache is unbounded.
+    pub fn max_capacity(mut self, max: u64) -> Self {
+        self.max_capacity = Some(max);
+        self
+    }
+
+    /// Space reserved up front, in entries.
+    pub fn initial_capacity(mut self, entries: usize) -> Self {
+        self.initial_capacity = entries;
+        self
+    }
+
+    /// Gives each entry a weight; the capacity then bounds the total weight.
+    pub fn weigher(mut self, weigher: impl Fn(&K, &V) -> u32 + Send + Sync + 'static) -> Self {
+        self.weigher = Some(Arc::new(weigher));
+        self
+    }
+
+    /// Entries expire this long after they were inserted or last replaced.
+    pub fn time_to_live(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// Entries expire this long after they were last read or written.
+    pub fn time_to_idle(mut self, tti: Duration) -> Self {
+        self.tti = Some(tti);
+        self
+    }
+
+    /// Each entry's lifetime comes from `expiry` (not combinable with time to live or idle).
+    pub fn expire_after(mut self, expiry: impl Expiry<K, V> + 'static) -> Self {
+        self.expiry = Some(Arc::new(expiry));
+        self
+    }
+
+    /// Called with every removed entry and why it was removed. It runs on the thread that caused
+    /// the removal, after the cache's bookkeeping (outside any lock); it must not panic.
+    pub fn eviction_listener(
+        mut self,
+        listener: impl Fn(&K, &V, RemovalCause) + Send + Sync + 'static,
+    ) -> Self {
+        self.listener = Some(Arc::new(listener));
+        self
+    }
+
+    /// Counts hits, misses, loads and removals (see [`CacheStats`](crate::stats::CacheStats)).
+    pub fn record_stats(mut self) -> Self {
+        self.record_stats = true;
+        self
+    }
+
+    /// Reads time from `clock` (a [`ManualClock`](crate::time::ManualClock) in tests).
+    pub fn clock(mut self, clock: impl Into<Clock>) -> Self {
+        self.clock = clock.into();
+        self
+    }
+
+    /// The eviction policy (W-TinyLFU by default).
+    pub fn eviction_policy(mut self, policy: EvictionPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Hashes keys with `hasher` instead of the default (foldhash, randomly seeded).
+    pub fn hasher<S2>(self, hasher: S2) -> CacheBuilder<K, V, S2, F> {
+        CacheBuilder {
+            max_capacity: self.max_capacity,
+            initial_capacity: self.initial_capacity,
+            weigher: self.weigher,
+            ttl: self.ttl,
+            tti: self.tti,
+            expiry: self.expiry,
+            listener: self.listener,
+            record_stats: self.record_stats,
+            clock: self.clock,
+            policy: self.policy,
+            shards: self.shards,
+            hasher,
+            front: PhantomData,
+        }
+    }
+
+    /// Checks the settings and derives the shard configuration.
+    pub(crate) fn shard_config(&self) -> Result<ShardConfig<K, V>, BuildError> {
+        if self.expiry.is_some() && (self.ttl.is_some() || self.tti.is_some()) {
+            return Err(BuildError::ExpiryConflict);
+        }
+        if self.weigher.is_some() && self.max_capacity.is_none() {
+            return Err(BuildError::WeigherWithoutCapacity);
+        }
+        if let Some(max) = self.max_capacity {
+            if self.weigher.is_none() && max >= u64::from(u32::MAX) {
+                return Err(BuildError::CapacityTooLarge { requested: max });
+            }
+        }
+        let initial_capacity = match self.max_capacity {
+            Some(max) if self.weigher.is_none() => self.initial_capacity.min(max as usize),
+            _ => self.initial_capacity,
+        };
+        Ok(ShardConfig {
+            max_capacity: self.max_capacity,
+            initial_capacity,
+            policy: self.policy,
+            weigher: self.weigher.clone(),
+            rules: ExpiryRules {
+                ttl: self.ttl.map(duration_nanos),
+                tti: self.tti.map(duration_nanos),
+                custom: self.expiry.clone(),
+            },
+            record_stats: self.record_stats,
+            notify: self.listener.is_some(),
+        })
+    }
+}

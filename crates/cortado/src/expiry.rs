@@ -1,0 +1,218 @@
+//! When entries expire: after write, after access, or per entry through an [`Expiry`].
+//!
+//! A cache computes each entry's deadline from these rules on create, update and read; an entry
+//! whose deadline has passed is never returned, even before maintenance removes it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::time::duration_nanos;
+
+/// Per-entry expiry, as Caffeine's `Expiry`: each method returns how long the entry may live from
+/// now, or `None` for no expiry.
+///
+/// `current` is the time the entry had left before this event (`None` if it had no deadline).
+/// The defaults keep the current deadline on update and read.
+pub trait Expiry<K, V>: Send + Sync {
+    /// Lifetime of a newly inserted entry.
+    fn expire_after_create(&self, key: &K, value: &V) -> Option<Duration>;
+
+    /// Lifetime after the value was replaced.
+    fn expire_after_update(
+        &self,
+        key: &K,
+        value: &V,
+        current: Option<Duration>,
+    ) -> Option<Duration> {
+        let _ = (key, value);
+        current
+    }
+
+    /// Lifetime after the entry was read.
+    fn expire_after_read(&self, key: &K, value: &V, current: Option<Duration>) -> Option<Duration> {
+        let _ = (key, value);
+        current
+    }
+}
+
+/// The expiry rules of one cache, in nanoseconds.
+pub(crate) struct ExpiryRules<K, V> {
+    pub(crate) ttl: Option<u64>,
+    pub(crate) tti: Option<u64>,
+    pub(crate) custom: Option<Arc<dyn Expiry<K, V>>>,
+}
+
+impl<K, V> Clone for ExpiryRules<K, V> {
+    fn clone(&self) -> Self {
+        Self {
+            ttl: self.ttl,
+            tti: self.tti,
+            custom: self.custom.clone(),
+        }
+    }
+}
+
+impl<K, V> std::fmt::Debug for ExpiryRules<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExpiryRules")
+            .field("ttl", &self.ttl)
+            .field("tti", &self.tti)
+            .field("custom", &self.custom.is_some())
+            .finish()
+    }
+}
+
+/// Deadlines of one entry: the effective one and the part that only writes set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Deadlines {
+    /// When the entry expires (`None`: never).
+    pub(crate) effective: Option<u64>,
+    /// The deadline set by the last write (`ttl` or an explicit lifetime), which reads cannot
+    /// extend. Only tracked with a time-to-idle.
+    pub(crate) write: Option<u64>,
+}
+
+#[inline]
+fn after(now: u64, nanos: u64) -> u64 {
+    now.saturating_add(nanos)
+}
+
+fn min_deadline(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn remaining(now: u64, deadline: Option<u64>) -> Option<Duration> {
+    deadline.map(|d| Duration::from_nanos(d.saturating_sub(now)))
+}
+
+impl<K, V> ExpiryRules<K, V> {
+    /// Whether any rule can give an entry a deadline (explicit lifetimes aside).
+    pub(crate) fn is_active(&self) -> bool {
+        self.ttl.is_some() || self.tti.is_some() || self.custom.is_some()
+    }
+
+    /// Whether reads can move deadlines.
+    pub(crate) fn reads_matter(&self) -> bool {
+        self.tti.is_some() || self.custom.is_some()
+    }
+
+    /// Deadlines after a write. `explicit` overrides the time-to-live (or the custom rule) for
+    /// this entry; `current` is the entry's effective deadline before an update.
+    pub(crate) fn on_write(
+        &self,
+        key: &K,
+        value: &V,
+        now: u64,
+        explicit: Option<Duration>,
+        current: Option<Option<u64>>,
+    ) -> Deadlines {
+        let explicit = explicit.map(|d| after(now, duration_nanos(d)));
+        if let Some(custom) = &self.custom {
+            let lifetime = match current {
+                None => custom.expire_after_create(key, value),
+                Some(current) => custom.expire_after_update(key, value, remaining(now, current)),
+            };
+            let effective = explicit.or(lifetime.map(|d| after(now, duration_nanos(d))));
+            return Deadlines {
+                effective,
+                write: None,
+            };
+        }
+        let write = explicit.or(self.ttl.map(|ttl| after(now, ttl)));
+        let idle = self.tti.map(|tti| after(now, tti));
+        Deadlines {
+            effective: min_deadline(write, idle),
+            write: self.tti.and(write),
+        }
+    }
+
+    /// The effective deadline after a read, or `None` when reads do not move it.
+    pub(crate) fn on_read(
+        &self,
+        key: &K,
+        value: &V,
+        now: u64,
+        deadlines: Deadlines,
+    ) -> Option<Option<u64>> {
+        if let Some(custom) = &self.custom {
+            let lifetime =
+                custom.expire_after_read(key, value, remaining(now, deadlines.effective));
+            return Some(lifetime.map(|d| after(now, duration_nanos(d))));
+        }
+        let tti = self.tti?;
+        Some(min_deadline(deadlines.write, Some(after(now, tti))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(ttl: Option<u64>, tti: Option<u64>) -> ExpiryRules<u32, u32> {
+        ExpiryRules {
+            ttl,
+            tti,
+            custom: None,
+        }
+    }
+
+    #[test]
+    fn on_write_ttl_and_tti_takes_earlier() {
+        let d = rules(Some(100), Some(30)).on_write(&1, &1, 1000, None, None);
+        assert_eq!(d.effective, Some(1030));
+        assert_eq!(d.write, Some(1100));
+    }
+
+    #[test]
+    fn on_read_tti_never_extends_past_write_deadline() {
+        let r = rules(Some(100), Some(30));
+        let d = r.on_write(&1, &1, 1000, None, None);
+        assert_eq!(r.on_read(&1, &1, 1020, d), Some(Some(1050)));
+        assert_eq!(r.on_read(&1, &1, 1090, d), Some(Some(1100)));
+    }
+
+    #[test]
+    fn on_read_ttl_only_does_not_move() {
+        let r = rules(Some(100), None);
+        let d = r.on_write(&1, &1, 0, None, None);
+        assert_eq!(r.on_read(&1, &1, 50, d), None);
+    }
+
+    #[test]
+    fn on_write_explicit_overrides_ttl() {
+        let d = rules(Some(100), None).on_write(&1, &1, 0, Some(Duration::from_nanos(7)), None);
+        assert_eq!(d.effective, Some(7));
+    }
+
+    struct ByValue;
+    impl Expiry<u32, u32> for ByValue {
+        fn expire_after_create(&self, _: &u32, value: &u32) -> Option<Duration> {
+            (*value > 0).then(|| Duration::from_nanos(u64::from(*value)))
+        }
+        fn expire_after_read(
+            &self,
+            _: &u32,
+            _: &u32,
+            current: Option<Duration>,
+        ) -> Option<Duration> {
+            current.map(|c| c * 2)
+        }
+    }
+
+    #[test]
+    fn custom_expiry_create_and_read_follow_callbacks() {
+        let r = ExpiryRules::<u32, u32> {
+            ttl: None,
+            tti: None,
+            custom: Some(Arc::new(ByValue)),
+        };
+        assert_eq!(r.on_write(&1, &0, 10, None, None).effective, None);
+        let d = r.on_write(&1, &5, 10, None, None);
+        assert_eq!(d.effective, Some(15));
+        // 3 ns left at time 12, doubled to 6 from then.
+        assert_eq!(r.on_read(&1, &5, 12, d), Some(Some(18)));
+    }
+}

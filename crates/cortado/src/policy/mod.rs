@@ -1,0 +1,208 @@
+//! Eviction policies: who stays when the cache is full. One implementation serves the caches, the
+//! server and the simulator.
+//!
+//! A policy sees entries only as slab indices with a hash and a weight, through the events
+//! insert, access, update and remove, and answers which indices to evict to fit its maximum.
+//!
+//! # Design
+//!
+//! Each policy keeps its own node array indexed by the shard's slab index, with `u32` links
+//! ([`deque`]), so the cache's entries stay plain data and there are no pointers to keep valid.
+//! The policies are an enum rather than trait objects: the cache dispatches with one predictable
+//! branch and the compiler can inline each policy's hot path.
+//!
+//! - [`EvictionPolicy::tiny_lfu`] (the default): W-TinyLFU with an adaptive window
+//!   ([`wtinylfu`], [`admission`], [`climber`]).
+//! - [`EvictionPolicy::tiny_lfu_static`]: the same with the window fixed at 1%.
+//! - [`EvictionPolicy::lru`]: least recently used.
+//! - [`EvictionPolicy::lfu`]: least frequently used, ties broken by recency.
+
+pub mod admission;
+pub mod climber;
+pub(crate) mod deque;
+mod lfu;
+mod lru;
+pub mod wtinylfu;
+
+use lfu::Lfu;
+use lru::Lru;
+use wtinylfu::WTinyLfu;
+
+/// Which eviction policy a cache uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EvictionPolicy {
+    kind: Kind,
+    seed: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    TinyLfu,
+    TinyLfuStatic,
+    Lru,
+    Lfu,
+}
+
+impl Default for EvictionPolicy {
+    fn default() -> Self {
+        Self::tiny_lfu()
+    }
+}
+
+impl EvictionPolicy {
+    /// W-TinyLFU with a window that adapts to the workload (the default).
+    pub fn tiny_lfu() -> Self {
+        Self {
+            kind: Kind::TinyLfu,
+            seed: None,
+        }
+    }
+
+    /// W-TinyLFU with the window fixed at 1% of the capacity.
+    pub fn tiny_lfu_static() -> Self {
+        Self {
+            kind: Kind::TinyLfuStatic,
+            seed: None,
+        }
+    }
+
+    /// Least recently used.
+    pub fn lru() -> Self {
+        Self {
+            kind: Kind::Lru,
+            seed: None,
+        }
+    }
+
+    /// Least frequently used; among equally used entries the least recently used goes first.
+    pub fn lfu() -> Self {
+        Self {
+            kind: Kind::Lfu,
+            seed: None,
+        }
+    }
+
+    /// Fixes the seed of the policy's randomness (sketch hashing and random admission), for
+    /// reproducible experiments. By default every cache draws a random seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The policy's short name: `tiny-lfu`, `tiny-lfu-static`, `lru` or `lfu`.
+    pub fn name(&self) -> &'static str {
+        match self.kind {
+            Kind::TinyLfu => "tiny-lfu",
+            Kind::TinyLfuStatic => "tiny-lfu-static",
+            Kind::Lru => "lru",
+            Kind::Lfu => "lfu",
+        }
+    }
+}
+
+/// A policy instance; the shard forwards its events here.
+#[derive(Debug, Clone)]
+pub(crate) enum Policy {
+    TinyLfu(WTinyLfu),
+    Lru(Lru),
+    Lfu(Lfu),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $p:ident => $body:expr) => {
+        match $self {
+            Policy::TinyLfu($p) => $body,
+            Policy::Lru($p) => $body,
+            Policy::Lfu($p) => $body,
+        }
+    };
+}
+
+impl Policy {
+    pub(crate) fn new(config: EvictionPolicy, maximum: u64, weighted: bool) -> Self {
+        match config.kind {
+            Kind::TinyLfu => Self::TinyLfu(WTinyLfu::new(maximum, true, weighted, config.seed)),
+            Kind::TinyLfuStatic => {
+                Self::TinyLfu(WTinyLfu::new(maximum, false, weighted, config.seed))
+            }
+            Kind::Lru => Self::Lru(Lru::new(maximum)),
+            Kind::Lfu => Self::Lfu(Lfu::new(maximum)),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn insert(&mut self, i: u32, hash: u64, weight: u32) {
+        match self {
+            Policy::TinyLfu(p) => p.insert(i, hash, weight),
+            Policy::Lru(p) => p.insert(i, weight),
+            Policy::Lfu(p) => p.insert(i, weight),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn access(&mut self, i: u32) {
+        dispatch!(self, p => p.access(i))
+    }
+
+    #[inline]
+    pub(crate) fn update(&mut self, i: u32, weight: u32) {
+        dispatch!(self, p => p.update(i, weight))
+    }
+
+    #[inline]
+    pub(crate) fn remove(&mut self, i: u32) {
+        dispatch!(self, p => p.remove(i))
+    }
+
+    #[inline]
+    pub(crate) fn evict(&mut self, evicted: &mut Vec<u32>) {
+        dispatch!(self, p => p.evict(evicted))
+    }
+
+    pub(crate) fn maximum(&self) -> u64 {
+        dispatch!(self, p => p.maximum())
+    }
+
+    pub(crate) fn set_maximum(&mut self, maximum: u64) {
+        dispatch!(self, p => p.set_maximum(maximum))
+    }
+
+    #[inline]
+    pub(crate) fn weighted_size(&self) -> u64 {
+        dispatch!(self, p => p.weighted_size())
+    }
+
+    pub(crate) fn weight_of(&self, i: u32) -> u32 {
+        dispatch!(self, p => p.weight_of(i))
+    }
+
+    pub(crate) fn reserve(&mut self, entries: usize) {
+        dispatch!(self, p => p.reserve(entries))
+    }
+
+    /// Every entry, from the most likely to be evicted to the least.
+    pub(crate) fn coldest(&self) -> Vec<u32> {
+        dispatch!(self, p => p.coldest())
+    }
+
+    pub(crate) fn clear(&mut self) {
+        dispatch!(self, p => p.clear())
+    }
+
+    pub(crate) fn memory_bytes(&self) -> usize {
+        dispatch!(self, p => p.memory_bytes())
+    }
+
+    /// The admission window's current bound, for W-TinyLFU.
+    pub(crate) fn window_maximum(&self) -> Option<u64> {
+        match self {
+            Policy::TinyLfu(p) => Some(p.window_maximum()),
+            _ => None,
+        }
+    }
+
+    /// Panics if an invariant is broken; returns every index the policy holds.
+    pub(crate) fn validate(&self) -> Vec<u32> {
+        dispatch!(self, p => p.validate())
+    }
+}

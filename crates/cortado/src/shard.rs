@@ -1,0 +1,554 @@
+//! The single-threaded cache core that every front end wraps: entries, index, policy, timers.
+//!
+//! A shard maps keys to values within a maximum weight, evicting through its [`Policy`] and
+//! expiring through a [`TimerWheel`]; it is not thread-safe and takes the key's hash and the
+//! current time from its caller.
+//!
+//! # Design
+//!
+//! Entries live in a slab (`Vec` of slots, freed slots reused through a free list) and are named
+//! everywhere by their `u32` slab index: the hash table stores indices (hashbrown's `HashTable`,
+//! rehashing from the keys), the policy and the timer wheel keep parallel node arrays indexed the
+//! same way. Nothing holds a pointer, so moving a slot's neighbours never invalidates anything and
+//! the whole core is safe code.
+//!
+//! - **Expiry.** An entry's deadline lives in the timer wheel; a read checks it first, so an
+//!   expired entry is never returned even before [`Shard::advance`] removes it. With a
+//!   time-to-idle, the deadline set by writes is kept beside it (8 bytes per slot) so reads can
+//!   extend the idle deadline without passing the write deadline. The wheel exists only once some
+//!   entry has a deadline.
+//! - **Eviction** runs inside every insert, so after each operation the weighted size is within
+//!   the maximum. Removed entries are queued with their [`RemovalCause`] for the front end, which
+//!   calls the user's listener outside of the shard (and outside of any lock).
+//! - **Memory.** Per entry, without expiry: the slot (`K` + `V` + 8 bytes of tag and padding for
+//!   `u64` keys and values), the policy node (24 bytes for W-TinyLFU, 16 for LRU), the table
+//!   (4 bytes + 1 control byte, at a load factor of at most 7/8), plus the admission sketch
+//!   (8 bytes per unit of capacity). Expiry adds the wheel's 16 bytes per slot, and a
+//!   time-to-idle another 8.
+
+use std::borrow::Borrow;
+use std::hash::{BuildHasher, Hash};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hashbrown::HashTable;
+
+use crate::expiry::{Deadlines, ExpiryRules};
+use crate::notification::RemovalCause;
+use crate::policy::{EvictionPolicy, Policy};
+use crate::stats::CacheStats;
+use crate::wheel_stub::TimerWheel;
+
+/// Computes an entry's weight.
+pub(crate) type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u32 + Send + Sync>;
+
+/// No write deadline (in `write_deadlines`).
+const NO_DEADLINE: u64 = u64::MAX;
+
+/// Everything a shard is built from, shared by the front ends' builders.
+pub(crate) struct ShardConfig<K, V> {
+    /// Maximum total weight; `None` for an unbounded cache.
+    pub(crate) max_capacity: Option<u64>,
+    pub(crate) initial_capacity: usize,
+    pub(crate) policy: EvictionPolicy,
+    pub(crate) weigher: Option<Weigher<K, V>>,
+    pub(crate) rules: ExpiryRules<K, V>,
+    pub(crate) record_stats: bool,
+    /// Whether removed entries are queued for a listener.
+    pub(crate) notify: bool,
+}
+
+impl<K, V> Clone for ShardConfig<K, V> {
+    fn clone(&self) -> Self {
+        Self {
+            max_capacity: self.max_capacity,
+            initial_capacity: self.initial_capacity,
+            policy: self.policy,
+            weigher: self.weigher.clone(),
+            rules: self.rules.clone(),
+            record_stats: self.record_stats,
+            notify: self.notify,
+        }
+    }
+}
+
+struct Entry<K, V> {
+    key: K,
+    value: V,
+}
+
+/// The single-threaded core. See the [module docs](self).
+pub(crate) struct Shard<K, V, S> {
+    table: HashTable<u32>,
+    slots: Vec<Option<Entry<K, V>>>,
+    free: Vec<u32>,
+    policy: Policy,
+    hasher: S,
+    weigher: Option<Weigher<K, V>>,
+    rules: ExpiryRules<K, V>,
+    wheel: Option<TimerWheel>,
+    /// Write deadlines by slot, kept only with a time-to-idle.
+    write_deadlines: Vec<u64>,
+    stats: CacheStats,
+    record_stats: bool,
+    notify: bool,
+    /// Removed entries waiting for the front end's listener.
+    pub(crate) pending: Vec<(K, V, RemovalCause)>,
+    scratch: Vec<u32>,
+}
+
+impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shard")
+            .field("len", &self.table.len())
+            .field("weighted_size", &self.policy.weighted_size())
+            .field("max_capacity", &self.policy.maximum())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K, V, S> Shard<K, V, S>
+where
+    K: Hash + Eq,
+    S: BuildHasher,
+{
+    pub(crate) fn new(config: &ShardConfig<K, V>, hasher: S) -> Self {
+        let policy = match config.max_capacity {
+            Some(maximum) => Policy::new(config.policy, maximum, config.weigher.is_some()),
+            // Unbounded: nothing is ever evicted, so the cheapest policy does.
+            None => Policy::new(EvictionPolicy::lru(), u64::MAX, config.weigher.is_some()),
+        };
+        let mut shard = Self {
+            table: HashTable::with_capacity(config.initial_capacity),
+            slots: Vec::with_capacity(config.initial_capacity),
+            free: Vec::new(),
+            policy,
+            hasher,
+            weigher: config.weigher.clone(),
+            rules: config.rules.clone(),
+            wheel: None,
+            write_deadlines: Vec::new(),
+            stats: CacheStats::default(),
+            record_stats: config.record_stats,
+            notify: config.notify,
+            pending: Vec::new(),
+            scratch: Vec::new(),
+        };
+        shard.policy.reserve(config.initial_capacity);
+        shard
+    }
+
+    /// The hash of a key, as the front ends must compute it.
+    #[inline]
+    pub(crate) fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    #[inline]
+    fn find<Q>(&self, hash: u64, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let slots = &self.slots;
+        self.table
+            .find(hash, |&i| match &slots[i as usize] {
+                Some(entry) => entry.key.borrow() == key,
+                None => false,
+            })
+            .copied()
+    }
+
+    #[inline]
+    fn entry(&self, i: u32) -> &Entry<K, V> {
+        self.slots[i as usize]
+            .as_ref()
+            .expect("index names a live slot")
+    }
+
+    #[inline]
+    fn deadline(&self, i: u32) -> Option<u64> {
+        self.wheel.as_ref().and_then(|wheel| wheel.deadline(i))
+    }
+
+    #[inline]
+    fn is_expired(&self, i: u32, now: u64) -> bool {
+        self.deadline(i).is_some_and(|deadline| deadline <= now)
+    }
+
+    fn set_deadline(&mut self, i: u32, deadline: Option<u64>) {
+        match (deadline, &mut self.wheel) {
+            (Some(deadline), Some(wheel)) => wheel.schedule(i, deadline),
+            (Some(deadline), None) => {
+                let mut wheel = TimerWheel::new();
+                wheel.schedule(i, deadline);
+                self.wheel = Some(wheel);
+            }
+            (None, Some(wheel)) => {
+                wheel.cancel(i);
+            }
+            (None, None) => {}
+        }
+    }
+
+    fn set_deadlines(&mut self, i: u32, deadlines: Deadlines) {
+        self.set_deadline(i, deadlines.effective);
+        if self.rules.tti.is_some() {
+            let at = i as usize;
+            if at >= self.write_deadlines.len() {
+                self.write_deadlines
+                    .resize(self.slots.len().max(at + 1), NO_DEADLINE);
+            }
+            self.write_deadlines[at] = deadlines.write.unwrap_or(NO_DEADLINE);
+        }
+    }
+
+    fn deadlines(&self, i: u32) -> Deadlines {
+        Deadlines {
+            effective: self.deadline(i),
+            write: self
+                .write_deadlines
+                .get(i as usize)
+                .copied()
+                .filter(|&d| d != NO_DEADLINE),
+        }
+    }
+
+    /// The live value of `key`, recording the access with the policy and the expiry rules.
+    pub(crate) fn get<Q>(&mut self, hash: u64, key: &Q, now: u64) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let Some(i) = self.find(hash, key) else {
+            self.record_miss();
+            return None;
+        };
+        if self.is_expired(i, now) {
+            // Left for `advance`, which removes it and queues the notification.
+            self.record_miss();
+            return None;
+        }
+        self.policy.access(i);
+        if self.rules.reads_matter() {
+            let entry = self.entry(i);
+            if let Some(deadline) =
+                self.rules
+                    .on_read(&entry.key, &entry.value, now, self.deadlines(i))
+            {
+                self.set_deadline(i, deadline);
+            }
+        }
+        if self.record_stats {
+            self.stats.hits += 1;
+        }
+        Some(&self.entry(i).value)
+    }
+
+    #[inline]
+    fn record_miss(&mut self) {
+        if self.record_stats {
+            self.stats.misses += 1;
+        }
+    }
+
+    /// The live value of `key`, with no effect on the policy, expiry or stats.
+    pub(crate) fn peek<Q>(&self, hash: u64, key: &Q, now: u64) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let i = self.find(hash, key)?;
+        (!self.is_expired(i, now)).then(|| &self.entry(i).value)
+    }
+
+    /// Inserts or replaces; `ttl` overrides the configured lifetime for this entry. Evicts to fit.
+    pub(crate) fn insert(&mut self, hash: u64, key: K, value: V, now: u64, ttl: Option<Duration>) {
+        let weight = self.weigher.as_ref().map_or(1, |weigh| weigh(&key, &value));
+        if let Some(i) = self.find(hash, &key) {
+            let expired = self.is_expired(i, now);
+            let current = (!expired).then(|| self.deadline(i));
+            let deadlines =
+                if self.rules.is_active() || ttl.is_some() || current.flatten().is_some() {
+                    Some(self.rules.on_write(&key, &value, now, ttl, current))
+                } else {
+                    None
+                };
+            let slot = self.slots[i as usize].as_mut().expect("live slot");
+            let old = std::mem::replace(&mut slot.value, value);
+            self.policy.update(i, weight);
+            if let Some(deadlines) = deadlines {
+                self.set_deadlines(i, deadlines);
+            }
+            let cause = if expired {
+                RemovalCause::Expired
+            } else {
+                RemovalCause::Replaced
+            };
+            self.notify_removal(key, old, cause);
+        } else {
+            let deadlines = (self.rules.is_active() || ttl.is_some())
+                .then(|| self.rules.on_write(&key, &value, now, ttl, None));
+            let i = self.allocate(Entry { key, value });
+            let Self {
+                table,
+                slots,
+                hasher,
+                ..
+            } = self;
+            table.insert_unique(hash, i, |&j| match &slots[j as usize] {
+                Some(entry) => hasher.hash_one(&entry.key),
+                None => unreachable!("the table names only live slots"),
+            });
+            self.policy.insert(i, hash, weight);
+            if let Some(deadlines) = deadlines {
+                self.set_deadlines(i, deadlines);
+            }
+        }
+        self.evict();
+    }
+
+    fn allocate(&mut self, entry: Entry<K, V>) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(entry);
+                i
+            }
+            None => {
+                let i = u32::try_from(self.slots.len())
+                    .ok()
+                    .filter(|&i| i < u32::MAX)
+                    .expect("a shard holds fewer than 2^32 - 1 entries");
+                self.slots.push(Some(entry));
+                i
+            }
+        }
+    }
+
+    /// Evicts with the policy until the weighted size fits the maximum.
+    fn evict(&mut self) {
+        if self.policy.weighted_size() <= self.policy.maximum() {
+            return;
+        }
+        let mut victims = std::mem::take(&mut self.scratch);
+        self.policy.evict(&mut victims);
+        for i in victims.drain(..) {
+            let entry = self.detach(i);
+            self.notify_removal(entry.key, entry.value, RemovalCause::Size);
+        }
+        self.scratch = victims;
+    }
+
+    /// Takes slot `i` out of the table, the wheel and the slab (the policy must already have
+    /// dropped it).
+    fn detach(&mut self, i: u32) -> Entry<K, V> {
+        let entry = self.slots[i as usize].take().expect("live slot");
+        let hash = self.hasher.hash_one(&entry.key);
+        match self.table.find_entry(hash, |&j| j == i) {
+            Ok(found) => {
+                found.remove();
+            }
+            Err(_) => unreachable!("a live slot is in the table"),
+        }
+        if let Some(wheel) = &mut self.wheel {
+            wheel.cancel(i);
+        }
+        self.free.push(i);
+        entry
+    }
+
+    fn remove_index(&mut self, i: u32, cause: RemovalCause) {
+        self.policy.remove(i);
+        let entry = self.detach(i);
+        self.notify_removal(entry.key, entry.value, cause);
+    }
+
+    fn notify_removal(&mut self, key: K, value: V, cause: RemovalCause) {
+        if self.record_stats {
+            self.stats.record_removal(cause);
+        }
+        if self.notify {
+            self.pending.push((key, value, cause));
+        }
+    }
+
+    /// Removes `key`, returning the live entry. An expired entry is removed as expired (and
+    /// queued for the listener) and `None` is returned.
+    pub(crate) fn remove<Q>(&mut self, hash: u64, key: &Q, now: u64) -> Option<(K, V)>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let i = self.find(hash, key)?;
+        if self.is_expired(i, now) {
+            self.remove_index(i, RemovalCause::Expired);
+            return None;
+        }
+        self.policy.remove(i);
+        let entry = self.detach(i);
+        if self.record_stats {
+            self.stats.record_removal(RemovalCause::Explicit);
+        }
+        Some((entry.key, entry.value))
+    }
+
+    /// Removes every entry whose deadline is at or before `now`.
+    pub(crate) fn advance(&mut self, now: u64) {
+        let Some(wheel) = &mut self.wheel else {
+            return;
+        };
+        let mut expired = std::mem::take(&mut self.scratch);
+        wheel.advance(now, &mut expired);
+        for i in expired.drain(..) {
+            self.policy.remove(i);
+            let entry = self.detach(i);
+            self.notify_removal(entry.key, entry.value, RemovalCause::Expired);
+        }
+        self.scratch = expired;
+    }
+
+    /// Keeps the live entries for which `keep` is true; removes the rest (expired ones as
+    /// expired).
+    pub(crate) fn retain(&mut self, now: u64, mut keep: impl FnMut(&K, &V) -> bool) {
+        for i in 0..self.slots.len() as u32 {
+            let Some(entry) = &self.slots[i as usize] else {
+                continue;
+            };
+            if self.is_expired(i, now) {
+                self.remove_index(i, RemovalCause::Expired);
+            } else if !keep(&entry.key, &entry.value) {
+                self.remove_index(i, RemovalCause::Explicit);
+            }
+        }
+    }
+
+    /// Removes every entry (each as explicitly removed).
+    pub(crate) fn clear(&mut self) {
+        if self.notify || self.record_stats {
+            for entry in std::mem::take(&mut self.slots).into_iter().flatten() {
+                self.notify_removal(entry.key, entry.value, RemovalCause::Explicit);
+            }
+        }
+        self.slots.clear();
+        self.table.clear();
+        self.free.clear();
+        self.write_deadlines.clear();
+        self.policy.clear();
+        if let Some(wheel) = &mut self.wheel {
+            wheel.clear();
+        }
+    }
+
+    /// The live entries, in slab order.
+    pub(crate) fn iter(&self, now: u64) -> impl Iterator<Item = (&K, &V)> + '_ {
+        self.slots.iter().enumerate().filter_map(move |(i, slot)| {
+            let entry = slot.as_ref()?;
+            (!self.is_expired(i as u32, now)).then_some((&entry.key, &entry.value))
+        })
+    }
+
+    /// Up to `n` live keys, from the most likely to be evicted (`coldest`) or the least.
+    pub(crate) fn keys_by_eviction_order(&self, n: usize, now: u64, coldest: bool) -> Vec<&K> {
+        let order = self.policy.coldest();
+        let live = |&i: &u32| (!self.is_expired(i, now)).then(|| &self.entry(i).key);
+        if coldest {
+            order.iter().filter_map(live).take(n).collect()
+        } else {
+            order.iter().rev().filter_map(live).take(n).collect()
+        }
+    }
+
+    /// Changes the maximum weight, evicting at once if the cache is now over it.
+    pub(crate) fn set_max_capacity(&mut self, maximum: u64) {
+        self.policy.set_maximum(maximum);
+        self.evict();
+    }
+
+    /// Entries held, including expired ones not yet removed.
+    pub(crate) fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub(crate) fn weighted_size(&self) -> u64 {
+        self.policy.weighted_size()
+    }
+
+    pub(crate) fn max_capacity(&self) -> u64 {
+        self.policy.maximum()
+    }
+
+    pub(crate) fn stats(&self) -> CacheStats {
+        self.stats
+    }
+
+    /// The admission window's current bound, for W-TinyLFU.
+    pub(crate) fn window_maximum(&self) -> Option<u64> {
+        self.policy.window_maximum()
+    }
+
+    /// Heap bytes of the shard's own structures (not of what keys and values point to).
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Option<Entry<K, V>>>()
+            + self.table.capacity() * (std::mem::size_of::<u32>() + 1)
+            + self.free.capacity() * 4
+            + self.write_deadlines.capacity() * 8
+            + self.policy.memory_bytes()
+            + self.wheel.as_ref().map_or(0, TimerWheel::memory_bytes)
+    }
+
+    /// Panics if any invariant is broken: the table, the slab, the free list, the policy and the
+    /// timer wheel must all agree, and the weighted size must fit the maximum.
+    pub(crate) fn validate(&self) {
+        let live: Vec<u32> = (0..self.slots.len() as u32)
+            .filter(|&i| self.slots[i as usize].is_some())
+            .collect();
+        assert_eq!(
+            live.len(),
+            self.table.len(),
+            "table and slab disagree on length"
+        );
+        for &i in &live {
+            let key = &self.entry(i).key;
+            assert_eq!(
+                self.find(self.hash(key), key),
+                Some(i),
+                "table misses slot {i}"
+            );
+        }
+        let mut free = self.free.clone();
+        free.sort_unstable();
+        free.dedup();
+        assert_eq!(free.len(), self.free.len(), "free list has duplicates");
+        assert!(
+            free.iter().all(|&i| self.slots[i as usize].is_none()),
+            "free list names a live slot"
+        );
+        assert_eq!(free.len() + live.len(), self.slots.len(), "slots leaked");
+        let mut in_policy = self.policy.validate();
+        in_policy.sort_unstable();
+        assert_eq!(in_policy, live, "policy and slab disagree");
+        let weights: u64 = live
+            .iter()
+            .map(|&i| u64::from(self.policy.weight_of(i)))
+            .sum();
+        assert_eq!(weights, self.policy.weighted_size(), "weights");
+        if let Some(weigher) = &self.weigher {
+            for &i in &live {
+                let entry = self.entry(i);
+                assert_eq!(weigher(&entry.key, &entry.value), self.policy.weight_of(i));
+            }
+        }
+        assert!(
+            self.policy.weighted_size() <= self.policy.maximum(),
+            "over capacity: {} > {}",
+            self.policy.weighted_size(),
+            self.policy.maximum()
+        );
+        if let Some(wheel) = &self.wheel {
+            wheel.validate();
+            for (i, _) in wheel.iter() {
+                assert!(self.slots[i as usize].is_some(), "timer for freed slot {i}");
+            }
+        }
+    }
+}

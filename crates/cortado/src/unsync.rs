@@ -1,0 +1,245 @@
+//! A single-threaded cache: one [`Shard`](crate::shard) with a clock and a listener.
+//!
+//! Use it where one thread owns the cache (or wraps it in its own lock); `get` takes `&mut self`
+//! because every hit updates the policy.
+//!
+//! ```
+//! let mut cache = cortado::unsync::Cache::new(2);
+//! cache.insert(1, "one");
+//! cache.insert(2, "two");
+//! cache.get(&1);
+//! cache.insert(3, "three");
+//! assert_eq!(cache.len(), 2);
+//! ```
+
+use std::borrow::Borrow;
+use std::hash::{BuildHasher, Hash};
+use std::time::Duration;
+
+use hashbrown::DefaultHashBuilder;
+
+use crate::builder::{BuildError, CacheBuilder, Unsynchronized};
+use crate::notification::{Listener, RemovalCause};
+use crate::shard::Shard;
+use crate::stats::CacheStats;
+use crate::time::Clock;
+
+/// A single-threaded bounded cache. See the [module docs](self).
+pub struct Cache<K, V, S = DefaultHashBuilder> {
+    shard: Shard<K, V, S>,
+    clock: Clock,
+    listener: Option<Listener<K, V>>,
+    /// Whether time is read at all: only once some entry can have a deadline.
+    uses_time: bool,
+}
+
+impl<K, V, S> std::fmt::Debug for Cache<K, V, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cache")
+            .field("shard", &self.shard)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Hash + Eq, V> Cache<K, V> {
+    /// A cache of at most `max_capacity` entries with the default settings.
+    ///
+    /// # Panics
+    ///
+    /// If `max_capacity` is `u32::MAX` or more; use the [builder](Self::builder) to get an error
+    /// instead.
+    pub fn new(max_capacity: u64) -> Self {
+        Self::builder()
+            .max_capacity(max_capacity)
+            .build()
+            .expect("max_capacity below u32::MAX")
+    }
+
+    /// A builder for every setting.
+    pub fn builder() -> CacheBuilder<K, V, DefaultHashBuilder, Unsynchronized> {
+        CacheBuilder::default()
+    }
+}
+
+impl<K: Hash + Eq, V, S: BuildHasher> CacheBuilder<K, V, S, Unsynchronized> {
+    /// Builds the cache, or says which setting cannot work.
+    pub fn build(self) -> Result<Cache<K, V, S>, BuildError> {
+        let config = self.shard_config()?;
+        Ok(Cache {
+            uses_time: config.rules.is_active(),
+            shard: Shard::new(&config, self.hasher),
+            clock: self.clock,
+            listener: self.listener,
+        })
+    }
+}
+
+impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
+    #[inline]
+    fn now(&self) -> u64 {
+        if self.uses_time {
+            self.clock.now_nanos()
+        } else {
+            0
+        }
+    }
+
+    fn notify(&mut self) {
+        if let Some(listener) = &self.listener {
+            for (key, value, cause) in self.shard.pending.drain(..) {
+                listener(&key, &value, cause);
+            }
+        }
+    }
+
+    /// The value of `key` if present and not expired; counts as a use for eviction and for
+    /// time-to-idle.
+    pub fn get<Q>(&mut self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let now = self.now();
+        let hash = self.shard.hash(key);
+        self.shard.get(hash, key, now)
+    }
+
+    /// The value of `key` if present and not expired, with no effect on eviction, expiry or
+    /// stats.
+    pub fn peek<Q>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.shard.peek(self.shard.hash(key), key, self.now())
+    }
+
+    /// Whether `key` is present and not expired (no effect on eviction).
+    pub fn contains_key<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.peek(key).is_some()
+    }
+
+    /// Inserts or replaces the value of `key`, then evicts to fit the capacity.
+    pub fn insert(&mut self, key: K, value: V) {
+        self.write(key, value, None);
+    }
+
+    /// Inserts or replaces the value of `key` with its own lifetime, overriding the cache's
+    /// time to live for this entry.
+    pub fn insert_with_ttl(&mut self, key: K, value: V, ttl: Duration) {
+        self.uses_time = true;
+        self.write(key, value, Some(ttl));
+    }
+
+    fn write(&mut self, key: K, value: V, ttl: Option<Duration>) {
+        let now = self.now();
+        self.shard.advance(now);
+        let hash = self.shard.hash(&key);
+        self.shard.insert(hash, key, value, now, ttl);
+        self.notify();
+    }
+
+    /// Removes `key` and returns its value if it was present and not expired.
+    pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let now = self.now();
+        let hash = self.shard.hash(key);
+        let removed = self.shard.remove(hash, key, now);
+        self.notify();
+        let (key, value) = removed?;
+        if let Some(listener) = &self.listener {
+            listener(&key, &value, RemovalCause::Explicit);
+        }
+        Some(value)
+    }
+
+    /// Entries held, including expired ones not yet removed (see
+    /// [`run_pending_tasks`](Self::run_pending_tasks)).
+    pub fn len(&self) -> usize {
+        self.shard.len()
+    }
+
+    /// Whether the cache holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Total weight of the entries (their count without a weigher).
+    pub fn weighted_size(&self) -> u64 {
+        self.shard.weighted_size()
+    }
+
+    /// The capacity (total weight with a weigher); `u64::MAX` when unbounded.
+    pub fn max_capacity(&self) -> u64 {
+        self.shard.max_capacity()
+    }
+
+    /// The live entries, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
+        self.shard.iter(self.now())
+    }
+
+    /// Keeps only the entries for which `keep` returns true.
+    pub fn retain(&mut self, keep: impl FnMut(&K, &V) -> bool) {
+        let now = self.now();
+        self.shard.retain(now, keep);
+        self.notify();
+    }
+
+    /// Removes every entry.
+    pub fn invalidate_all(&mut self) {
+        self.shard.clear();
+        self.notify();
+    }
+
+    /// Changes the capacity; shrinking evicts at once.
+    pub fn set_max_capacity(&mut self, max_capacity: u64) {
+        self.shard.set_max_capacity(max_capacity);
+        self.notify();
+    }
+
+    /// Removes expired entries now (otherwise done on writes).
+    pub fn run_pending_tasks(&mut self) {
+        let now = self.now();
+        self.shard.advance(now);
+        self.notify();
+    }
+
+    /// The counters since the cache was built; all zero unless built with `record_stats`.
+    pub fn stats(&self) -> CacheStats {
+        self.shard.stats()
+    }
+
+    /// Up to `n` keys, the least likely to be evicted first.
+    pub fn hottest(&self, n: usize) -> Vec<&K> {
+        self.shard.keys_by_eviction_order(n, self.now(), false)
+    }
+
+    /// Up to `n` keys, the next to be evicted first.
+    pub fn coldest(&self, n: usize) -> Vec<&K> {
+        self.shard.keys_by_eviction_order(n, self.now(), true)
+    }
+
+    /// The admission window's current size bound (W-TinyLFU only), for introspection.
+    pub fn window_capacity(&self) -> Option<u64> {
+        self.shard.window_maximum()
+    }
+
+    /// Heap bytes used by the cache's own structures (not by what keys and values own).
+    pub fn memory_bytes(&self) -> usize {
+        self.shard.memory_bytes()
+    }
+
+    /// Panics if an internal invariant is broken. For tests and fuzzing.
+    #[doc(hidden)]
+    pub fn validate(&self) {
+        self.shard.validate();
+    }
+}

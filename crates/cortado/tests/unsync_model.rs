@@ -1,0 +1,255 @@
+//! Op-sequence property tests of `unsync::Cache` against simple models, validating every invariant
+//! after each operation.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use cortado::policy::EvictionPolicy;
+use cortado::time::ManualClock;
+use cortado::unsync::Cache;
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Get(u8),
+    Insert(u8, u16),
+    InsertTtl(u8, u16, u8),
+    Remove(u8),
+    Advance(u8),
+    Retain(u8),
+    Resize(u8),
+    RunPending,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => any::<u8>().prop_map(|k| Op::Get(k % 40)),
+        6 => (any::<u8>(), any::<u16>()).prop_map(|(k, v)| Op::Insert(k % 40, v)),
+        1 => (any::<u8>(), any::<u16>(), 1..20u8).prop_map(|(k, v, t)| Op::InsertTtl(k % 40, v, t)),
+        2 => any::<u8>().prop_map(|k| Op::Remove(k % 40)),
+        1 => (1..10u8).prop_map(Op::Advance),
+        1 => (2..5u8).prop_map(Op::Retain),
+        1 => (1..30u8).prop_map(Op::Resize),
+        1 => Just(Op::RunPending),
+    ]
+}
+
+/// LRU must match a `Vec` in use order exactly.
+fn check_lru(ops: &[Op]) {
+    let mut cache = Cache::builder()
+        .max_capacity(8)
+        .eviction_policy(EvictionPolicy::lru())
+        .build()
+        .unwrap();
+    let mut order: Vec<(u8, u16)> = Vec::new(); // least recent first
+    let mut max = 8usize;
+    for op in ops {
+        match *op {
+            Op::Get(k) => {
+                let expected = order.iter().position(|e| e.0 == k).map(|at| {
+                    let e = order.remove(at);
+                    order.push(e);
+                    e.1
+                });
+                assert_eq!(cache.get(&k).copied(), expected);
+            }
+            Op::Insert(k, v) | Op::InsertTtl(k, v, _) => {
+                // (no clock moves in this test, so a lifetime changes nothing)
+                order.retain(|e| e.0 != k);
+                order.push((k, v));
+                while order.len() > max {
+                    order.remove(0);
+                }
+                cache.insert(k, v);
+            }
+            Op::Remove(k) => {
+                let expected = order
+                    .iter()
+                    .position(|e| e.0 == k)
+                    .map(|at| order.remove(at).1);
+                assert_eq!(cache.remove(&k), expected);
+            }
+            Op::Retain(m) => {
+                order.retain(|e| e.0 % m != 0);
+                cache.retain(|k, _| k % m != 0);
+            }
+            Op::Resize(n) => {
+                max = n as usize;
+                while order.len() > max {
+                    order.remove(0);
+                }
+                cache.set_max_capacity(u64::from(n));
+            }
+            Op::Advance(_) | Op::RunPending => cache.run_pending_tasks(),
+        }
+        cache.validate();
+        let coldest: Vec<u8> = cache.coldest(usize::MAX).into_iter().copied().collect();
+        let expected: Vec<u8> = order.iter().map(|e| e.0).collect();
+        assert_eq!(coldest, expected);
+    }
+}
+
+/// The classic LFU cache, naively: evict the least used key, the least recently used among
+/// equals, before inserting a new key; get and put both count as uses.
+#[derive(Default)]
+struct NaiveLfu {
+    entries: HashMap<u8, (u16, u64, u64)>, // value, uses, last use tick
+    tick: u64,
+}
+
+impl NaiveLfu {
+    fn touch(&mut self, k: u8) -> Option<u16> {
+        self.tick += 1;
+        let e = self.entries.get_mut(&k)?;
+        e.1 += 1;
+        e.2 = self.tick;
+        Some(e.0)
+    }
+
+    fn victim(&self, spare: Option<u8>) -> Option<u8> {
+        self.entries
+            .iter()
+            .filter(|(k, _)| Some(**k) != spare)
+            .min_by_key(|(_, e)| (e.1, e.2))
+            .map(|(k, _)| *k)
+    }
+
+    fn put(&mut self, k: u8, v: u16, max: usize) {
+        if self.touch(k).is_some() {
+            self.entries.get_mut(&k).unwrap().0 = v;
+            return;
+        }
+        self.entries.insert(k, (v, 1, self.tick));
+        while self.entries.len() > max {
+            let victim = self.victim(Some(k)).unwrap_or(k);
+            self.entries.remove(&victim);
+        }
+    }
+}
+
+fn check_lfu(ops: &[Op]) {
+    let mut cache = Cache::builder()
+        .max_capacity(6)
+        .eviction_policy(EvictionPolicy::lfu())
+        .build()
+        .unwrap();
+    let mut model = NaiveLfu::default();
+    for op in ops {
+        match *op {
+            Op::Get(k) => assert_eq!(cache.get(&k).copied(), model.touch(k)),
+            Op::Insert(k, v) | Op::InsertTtl(k, v, _) => {
+                model.put(k, v, 6);
+                cache.insert(k, v);
+            }
+            Op::Remove(k) => {
+                assert_eq!(cache.remove(&k), model.entries.remove(&k).map(|e| e.0));
+            }
+            _ => {}
+        }
+        cache.validate();
+        let mut keys: Vec<u8> = cache.iter().map(|(k, _)| *k).collect();
+        keys.sort_unstable();
+        let mut expected: Vec<u8> = model.entries.keys().copied().collect();
+        expected.sort_unstable();
+        assert_eq!(keys, expected);
+        if let Some(victim) = model.victim(None) {
+            assert_eq!(cache.coldest(1), vec![&victim]);
+        }
+    }
+}
+
+/// W-TinyLFU with expiry: what may be present is not fixed, but what is returned must be the
+/// latest value written, never expired, never removed, and the cache never over capacity.
+fn check_tiny_lfu_with_expiry(ops: &[Op], policy: EvictionPolicy) {
+    let clock = ManualClock::new();
+    let mut cache = Cache::builder()
+        .max_capacity(10)
+        .time_to_live(Duration::from_secs(30))
+        .eviction_policy(policy)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    // key -> (value, deadline in seconds)
+    let mut model: HashMap<u8, (u16, u64)> = HashMap::new();
+    let mut now = 0u64;
+    let mut max = 10u64;
+    for op in ops {
+        match *op {
+            Op::Get(k) => {
+                let got = cache.get(&k).copied();
+                match (got, model.get(&k)) {
+                    (Some(v), Some(&(expected, deadline))) => {
+                        assert_eq!(v, expected, "stale value");
+                        assert!(deadline > now, "expired value returned");
+                    }
+                    (Some(v), None) => panic!("value {v} for absent key {k}"),
+                    (None, _) => {}
+                }
+            }
+            Op::Insert(k, v) => {
+                cache.insert(k, v);
+                model.insert(k, (v, now + 30));
+            }
+            Op::InsertTtl(k, v, t) => {
+                cache.insert_with_ttl(k, v, Duration::from_secs(u64::from(t)));
+                model.insert(k, (v, now + u64::from(t)));
+            }
+            Op::Remove(k) => {
+                let got = cache.remove(&k);
+                let expected = model.remove(&k).filter(|e| e.1 > now).map(|e| e.0);
+                if got.is_some() {
+                    assert_eq!(got, expected);
+                }
+            }
+            Op::Advance(s) => {
+                now += u64::from(s);
+                clock.advance(Duration::from_secs(u64::from(s)));
+            }
+            Op::Retain(m) => {
+                cache.retain(|k, _| k % m != 0);
+                model.retain(|k, _| k % m != 0);
+            }
+            Op::Resize(n) => {
+                max = u64::from(n);
+                cache.set_max_capacity(max);
+            }
+            Op::RunPending => {
+                cache.run_pending_tasks();
+                assert!(cache
+                    .iter()
+                    .all(|(k, _)| model.get(k).is_some_and(|e| e.1 > now)));
+            }
+        }
+        cache.validate();
+        assert!(cache.weighted_size() <= max);
+        for (k, v) in cache.iter() {
+            let (expected, deadline) = model[k];
+            assert_eq!(*v, expected);
+            assert!(deadline > now);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+
+    #[test]
+    fn lru_random_ops_match_model(ops in prop::collection::vec(op(), 1..200)) {
+        check_lru(&ops);
+    }
+
+    #[test]
+    fn lfu_random_ops_match_naive_lfu(ops in prop::collection::vec(op(), 1..200)) {
+        check_lfu(&ops);
+    }
+
+    #[test]
+    fn tiny_lfu_with_expiry_never_stale_expired_or_over(ops in prop::collection::vec(op(), 1..300)) {
+        check_tiny_lfu_with_expiry(&ops, EvictionPolicy::tiny_lfu());
+    }
+
+    #[test]
+    fn tiny_lfu_static_with_expiry_never_stale_expired_or_over(ops in prop::collection::vec(op(), 1..300)) {
+        check_tiny_lfu_with_expiry(&ops, EvictionPolicy::tiny_lfu_static());
+    }
+}
