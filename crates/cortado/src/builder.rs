@@ -86,6 +86,8 @@ pub struct CacheBuilder<K, V, S, F> {
     pub(crate) clock: Clock,
     pub(crate) policy: EvictionPolicy,
     pub(crate) shards: Option<usize>,
+    pub(crate) negative_ttl: Option<Duration>,
+    pub(crate) scheduler: bool,
     pub(crate) hasher: S,
     front: PhantomData<fn() -> F>,
 }
@@ -120,6 +122,8 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
             clock: Clock::system(),
             policy: EvictionPolicy::default(),
             shards: None,
+            negative_ttl: None,
+            scheduler: false,
             hasher: S::default(),
             front: PhantomData,
         }
@@ -206,6 +210,8 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             clock: self.clock,
             policy: self.policy,
             shards: self.shards,
+            negative_ttl: self.negative_ttl,
+            scheduler: self.scheduler,
             hasher,
             front: PhantomData,
         }

@@ -62,14 +62,14 @@ impl<K, V> std::fmt::Debug for ExpiryRules<K, V> {
     }
 }
 
-/// Deadlines of one entry: the effective one and the part that only writes set.
+/// Deadlines of one entry, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Deadlines {
-    /// When the entry expires (`None`: never).
-    pub(crate) effective: Option<u64>,
-    /// The deadline set by the last write (`ttl` or an explicit lifetime), which reads cannot
-    /// extend. Only tracked with a time-to-idle.
+    /// Set by writes only (time to live, or an explicit lifetime); reads cannot extend it.
     pub(crate) write: Option<u64>,
+    /// Moved by reads: with a time to idle the last use plus the idle time; with a custom
+    /// [`Expiry`] the entry's whole deadline.
+    pub(crate) read: Option<u64>,
 }
 
 #[inline]
@@ -99,8 +99,19 @@ impl<K, V> ExpiryRules<K, V> {
         self.tti.is_some() || self.custom.is_some()
     }
 
-    /// Deadlines after a write. `explicit` overrides the time-to-live (or the custom rule) for
-    /// this entry; `current` is the entry's effective deadline before an update.
+    /// When an entry with these deadlines expires.
+    #[inline]
+    pub(crate) fn effective(&self, deadlines: Deadlines) -> Option<u64> {
+        if self.custom.is_some() {
+            deadlines.read
+        } else {
+            min_deadline(deadlines.write, deadlines.read)
+        }
+    }
+
+    /// Deadlines after a write. `explicit` overrides the time to live (or the custom rule) for
+    /// this entry; `current` is the entry's effective deadline before an update (`None` for a
+    /// new entry).
     pub(crate) fn on_write(
         &self,
         key: &K,
@@ -115,35 +126,32 @@ impl<K, V> ExpiryRules<K, V> {
                 None => custom.expire_after_create(key, value),
                 Some(current) => custom.expire_after_update(key, value, remaining(now, current)),
             };
-            let effective = explicit.or(lifetime.map(|d| after(now, duration_nanos(d))));
             return Deadlines {
-                effective,
                 write: None,
+                read: explicit.or(lifetime.map(|d| after(now, duration_nanos(d)))),
             };
         }
-        let write = explicit.or(self.ttl.map(|ttl| after(now, ttl)));
-        let idle = self.tti.map(|tti| after(now, tti));
         Deadlines {
-            effective: min_deadline(write, idle),
-            write: self.tti.and(write),
+            write: explicit.or(self.ttl.map(|ttl| after(now, ttl))),
+            read: self.tti.map(|tti| after(now, tti)),
         }
     }
 
-    /// The effective deadline after a read, or `None` when reads do not move it.
+    /// The read deadline after a read, given the effective deadline before it; `None` when
+    /// reads do not move deadlines.
+    #[inline]
     pub(crate) fn on_read(
         &self,
         key: &K,
         value: &V,
         now: u64,
-        deadlines: Deadlines,
+        effective: Option<u64>,
     ) -> Option<Option<u64>> {
         if let Some(custom) = &self.custom {
-            let lifetime =
-                custom.expire_after_read(key, value, remaining(now, deadlines.effective));
+            let lifetime = custom.expire_after_read(key, value, remaining(now, effective));
             return Some(lifetime.map(|d| after(now, duration_nanos(d))));
         }
-        let tti = self.tti?;
-        Some(min_deadline(deadlines.write, Some(after(now, tti))))
+        self.tti.map(|tti| Some(after(now, tti)))
     }
 }
 
@@ -161,30 +169,34 @@ mod tests {
 
     #[test]
     fn on_write_ttl_and_tti_takes_earlier() {
-        let d = rules(Some(100), Some(30)).on_write(&1, &1, 1000, None, None);
-        assert_eq!(d.effective, Some(1030));
+        let r = rules(Some(100), Some(30));
+        let d = r.on_write(&1, &1, 1000, None, None);
+        assert_eq!(r.effective(d), Some(1030));
         assert_eq!(d.write, Some(1100));
     }
 
     #[test]
     fn on_read_tti_never_extends_past_write_deadline() {
         let r = rules(Some(100), Some(30));
-        let d = r.on_write(&1, &1, 1000, None, None);
-        assert_eq!(r.on_read(&1, &1, 1020, d), Some(Some(1050)));
-        assert_eq!(r.on_read(&1, &1, 1090, d), Some(Some(1100)));
+        let mut d = r.on_write(&1, &1, 1000, None, None);
+        d.read = r.on_read(&1, &1, 1020, r.effective(d)).unwrap();
+        assert_eq!(r.effective(d), Some(1050));
+        d.read = r.on_read(&1, &1, 1090, r.effective(d)).unwrap();
+        assert_eq!(r.effective(d), Some(1100));
     }
 
     #[test]
     fn on_read_ttl_only_does_not_move() {
         let r = rules(Some(100), None);
         let d = r.on_write(&1, &1, 0, None, None);
-        assert_eq!(r.on_read(&1, &1, 50, d), None);
+        assert_eq!(r.on_read(&1, &1, 50, r.effective(d)), None);
     }
 
     #[test]
     fn on_write_explicit_overrides_ttl() {
-        let d = rules(Some(100), None).on_write(&1, &1, 0, Some(Duration::from_nanos(7)), None);
-        assert_eq!(d.effective, Some(7));
+        let r = rules(Some(100), None);
+        let d = r.on_write(&1, &1, 0, Some(Duration::from_nanos(7)), None);
+        assert_eq!(r.effective(d), Some(7));
     }
 
     struct ByValue;
@@ -209,10 +221,10 @@ mod tests {
             tti: None,
             custom: Some(Arc::new(ByValue)),
         };
-        assert_eq!(r.on_write(&1, &0, 10, None, None).effective, None);
+        assert_eq!(r.effective(r.on_write(&1, &0, 10, None, None)), None);
         let d = r.on_write(&1, &5, 10, None, None);
-        assert_eq!(d.effective, Some(15));
+        assert_eq!(r.effective(d), Some(15));
         // 3 ns left at time 12, doubled to 6 from then.
-        assert_eq!(r.on_read(&1, &5, 12, d), Some(Some(18)));
+        assert_eq!(r.on_read(&1, &5, 12, r.effective(d)), Some(Some(18)));
     }
 }

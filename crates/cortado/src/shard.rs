@@ -28,6 +28,7 @@
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,7 +43,7 @@ use crate::wheel_stub::TimerWheel;
 /// Computes an entry's weight.
 pub(crate) type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u32 + Send + Sync>;
 
-/// No write deadline (in `write_deadlines`).
+/// No deadline (in `read_deadlines` and `write_deadlines`).
 const NO_DEADLINE: u64 = u64::MAX;
 
 /// Everything a shard is built from, shared by the front ends' builders.
@@ -87,7 +88,10 @@ pub(crate) struct Shard<K, V, S> {
     weigher: Option<Weigher<K, V>>,
     rules: ExpiryRules<K, V>,
     wheel: Option<TimerWheel>,
-    /// Write deadlines by slot, kept only with a time-to-idle.
+    /// Read deadlines by slot, kept only when reads move deadlines; atomic so that readers
+    /// sharing the shard can move them.
+    read_deadlines: Vec<AtomicU64>,
+    /// Write deadlines by slot, kept only with a time to idle.
     write_deadlines: Vec<u64>,
     stats: CacheStats,
     record_stats: bool,
@@ -127,6 +131,7 @@ where
             weigher: config.weigher.clone(),
             rules: config.rules.clone(),
             wheel: None,
+            read_deadlines: Vec::new(),
             write_deadlines: Vec::new(),
             stats: CacheStats::default(),
             record_stats: config.record_stats,
@@ -166,9 +171,21 @@ where
             .expect("index names a live slot")
     }
 
+    /// When slot `i` expires. With reads that move deadlines, the wheel holds a lower bound and
+    /// the truth is in `read_deadlines` (and `write_deadlines`).
     #[inline]
     fn deadline(&self, i: u32) -> Option<u64> {
-        self.wheel.as_ref().and_then(|wheel| wheel.deadline(i))
+        if self.read_deadlines.is_empty() {
+            return self.wheel.as_ref().and_then(|wheel| wheel.deadline(i));
+        }
+        let stored = |d: u64| (d != NO_DEADLINE).then_some(d);
+        let read = stored(self.read_deadlines[i as usize].load(Ordering::Relaxed));
+        let write = self
+            .write_deadlines
+            .get(i as usize)
+            .copied()
+            .and_then(stored);
+        self.rules.effective(Deadlines { write, read })
     }
 
     #[inline]
@@ -176,7 +193,7 @@ where
         self.deadline(i).is_some_and(|deadline| deadline <= now)
     }
 
-    fn set_deadline(&mut self, i: u32, deadline: Option<u64>) {
+    fn schedule(&mut self, i: u32, deadline: Option<u64>) {
         match (deadline, &mut self.wheel) {
             (Some(deadline), Some(wheel)) => wheel.schedule(i, deadline),
             (Some(deadline), None) => {
@@ -192,25 +209,57 @@ where
     }
 
     fn set_deadlines(&mut self, i: u32, deadlines: Deadlines) {
-        self.set_deadline(i, deadlines.effective);
-        if self.rules.tti.is_some() {
-            let at = i as usize;
-            if at >= self.write_deadlines.len() {
-                self.write_deadlines
-                    .resize(self.slots.len().max(at + 1), NO_DEADLINE);
+        self.schedule(i, self.rules.effective(deadlines));
+        if !self.rules.reads_matter() {
+            return;
+        }
+        let at = i as usize;
+        if at >= self.read_deadlines.len() {
+            let len = self.slots.len().max(at + 1);
+            self.read_deadlines
+                .resize_with(len, || AtomicU64::new(NO_DEADLINE));
+            if self.rules.tti.is_some() {
+                self.write_deadlines.resize(len, NO_DEADLINE);
             }
+        }
+        let read = deadlines.read.unwrap_or(NO_DEADLINE);
+        self.read_deadlines[at].store(read, Ordering::Relaxed);
+        if self.rules.tti.is_some() {
             self.write_deadlines[at] = deadlines.write.unwrap_or(NO_DEADLINE);
         }
     }
 
-    fn deadlines(&self, i: u32) -> Deadlines {
-        Deadlines {
-            effective: self.deadline(i),
-            write: self
-                .write_deadlines
-                .get(i as usize)
-                .copied()
-                .filter(|&d| d != NO_DEADLINE),
+    /// Looks `key` up without changing the policy: the slot and value of a live entry. A read
+    /// that moves the entry's deadline (time to idle, custom expiry) does so here, atomically,
+    /// so it works under a shared borrow; the policy learns of the read through
+    /// [`record_read`](Self::record_read).
+    #[inline]
+    pub(crate) fn get_shared<Q>(&self, hash: u64, key: &Q, now: u64) -> Option<(u32, &V)>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let i = self.find(hash, key)?;
+        let deadline = self.deadline(i);
+        if deadline.is_some_and(|d| d <= now) {
+            // Left for `advance`, which removes it and queues the notification.
+            return None;
+        }
+        let entry = self.entry(i);
+        if !self.read_deadlines.is_empty() {
+            if let Some(read) = self.rules.on_read(&entry.key, &entry.value, now, deadline) {
+                self.read_deadlines[i as usize]
+                    .store(read.unwrap_or(NO_DEADLINE), Ordering::Relaxed);
+            }
+        }
+        Some((i, &entry.value))
+    }
+
+    /// Tells the policy that slot `i` was read, if it still holds an entry.
+    #[inline]
+    pub(crate) fn record_read(&mut self, i: u32) {
+        if self.slots.get(i as usize).is_some_and(Option::is_some) {
+            self.policy.access(i);
         }
     }
 
@@ -220,25 +269,11 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let Some(i) = self.find(hash, key) else {
+        let Some((i, _)) = self.get_shared(hash, key, now) else {
             self.record_miss();
             return None;
         };
-        if self.is_expired(i, now) {
-            // Left for `advance`, which removes it and queues the notification.
-            self.record_miss();
-            return None;
-        }
         self.policy.access(i);
-        if self.rules.reads_matter() {
-            let entry = self.entry(i);
-            if let Some(deadline) =
-                self.rules
-                    .on_read(&entry.key, &entry.value, now, self.deadlines(i))
-            {
-                self.set_deadline(i, deadline);
-            }
-        }
         if self.record_stats {
             self.stats.hits += 1;
         }
@@ -397,14 +432,32 @@ where
         let Some(wheel) = &mut self.wheel else {
             return;
         };
-        let mut expired = std::mem::take(&mut self.scratch);
-        wheel.advance(now, &mut expired);
-        for i in expired.drain(..) {
-            self.policy.remove(i);
-            let entry = self.detach(i);
-            self.notify_removal(entry.key, entry.value, RemovalCause::Expired);
+        let mut due = std::mem::take(&mut self.scratch);
+        wheel.advance(now, &mut due);
+        for i in due.drain(..) {
+            // A read may have moved the deadline since it was scheduled (the wheel no longer
+            // knows the slot: only the read deadlines can say so).
+            let deadline = if self.read_deadlines.is_empty() {
+                Some(now)
+            } else {
+                self.deadline(i)
+            };
+            match deadline {
+                None => {}
+                Some(deadline) if deadline > now => self.schedule(i, Some(deadline)),
+                Some(_) => {
+                    self.policy.remove(i);
+                    let entry = self.detach(i);
+                    self.notify_removal(entry.key, entry.value, RemovalCause::Expired);
+                }
+            }
         }
-        self.scratch = expired;
+        self.scratch = due;
+    }
+
+    /// When the next entry may expire (a lower bound), if any has a deadline.
+    pub(crate) fn next_expiration(&self) -> Option<u64> {
+        self.wheel.as_ref().and_then(TimerWheel::next_expiration)
     }
 
     /// Keeps the live entries for which `keep` is true; removes the rest (expired ones as
@@ -432,6 +485,7 @@ where
         self.slots.clear();
         self.table.clear();
         self.free.clear();
+        self.read_deadlines.clear();
         self.write_deadlines.clear();
         self.policy.clear();
         if let Some(wheel) = &mut self.wheel {
@@ -491,6 +545,7 @@ where
         self.slots.capacity() * std::mem::size_of::<Option<Entry<K, V>>>()
             + self.table.capacity() * (std::mem::size_of::<u32>() + 1)
             + self.free.capacity() * 4
+            + self.read_deadlines.capacity() * 8
             + self.write_deadlines.capacity() * 8
             + self.policy.memory_bytes()
             + self.wheel.as_ref().map_or(0, TimerWheel::memory_bytes)
@@ -548,6 +603,20 @@ where
             wheel.validate();
             for (i, _) in wheel.iter() {
                 assert!(self.slots[i as usize].is_some(), "timer for freed slot {i}");
+            }
+            for &i in &live {
+                let timer = wheel.deadline(i);
+                match self.deadline(i) {
+                    // Reads may have moved the deadline later, or removed it, since scheduling.
+                    Some(deadline) if !self.read_deadlines.is_empty() => assert!(
+                        timer.is_some_and(|t| t <= deadline),
+                        "slot {i}: timer {timer:?} after deadline {deadline}"
+                    ),
+                    deadline if self.read_deadlines.is_empty() => {
+                        assert_eq!(timer, deadline, "slot {i}: timer and deadline differ")
+                    }
+                    _ => {}
+                }
             }
         }
     }

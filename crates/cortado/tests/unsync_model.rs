@@ -160,27 +160,35 @@ fn check_lfu(ops: &[Op]) {
 
 /// W-TinyLFU with expiry: what may be present is not fixed, but what is returned must be the
 /// latest value written, never expired, never removed, and the cache never over capacity.
-fn check_tiny_lfu_with_expiry(ops: &[Op], policy: EvictionPolicy) {
+/// With `idle`, entries also expire 10 s after their last `get` or write.
+fn check_tiny_lfu_with_expiry(ops: &[Op], policy: EvictionPolicy, idle: bool) {
     let clock = ManualClock::new();
-    let mut cache = Cache::builder()
+    let mut builder = Cache::builder()
         .max_capacity(10)
         .time_to_live(Duration::from_secs(30))
         .eviction_policy(policy)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
-    // key -> (value, deadline in seconds)
-    let mut model: HashMap<u8, (u16, u64)> = HashMap::new();
+        .clock(clock.clone());
+    if idle {
+        builder = builder.time_to_idle(Duration::from_secs(10));
+    }
+    let mut cache = builder.build().unwrap();
+    let idle_for = |now: u64| if idle { now + 10 } else { u64::MAX };
+    // key -> (value, deadline in seconds, idle deadline)
+    let mut model: HashMap<u8, (u16, u64, u64)> = HashMap::new();
     let mut now = 0u64;
     let mut max = 10u64;
     for op in ops {
         match *op {
             Op::Get(k) => {
                 let got = cache.get(&k).copied();
-                match (got, model.get(&k)) {
-                    (Some(v), Some(&(expected, deadline))) => {
-                        assert_eq!(v, expected, "stale value");
-                        assert!(deadline > now, "expired value returned");
+                match (got, model.get_mut(&k)) {
+                    (Some(v), Some((expected, deadline, idle_deadline))) => {
+                        assert_eq!(v, *expected, "stale value");
+                        assert!(
+                            *deadline > now && *idle_deadline > now,
+                            "expired value returned"
+                        );
+                        *idle_deadline = idle_for(now);
                     }
                     (Some(v), None) => panic!("value {v} for absent key {k}"),
                     (None, _) => {}
@@ -188,15 +196,18 @@ fn check_tiny_lfu_with_expiry(ops: &[Op], policy: EvictionPolicy) {
             }
             Op::Insert(k, v) => {
                 cache.insert(k, v);
-                model.insert(k, (v, now + 30));
+                model.insert(k, (v, now + 30, idle_for(now)));
             }
             Op::InsertTtl(k, v, t) => {
                 cache.insert_with_ttl(k, v, Duration::from_secs(u64::from(t)));
-                model.insert(k, (v, now + u64::from(t)));
+                model.insert(k, (v, now + u64::from(t), idle_for(now)));
             }
             Op::Remove(k) => {
                 let got = cache.remove(&k);
-                let expected = model.remove(&k).filter(|e| e.1 > now).map(|e| e.0);
+                let expected = model
+                    .remove(&k)
+                    .filter(|e| e.1 > now && e.2 > now)
+                    .map(|e| e.0);
                 if got.is_some() {
                     assert_eq!(got, expected);
                 }
@@ -223,9 +234,9 @@ fn check_tiny_lfu_with_expiry(ops: &[Op], policy: EvictionPolicy) {
         cache.validate();
         assert!(cache.weighted_size() <= max);
         for (k, v) in cache.iter() {
-            let (expected, deadline) = model[k];
+            let (expected, deadline, idle_deadline) = model[k];
             assert_eq!(*v, expected);
-            assert!(deadline > now);
+            assert!(deadline > now && idle_deadline > now);
         }
     }
 }
@@ -245,11 +256,16 @@ proptest! {
 
     #[test]
     fn tiny_lfu_with_expiry_never_stale_expired_or_over(ops in prop::collection::vec(op(), 1..300)) {
-        check_tiny_lfu_with_expiry(&ops, EvictionPolicy::tiny_lfu());
+        check_tiny_lfu_with_expiry(&ops, EvictionPolicy::tiny_lfu(), false);
+    }
+
+    #[test]
+    fn tiny_lfu_with_idle_expiry_never_stale_expired_or_over(ops in prop::collection::vec(op(), 1..300)) {
+        check_tiny_lfu_with_expiry(&ops, EvictionPolicy::tiny_lfu(), true);
     }
 
     #[test]
     fn tiny_lfu_static_with_expiry_never_stale_expired_or_over(ops in prop::collection::vec(op(), 1..300)) {
-        check_tiny_lfu_with_expiry(&ops, EvictionPolicy::tiny_lfu_static());
+        check_tiny_lfu_with_expiry(&ops, EvictionPolicy::tiny_lfu_static(), false);
     }
 }
