@@ -25,4 +25,3 @@ pub mod sync;
 pub mod time;
 pub mod timer_wheel;
 pub mod unsync;
-mod wheel_stub;

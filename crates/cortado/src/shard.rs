@@ -23,8 +23,8 @@
 //! - **Memory.** Per entry, without expiry: the slot (`K` + `V` + 8 bytes of tag and padding for
 //!   `u64` keys and values), the policy node (24 bytes for W-TinyLFU, 16 for LRU), the table
 //!   (4 bytes + 1 control byte, at a load factor of at most 7/8), plus the admission sketch
-//!   (8 bytes per unit of capacity). Expiry adds the wheel's 16 bytes per slot, and a
-//!   time-to-idle another 8.
+//!   (8 bytes per unit of capacity). Expiry adds the wheel's 16 bytes per slot (plus about
+//!   4 KiB of bucket heads per shard), and a time-to-idle another 8.
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
@@ -38,7 +38,7 @@ use crate::expiry::{Deadlines, ExpiryRules};
 use crate::notification::RemovalCause;
 use crate::policy::{EvictionPolicy, Policy};
 use crate::stats::CacheStats;
-use crate::wheel_stub::TimerWheel;
+use crate::timer_wheel::TimerWheel;
 
 /// Computes an entry's weight.
 pub(crate) type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u32 + Send + Sync>;

@@ -1,1 +1,1010 @@
-//! (in progress)
+//! A hierarchical timer wheel that expires `u32` ids at exact `u64` nanosecond deadlines.
+//!
+//! Scheduling, rescheduling and cancelling take constant time, and [`TimerWheel::advance`] hands
+//! back exactly the ids whose deadline is at or before the time it is given (never one early,
+//! never a due one left behind), at an amortized cost bounded by the number of levels per timer.
+//!
+//! # Design
+//!
+//! Time is `u64` nanoseconds from the cache clock's origin. The wheel keeps its own time `t`, the
+//! latest time it was advanced to, and files every timer with deadline `d > t` by the highest bit
+//! in which `d` and `t` differ: that bit names a level, and the bits of `d` within that level's
+//! range name the bucket. So a level holds only timers that agree with `t` on every higher bit and
+//! are later than `t` in this level's bits: every bucket of level `l` is earlier than every bucket
+//! of level `l + 1`, and within a level the bucket index orders time. The earliest timers are
+//! therefore in the lowest non-empty bucket of the lowest non-empty level, found with one 64-bit
+//! occupancy mask per level.
+//!
+//! - **Caffeine's levels.** Bucket spans are powers of two of nanoseconds, so filing a timer is a
+//!   shift and a mask. Caffeine picks spans just above a second, a minute, an hour and a day:
+//!   64 buckets of 2^30 ns (1.07 s), 64 of 2^36 ns (1.14 min), 32 of 2^42 ns (1.22 h) and 4 of
+//!   2^47 ns (1.63 d). The buckets of each level together span one bucket of the next, and the
+//!   four levels cover 2^49 ns (6.5 d). The fifth level is a single bucket of 2^49 ns: the overflow, holding every timer
+//!   beyond the current 6.5-day turn of the wheel (up to `u64::MAX`); it is re-examined when time
+//!   crosses into the next turn, so a timer parked there costs one visit per 6.5 days.
+//! - **Exactness: five fine levels below.** Caffeine expires a whole 1.07 s bucket at once, up to
+//!   a second late. Here the first bucket is itself split by five more levels of 64 buckets,
+//!   spanning 2^24 ns (16.8 ms), 2^18 ns (262 µs), 2^12 ns (4.1 µs), 2^6 ns (64 ns) and 1 ns. A
+//!   bucket of the finest level holds timers of a single deadline, so the structure alone says
+//!   which timers are due: nothing is ever sorted or scanned for due entries, and no timer is
+//!   visited twice at one level.
+//! - **The cascade.** [`advance`](TimerWheel::advance) repeatedly takes the earliest non-empty
+//!   bucket while it starts at or before `now`. Its timers that are due are handed back; the rest
+//!   lie inside that bucket's span, after `now`, and are filed again relative to the new time, which
+//!   always puts them in a strictly lower level. The overflow bucket is taken only when every level
+//!   is empty, and is filed again relative to `now` at once.
+//! - **Cost.** `schedule` and `cancel` are O(1) (a leading-zeros count and four link writes).
+//!   Each timer is visited at most once per level on its way down: at most 10 visits from the
+//!   overflow, 7 from a deadline a few minutes away, and fewer when `advance` is called sparsely,
+//!   because a timer already due when its bucket is taken is handed back without descending
+//!   further. On top of that, each `advance` pays O(levels) to find the earliest bucket, so many
+//!   tiny steps over a crowded second cost O(timers + steps), not O(timers x steps), and a jump of
+//!   days costs O(timers touched), never O(elapsed time). An overflow timer costs one visit each
+//!   time the wheel turns (every 6.5 days).
+//! - **Deadlines at or before `t`** (in the past when scheduled, or after time went backwards) go
+//!   to a separate due list, handed back whole by the next `advance` with `now >= t`. An `advance`
+//!   to an earlier time than `t` moves nothing in the wheel (every timer there is after `t`) and
+//!   scans only the due list (O(its length), only while the clock is behind the wheel), keeping the
+//!   entries still after that `now`.
+//! - **Memory: 16 bytes per slot.** Timers are `u32` ids indexing the caller's slab; the wheel
+//!   keeps a parallel node array (`u64` deadline, `u32` prev, `u32` next) grown to the largest id
+//!   scheduled, plus 486 bucket heads of 8 bytes (about 4 KiB, fixed). Buckets are circular doubly
+//!   linked lists whose sentinels are the link values `u32::MAX - 1 - bucket`, so every linked node
+//!   has real neighbours and unlinks in O(1) without storing its bucket; `u32::MAX` marks an id
+//!   that is not scheduled. Ids must therefore be below [`ID_LIMIT`] (`u32::MAX - 486`).
+//!
+//! # References
+//!
+//! 1. G. Varghese, T. Lauck: "Hashed and Hierarchical Timing Wheels: Data Structures for the
+//!    Efficient Implementation of a Timer Facility", SOSP 1987.
+//! 2. B. Manes: Caffeine's `TimerWheel` (the bucket counts and spans of the coarse levels).
+
+/// Ids must be below this value: the link values above it are reserved for bucket sentinels.
+pub const ID_LIMIT: u32 = u32::MAX - BUCKETS_TOTAL as u32;
+
+/// Levels filed by bit position (the fine levels and Caffeine's four), not counting the overflow.
+const LEVELS: usize = 9;
+
+/// Bucket span of each level as a power of two of nanoseconds; level `l` covers the deadline bits
+/// `SPAN_BITS[l]..SPAN_BITS[l + 1]`, so it has `2^(SPAN_BITS[l + 1] - SPAN_BITS[l])` buckets.
+const SPAN_BITS: [u32; LEVELS + 1] = [
+    0,  // 1 ns      x 64, fine
+    6,  // 64 ns     x 64, fine
+    12, // 4.1 µs    x 64, fine
+    18, // 262 µs    x 64, fine
+    24, // 16.8 ms   x 64, fine
+    30, // 1.07 s    x 64, Caffeine's first level
+    36, // 1.14 min  x 64
+    42, // 1.22 h    x 32
+    47, // 1.63 d    x 4
+    49, // 6.5 d     x 1: the overflow (a turn of the wheel)
+];
+
+/// Bits of time covered by the levels: deadlines differing from the wheel's time above them
+/// overflow.
+const HORIZON_BITS: u32 = SPAN_BITS[LEVELS];
+
+/// Index of each level's first bucket among all buckets; the last entry is the overflow bucket.
+const OFFSET: [usize; LEVELS + 1] = {
+    let mut offset = [0; LEVELS + 1];
+    let mut l = 0;
+    while l < LEVELS {
+        offset[l + 1] = offset[l] + (1 << (SPAN_BITS[l + 1] - SPAN_BITS[l]));
+        l += 1;
+    }
+    offset
+};
+
+/// The overflow bucket: deadlines beyond the current turn of the wheel.
+const OVERFLOW: usize = OFFSET[LEVELS];
+/// The due list: deadlines at or before the wheel's time.
+const DUE: usize = OVERFLOW + 1;
+/// All buckets: 5 x 64 fine, 64 + 64 + 32 + 4 coarse, the overflow and the due list (486).
+const BUCKETS_TOTAL: usize = DUE + 1;
+
+/// The level that files a deadline whose highest bit differing from the wheel's time is `bit`
+/// (`LEVELS` for the overflow).
+const LEVEL_OF_BIT: [u8; 64] = {
+    let mut table = [LEVELS as u8; 64];
+    let mut l = 0;
+    while l < LEVELS {
+        let mut bit = SPAN_BITS[l];
+        while bit < SPAN_BITS[l + 1] {
+            table[bit as usize] = l as u8;
+            bit += 1;
+        }
+        l += 1;
+    }
+    table
+};
+
+/// The level of each levelled bucket (those before the overflow).
+const LEVEL_OF_BUCKET: [u8; OVERFLOW] = {
+    let mut table = [0; OVERFLOW];
+    let mut l = 0;
+    while l < LEVELS {
+        let mut b = OFFSET[l];
+        while b < OFFSET[l + 1] {
+            table[b] = l as u8;
+            b += 1;
+        }
+        l += 1;
+    }
+    table
+};
+
+/// Link value of a node that is not scheduled.
+const NIL: u32 = u32::MAX;
+
+/// A slot of the node array: 16 bytes, the figure the shard's docs quote.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    deadline: u64,
+    /// Previous node, or a bucket's sentinel; `NIL` when not scheduled.
+    prev: u32,
+    /// Next node, or a bucket's sentinel; `NIL` when not scheduled.
+    next: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Node>() == 16);
+
+const UNSCHEDULED: Node = Node {
+    deadline: 0,
+    prev: NIL,
+    next: NIL,
+};
+
+/// A bucket's sentinel: its first and last nodes, or its own sentinel value when empty.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    first: u32,
+    last: u32,
+}
+
+#[inline]
+const fn sentinel(bucket: usize) -> u32 {
+    u32::MAX - 1 - bucket as u32
+}
+
+#[inline]
+const fn bucket_of(sentinel: u32) -> usize {
+    (u32::MAX - 1 - sentinel) as usize
+}
+
+#[inline]
+const fn is_node(link: u32) -> bool {
+    link < ID_LIMIT
+}
+
+/// The earliest bucket to process: a level and index, or the overflow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Earliest {
+    Level { level: usize, index: usize },
+    Overflow,
+}
+
+/// Timers keyed by `u32` ids, expired exactly at their `u64` nanosecond deadlines. See the
+/// [module docs](self).
+#[derive(Clone)]
+pub struct TimerWheel {
+    nodes: Vec<Node>,
+    heads: Box<[Head]>,
+    /// Bit `i` of `occupied[l]` is set when bucket `i` of level `l` is non-empty.
+    occupied: [u64; LEVELS],
+    /// The latest time advanced to; never decreases.
+    time: u64,
+    len: usize,
+    /// At most the earliest deadline in the due list, when it is non-empty.
+    due_min: u64,
+    /// Node visits and bucket takes in `advance`, to check its cost.
+    #[cfg(test)]
+    work: u64,
+}
+
+impl std::fmt::Debug for TimerWheel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimerWheel")
+            .field("len", &self.len)
+            .field("time", &self.time)
+            .field("next_expiration", &self.next_expiration())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for TimerWheel {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TimerWheel {
+    /// An empty wheel at time zero.
+    pub fn new() -> Self {
+        let heads = (0..BUCKETS_TOTAL)
+            .map(|b| Head {
+                first: sentinel(b),
+                last: sentinel(b),
+            })
+            .collect();
+        Self {
+            nodes: Vec::new(),
+            heads,
+            occupied: [0; LEVELS],
+            time: 0,
+            len: 0,
+            due_min: u64::MAX,
+            #[cfg(test)]
+            work: 0,
+        }
+    }
+
+    /// Number of scheduled timers.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no timer is scheduled.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The latest time the wheel was advanced to (it never moves backwards).
+    pub fn now(&self) -> u64 {
+        self.time
+    }
+
+    /// Schedules `id` to expire at `deadline`, replacing its previous deadline if it had one. A
+    /// deadline at or before the current time expires on the next [`advance`](Self::advance)
+    /// that reaches it.
+    ///
+    /// # Panics
+    ///
+    /// If `id >= ID_LIMIT` (those values are reserved for bucket sentinels).
+    pub fn schedule(&mut self, id: u32, deadline: u64) {
+        assert!(
+            id < ID_LIMIT,
+            "timer id {id} is not below the wheel's limit {ID_LIMIT}"
+        );
+        let at = id as usize;
+        if at >= self.nodes.len() {
+            self.nodes.resize(at + 1, UNSCHEDULED);
+        } else if self.nodes[at].prev != NIL {
+            self.unlink(id);
+            self.len -= 1;
+        }
+        self.nodes[at].deadline = deadline;
+        self.file(id);
+        self.len += 1;
+    }
+
+    /// Cancels the timer of `id`; returns whether it was scheduled.
+    pub fn cancel(&mut self, id: u32) -> bool {
+        if self.deadline(id).is_none() {
+            return false;
+        }
+        self.unlink(id);
+        self.len -= 1;
+        true
+    }
+
+    /// The deadline of `id`, if it is scheduled.
+    pub fn deadline(&self, id: u32) -> Option<u64> {
+        self.nodes
+            .get(id as usize)
+            .filter(|node| node.prev != NIL)
+            .map(|node| node.deadline)
+    }
+
+    /// Moves time to `now` and pushes onto `expired` every id whose deadline is at or before
+    /// `now`, removing them from the wheel; ids come in no particular order. An earlier `now`
+    /// than [`now`](Self::now) leaves the wheel's time where it is and expires only timers
+    /// scheduled at or before that `now`.
+    pub fn advance(&mut self, now: u64, expired: &mut Vec<u32>) {
+        if self.heads[DUE].first != sentinel(DUE) {
+            self.expire_due(now, expired);
+        }
+        if now <= self.time {
+            return;
+        }
+        while let Some((earliest, start)) = self.earliest() {
+            if start > now {
+                break;
+            }
+            #[cfg(test)]
+            {
+                self.work += 1;
+            }
+            let bucket = match earliest {
+                Earliest::Level { level, index } => {
+                    // Timers left in the bucket are after `now` and inside its span, so filing
+                    // them against a time in that span sends them to a lower level.
+                    let end = start + ((1u64 << SPAN_BITS[level]) - 1);
+                    self.time = now.min(end);
+                    self.occupied[level] &= !(1u64 << index);
+                    OFFSET[level] + index
+                }
+                Earliest::Overflow => {
+                    // Every level is empty, so time can jump straight to `now`.
+                    self.time = now;
+                    OVERFLOW
+                }
+            };
+            let mut link = self.take(bucket);
+            while is_node(link) {
+                let id = link;
+                link = self.nodes[id as usize].next;
+                #[cfg(test)]
+                {
+                    self.work += 1;
+                }
+                if self.nodes[id as usize].deadline <= now {
+                    self.nodes[id as usize] = UNSCHEDULED;
+                    self.len -= 1;
+                    expired.push(id);
+                } else {
+                    self.file(id);
+                }
+            }
+        }
+        self.time = now;
+    }
+
+    /// When the earliest timer may be due: at or before every scheduled deadline (exact when the
+    /// earliest timers have reached the finest level), `None` when nothing is scheduled.
+    pub fn next_expiration(&self) -> Option<u64> {
+        if self.heads[DUE].first != sentinel(DUE) {
+            return Some(self.due_min);
+        }
+        self.earliest().map(|(_, start)| start)
+    }
+
+    /// Cancels every timer; the wheel keeps its time.
+    pub fn clear(&mut self) {
+        self.nodes.clear();
+        for (b, head) in self.heads.iter_mut().enumerate() {
+            *head = Head {
+                first: sentinel(b),
+                last: sentinel(b),
+            };
+        }
+        self.occupied = [0; LEVELS];
+        self.len = 0;
+        self.due_min = u64::MAX;
+    }
+
+    /// The scheduled `(id, deadline)` pairs, in id order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, node)| node.prev != NIL)
+            .map(|(id, node)| (id as u32, node.deadline))
+    }
+
+    /// Heap bytes held: 16 per slot of the node array plus the fixed bucket heads.
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.heads.len() * std::mem::size_of::<Head>()
+    }
+
+    /// Panics if any invariant is broken: links consistent both ways, every node in the bucket
+    /// its deadline names, occupancy masks and the count matching the lists.
+    #[doc(hidden)]
+    pub fn validate(&self) {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut total = 0;
+        for (bucket, head) in self.heads.iter().enumerate() {
+            let own = sentinel(bucket);
+            let mut prev = own;
+            let mut link = head.first;
+            let mut count = 0;
+            while link != own {
+                assert!(
+                    is_node(link),
+                    "bucket {bucket}: link {link} is a foreign sentinel"
+                );
+                let node = self.nodes[link as usize];
+                assert!(!seen[link as usize], "node {link} linked twice");
+                seen[link as usize] = true;
+                assert_eq!(node.prev, prev, "node {link}: prev link");
+                assert_eq!(
+                    self.bucket_for(node.deadline),
+                    bucket,
+                    "node {link} (deadline {}) filed in the wrong bucket at time {}",
+                    node.deadline,
+                    self.time
+                );
+                if bucket == DUE {
+                    assert!(
+                        self.due_min <= node.deadline,
+                        "due_min above a due deadline"
+                    );
+                }
+                prev = link;
+                link = node.next;
+                count += 1;
+            }
+            assert_eq!(head.last, prev, "bucket {bucket}: last link");
+            if bucket < OVERFLOW {
+                let level = LEVEL_OF_BUCKET[bucket] as usize;
+                let bit = self.occupied[level] >> (bucket - OFFSET[level]) & 1;
+                assert_eq!(bit == 1, count > 0, "bucket {bucket}: occupancy bit");
+            }
+            total += count;
+        }
+        assert_eq!(total, self.len, "count of linked nodes");
+        for (id, node) in self.nodes.iter().enumerate() {
+            if !seen[id] {
+                assert!(
+                    node.prev == NIL && node.next == NIL,
+                    "node {id} has links but is in no bucket"
+                );
+            }
+        }
+        for (level, &mask) in self.occupied.iter().enumerate() {
+            let buckets = OFFSET[level + 1] - OFFSET[level];
+            assert_eq!(mask >> (buckets - 1) >> 1, 0, "level {level}: stray bits");
+        }
+    }
+
+    /// The bucket for `deadline` at the wheel's current time.
+    #[inline]
+    fn bucket_for(&self, deadline: u64) -> usize {
+        if deadline <= self.time {
+            return DUE;
+        }
+        let bit = 63 - (deadline ^ self.time).leading_zeros();
+        let level = LEVEL_OF_BIT[bit as usize] as usize;
+        if level == LEVELS {
+            return OVERFLOW;
+        }
+        let mask = (1u64 << (SPAN_BITS[level + 1] - SPAN_BITS[level])) - 1;
+        OFFSET[level] + ((deadline >> SPAN_BITS[level]) & mask) as usize
+    }
+
+    /// The earliest non-empty bucket and the time it starts (at or before all its deadlines),
+    /// ignoring the due list.
+    #[inline]
+    fn earliest(&self) -> Option<(Earliest, u64)> {
+        for (level, &mask) in self.occupied.iter().enumerate() {
+            if mask != 0 {
+                let index = mask.trailing_zeros();
+                let above = SPAN_BITS[level + 1];
+                let start = (self.time >> above << above) | (u64::from(index) << SPAN_BITS[level]);
+                return Some((
+                    Earliest::Level {
+                        level,
+                        index: index as usize,
+                    },
+                    start,
+                ));
+            }
+        }
+        if self.heads[OVERFLOW].first == sentinel(OVERFLOW) {
+            return None;
+        }
+        // The next turn of the wheel; the overflow is empty in the last turn, as every later
+        // deadline there agrees with the time on the high bits.
+        let start = ((self.time >> HORIZON_BITS) + 1).saturating_mul(1 << HORIZON_BITS);
+        Some((Earliest::Overflow, start))
+    }
+
+    /// Hands back the due-list timers at or before `now`.
+    fn expire_due(&mut self, now: u64, expired: &mut Vec<u32>) {
+        let every = now >= self.time;
+        let mut link = self.take(DUE);
+        self.due_min = u64::MAX;
+        while is_node(link) {
+            let id = link;
+            let node = self.nodes[id as usize];
+            link = node.next;
+            #[cfg(test)]
+            {
+                self.work += 1;
+            }
+            if every || node.deadline <= now {
+                self.nodes[id as usize] = UNSCHEDULED;
+                self.len -= 1;
+                expired.push(id);
+            } else {
+                self.file(id);
+            }
+        }
+    }
+
+    /// Empties `bucket`, returning its first link; its nodes keep their `next` links.
+    fn take(&mut self, bucket: usize) -> u32 {
+        let own = sentinel(bucket);
+        let first = self.heads[bucket].first;
+        self.heads[bucket] = Head {
+            first: own,
+            last: own,
+        };
+        first
+    }
+
+    /// Links `id` at the tail of the bucket its deadline names.
+    fn file(&mut self, id: u32) {
+        let deadline = self.nodes[id as usize].deadline;
+        let bucket = self.bucket_for(deadline);
+        if bucket < OVERFLOW {
+            let level = LEVEL_OF_BUCKET[bucket] as usize;
+            self.occupied[level] |= 1u64 << (bucket - OFFSET[level]);
+        } else if bucket == DUE {
+            self.due_min = self.due_min.min(deadline);
+        }
+        let own = sentinel(bucket);
+        let last = self.heads[bucket].last;
+        self.nodes[id as usize].prev = last;
+        self.nodes[id as usize].next = own;
+        self.set_next(last, id);
+        self.heads[bucket].last = id;
+    }
+
+    /// Unlinks a scheduled `id`, clearing its bucket's occupancy bit if it was the last one.
+    fn unlink(&mut self, id: u32) {
+        let Node { prev, next, .. } = self.nodes[id as usize];
+        self.set_next(prev, next);
+        self.set_prev(next, prev);
+        if prev == next {
+            // Both are the sentinel of the bucket just emptied.
+            let bucket = bucket_of(prev);
+            if bucket < OVERFLOW {
+                let level = LEVEL_OF_BUCKET[bucket] as usize;
+                self.occupied[level] &= !(1u64 << (bucket - OFFSET[level]));
+            }
+        }
+        self.nodes[id as usize] = UNSCHEDULED;
+    }
+
+    #[inline]
+    fn set_next(&mut self, link: u32, next: u32) {
+        if is_node(link) {
+            self.nodes[link as usize].next = next;
+        } else {
+            self.heads[bucket_of(link)].first = next;
+        }
+    }
+
+    #[inline]
+    fn set_prev(&mut self, link: u32, prev: u32) {
+        if is_node(link) {
+            self.nodes[link as usize].prev = prev;
+        } else {
+            self.heads[bucket_of(link)].last = prev;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const SECOND: u64 = 1_000_000_000;
+    const DAY: u64 = 86_400 * SECOND;
+
+    fn advance(wheel: &mut TimerWheel, now: u64) -> Vec<u32> {
+        let mut expired = Vec::new();
+        wheel.advance(now, &mut expired);
+        wheel.validate();
+        expired.sort_unstable();
+        expired
+    }
+
+    #[test]
+    fn levels_match_caffeine_bucket_counts_and_spans() {
+        // Caffeine's coarse levels: 64, 64, 32, 4 buckets and the single overflow bucket, with
+        // spans just above a second, a minute, an hour, a day, and four days of those.
+        let counts: Vec<usize> = (5..LEVELS).map(|l| OFFSET[l + 1] - OFFSET[l]).collect();
+        assert_eq!(counts, [64, 64, 32, 4]);
+        assert_eq!(
+            BUCKETS_TOTAL - OVERFLOW,
+            2,
+            "one overflow bucket and the due list"
+        );
+        let spans: Vec<f64> = SPAN_BITS[5..]
+            .iter()
+            .map(|&bits| (1u64 << bits) as f64 / SECOND as f64)
+            .collect();
+        let expected = [
+            1.07,
+            1.14 * 60.0,
+            1.22 * 3600.0,
+            1.63 * 86_400.0,
+            6.5 * 86_400.0,
+        ];
+        for (span, want) in spans.iter().zip(expected) {
+            assert!(
+                (span / want - 1.0).abs() < 0.01,
+                "span {span} s, expected {want} s"
+            );
+        }
+        // Each coarse level covers exactly one bucket of the next.
+        for l in 5..LEVELS - 1 {
+            let buckets = OFFSET[l + 1] - OFFSET[l];
+            assert_eq!(buckets << SPAN_BITS[l], 1 << SPAN_BITS[l + 1]);
+        }
+        // The fine levels split the first coarse bucket down to single nanoseconds.
+        assert_eq!(SPAN_BITS[0], 0);
+        assert_eq!(OFFSET[5], 5 * 64);
+        assert_eq!(BUCKETS_TOTAL, 486);
+        assert_eq!(ID_LIMIT, u32::MAX - 486);
+    }
+
+    #[test]
+    fn advance_exactly_to_deadline_expires_entry() {
+        let mut wheel = TimerWheel::new();
+        let deadline = 3 * SECOND + 123_456_789;
+        wheel.schedule(7, deadline);
+        assert_eq!(advance(&mut wheel, deadline), [7]);
+        assert!(wheel.is_empty());
+        assert_eq!(wheel.deadline(7), None);
+    }
+
+    #[test]
+    fn advance_one_nano_before_deadline_keeps_entry() {
+        let mut wheel = TimerWheel::new();
+        let deadline = 3 * SECOND + 123_456_789;
+        wheel.schedule(7, deadline);
+        assert!(advance(&mut wheel, deadline - 1).is_empty());
+        assert_eq!(wheel.deadline(7), Some(deadline));
+        assert_eq!(
+            wheel.next_expiration(),
+            Some(deadline),
+            "exact at the finest level"
+        );
+        assert_eq!(advance(&mut wheel, deadline), [7]);
+    }
+
+    #[test]
+    fn advance_in_steps_expires_each_entry_at_its_own_nanosecond() {
+        let mut wheel = TimerWheel::new();
+        // Deadlines inside one coarse bucket, a few nanoseconds apart.
+        let base = 5 * SECOND;
+        for id in 0..50u32 {
+            wheel.schedule(id, base + u64::from(id) * 3);
+        }
+        for step in 0..150u64 {
+            let now = base + step;
+            let expired = advance(&mut wheel, now);
+            let want: Vec<u32> = (0..50u32)
+                .filter(|&id| base + u64::from(id) * 3 == now)
+                .collect();
+            assert_eq!(expired, want, "at {now}");
+        }
+        assert!(wheel.is_empty());
+    }
+
+    #[test]
+    fn schedule_past_deadline_expires_on_next_advance() {
+        let mut wheel = TimerWheel::new();
+        advance(&mut wheel, 10 * SECOND);
+        wheel.schedule(1, SECOND);
+        wheel.schedule(2, 10 * SECOND);
+        assert_eq!(wheel.next_expiration(), Some(SECOND));
+        assert_eq!(advance(&mut wheel, 10 * SECOND), [1, 2]);
+    }
+
+    #[test]
+    fn advance_backwards_expires_nothing() {
+        let mut wheel = TimerWheel::new();
+        wheel.schedule(1, 20 * SECOND);
+        wheel.schedule(2, 30 * SECOND);
+        assert!(advance(&mut wheel, 15 * SECOND).is_empty());
+        assert!(advance(&mut wheel, 5 * SECOND).is_empty());
+        assert!(advance(&mut wheel, 0).is_empty());
+        assert_eq!(wheel.now(), 15 * SECOND, "time does not move backwards");
+        assert_eq!(advance(&mut wheel, 20 * SECOND), [1]);
+        assert_eq!(advance(&mut wheel, 30 * SECOND), [2]);
+    }
+
+    #[test]
+    fn advance_backwards_expires_only_past_deadlines_at_or_before_now() {
+        let mut wheel = TimerWheel::new();
+        advance(&mut wheel, 100);
+        // Both are in the past for the wheel, but the caller's clock went back to 40.
+        wheel.schedule(1, 30);
+        wheel.schedule(2, 50);
+        assert_eq!(advance(&mut wheel, 40), [1]);
+        assert_eq!(wheel.deadline(2), Some(50));
+        assert!(advance(&mut wheel, 49).is_empty());
+        assert_eq!(advance(&mut wheel, 50), [2]);
+    }
+
+    #[test]
+    fn schedule_beyond_horizon_cascades_when_due() {
+        let mut wheel = TimerWheel::new();
+        let deadline = 30 * DAY + 17;
+        wheel.schedule(1, deadline);
+        // Day by day: every turn of the wheel re-examines the overflow, none expires early.
+        for day in 1..30 {
+            assert!(advance(&mut wheel, day * DAY).is_empty(), "day {day}");
+        }
+        assert!(advance(&mut wheel, deadline - 1).is_empty());
+        assert_eq!(advance(&mut wheel, deadline), [1]);
+    }
+
+    #[test]
+    fn schedule_beyond_horizon_expires_on_one_big_jump() {
+        let mut wheel = TimerWheel::new();
+        wheel.schedule(1, 400 * DAY);
+        wheel.schedule(2, 401 * DAY);
+        assert_eq!(advance(&mut wheel, 400 * DAY), [1]);
+        assert!(advance(&mut wheel, 401 * DAY - 1).is_empty());
+        assert_eq!(advance(&mut wheel, 401 * DAY), [2]);
+    }
+
+    #[test]
+    fn schedule_u64_max_expires_only_at_u64_max() {
+        let mut wheel = TimerWheel::new();
+        wheel.schedule(1, u64::MAX);
+        wheel.schedule(2, u64::MAX - 1);
+        assert!(advance(&mut wheel, u64::MAX / 2).is_empty());
+        assert!(advance(&mut wheel, u64::MAX - 2).is_empty());
+        assert_eq!(advance(&mut wheel, u64::MAX - 1), [2]);
+        assert_eq!(advance(&mut wheel, u64::MAX), [1]);
+        // At the end of time everything is due.
+        wheel.schedule(3, u64::MAX);
+        assert_eq!(advance(&mut wheel, u64::MAX), [3]);
+    }
+
+    #[test]
+    fn schedule_twice_keeps_latest_deadline() {
+        let mut wheel = TimerWheel::new();
+        wheel.schedule(1, 10 * SECOND);
+        wheel.schedule(1, 2 * DAY);
+        assert_eq!(wheel.len(), 1);
+        assert_eq!(wheel.deadline(1), Some(2 * DAY));
+        assert!(advance(&mut wheel, DAY).is_empty());
+        wheel.schedule(1, DAY + 5);
+        assert_eq!(advance(&mut wheel, DAY + 5), [1]);
+        assert!(advance(&mut wheel, 3 * DAY).is_empty());
+    }
+
+    #[test]
+    fn cancel_unknown_id_returns_false() {
+        let mut wheel = TimerWheel::new();
+        assert!(!wheel.cancel(3));
+        assert!(!wheel.cancel(ID_LIMIT));
+        assert!(!wheel.cancel(u32::MAX));
+        wheel.schedule(3, SECOND);
+        assert!(wheel.cancel(3));
+        assert!(!wheel.cancel(3), "already cancelled");
+        wheel.validate();
+    }
+
+    #[test]
+    fn cancel_scheduled_entry_never_expires() {
+        let mut wheel = TimerWheel::new();
+        wheel.schedule(1, SECOND);
+        wheel.schedule(2, SECOND);
+        assert!(wheel.cancel(1));
+        wheel.validate();
+        assert_eq!(advance(&mut wheel, 2 * SECOND), [2]);
+        assert_eq!(wheel.next_expiration(), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "limit")]
+    fn schedule_reserved_id_panics() {
+        TimerWheel::new().schedule(ID_LIMIT, 1);
+    }
+
+    #[test]
+    fn clear_cancels_everything_and_keeps_time() {
+        let mut wheel = TimerWheel::new();
+        advance(&mut wheel, SECOND);
+        for id in 0..100u32 {
+            wheel.schedule(id, u64::from(id) * DAY / 7);
+        }
+        wheel.clear();
+        wheel.validate();
+        assert!(wheel.is_empty());
+        assert_eq!(wheel.iter().count(), 0);
+        assert_eq!(wheel.next_expiration(), None);
+        assert_eq!(wheel.now(), SECOND);
+        assert!(advance(&mut wheel, u64::MAX).is_empty());
+    }
+
+    #[test]
+    fn iter_lists_scheduled_pairs() {
+        let mut wheel = TimerWheel::new();
+        wheel.schedule(4, 40);
+        wheel.schedule(1, u64::MAX);
+        wheel.schedule(9, 90);
+        wheel.cancel(9);
+        assert_eq!(wheel.iter().collect::<Vec<_>>(), [(1, u64::MAX), (4, 40)]);
+    }
+
+    #[test]
+    fn memory_bytes_counts_sixteen_per_slot() {
+        let mut wheel = TimerWheel::new();
+        let empty = wheel.memory_bytes();
+        wheel.schedule(999, SECOND);
+        let grown = wheel.memory_bytes() - empty;
+        assert!(grown >= 1000 * 16, "{grown}");
+        assert!(grown <= 2 * 1000 * 16, "{grown}");
+    }
+
+    #[test]
+    fn next_expiration_bounds_earliest_deadline_from_below() {
+        let mut wheel = TimerWheel::new();
+        assert_eq!(wheel.next_expiration(), None);
+        let deadline = 5 * 60 * SECOND + 1;
+        wheel.schedule(1, deadline);
+        let mut now = 0;
+        // Following the bound like the background scheduler does reaches the deadline in a few
+        // wake-ups (one per level), never after it.
+        for _ in 0..LEVELS + 1 {
+            let next = wheel.next_expiration().expect("scheduled");
+            assert!(next <= deadline && next > now);
+            now = next;
+            if !advance(&mut wheel, now).is_empty() {
+                break;
+            }
+        }
+        assert_eq!(now, deadline);
+        assert!(wheel.is_empty());
+    }
+
+    #[test]
+    fn advance_small_steps_over_crowded_second_does_linear_work() {
+        let mut wheel = TimerWheel::new();
+        let timers = 100_000u32;
+        let base = 7 * SECOND + 1_000;
+        // All in one coarse bucket, 20 ns apart: they span the 2 ms that is advanced over.
+        for id in 0..timers {
+            wheel.schedule(id, base + u64::from(id) * 20);
+        }
+        let mut expired = Vec::new();
+        let mut count = 0;
+        let mut now = base - 1_000;
+        let steps = 2_001;
+        for _ in 0..steps {
+            now += 1_000;
+            expired.clear();
+            wheel.advance(now, &mut expired);
+            count += expired.len();
+            assert!(expired.iter().all(|&id| base + u64::from(id) * 20 <= now));
+            if let Some(next) = wheel.next_expiration() {
+                assert!(next > now, "a due timer was left behind at {now}");
+            }
+        }
+        wheel.validate();
+        assert_eq!(count, timers as usize);
+        // Each timer is visited at most once per level; each step finds its bucket in O(1).
+        let bound = (LEVELS as u64 + 1) * (u64::from(timers) + steps);
+        assert!(
+            wheel.work <= bound,
+            "{} node visits, bound {bound}",
+            wheel.work
+        );
+    }
+
+    #[test]
+    fn advance_jump_of_years_does_work_bounded_by_timers() {
+        let mut wheel = TimerWheel::new();
+        let timers = 1_000u32;
+        for id in 0..timers {
+            // From seconds to decades away.
+            wheel.schedule(id, 2 * (u64::from(id) + 1).pow(3) * SECOND);
+        }
+        let expired = advance(&mut wheel, 20 * 365 * DAY).len();
+        assert!(expired > 0 && expired < timers as usize);
+        advance(&mut wheel, u64::MAX);
+        assert!(wheel.is_empty());
+        let bound = (LEVELS as u64 + 2) * u64::from(timers) + 10;
+        assert!(
+            wheel.work <= bound,
+            "{} node visits, bound {bound}",
+            wheel.work
+        );
+    }
+
+    /// When a deadline is scheduled, relative to the current time.
+    #[derive(Debug, Clone)]
+    enum When {
+        Past(u64),
+        Now,
+        Near(u64),
+        Far(u64),
+        Max,
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Schedule(u32, When),
+        Cancel(u32),
+        Forward(u64),
+        Backward(u64),
+        ToMax,
+    }
+
+    const IDS: u32 = 24;
+
+    fn op() -> impl Strategy<Value = Op> {
+        let id = 0..IDS;
+        let when = prop_oneof![
+            2 => (0..1u64 << 34).prop_map(When::Past),
+            1 => Just(When::Now),
+            6 => (1..1u64 << 32).prop_map(When::Near),
+            3 => (1..1u64 << 56).prop_map(When::Far),
+            1 => Just(When::Max),
+        ];
+        prop_oneof![
+            8 => (id.clone(), when).prop_map(|(id, when)| Op::Schedule(id, when)),
+            2 => id.prop_map(Op::Cancel),
+            3 => (0..1u64 << 12).prop_map(Op::Forward),
+            3 => (0..1u64 << 31).prop_map(Op::Forward),
+            2 => (0..1u64 << 52).prop_map(Op::Forward),
+            1 => (0..1u64 << 34).prop_map(Op::Backward),
+            1 => Just(Op::ToMax),
+        ]
+    }
+
+    fn check_against(wheel: &TimerWheel, model: &BTreeMap<u32, u64>) {
+        wheel.validate();
+        assert_eq!(wheel.len(), model.len());
+        for id in 0..IDS {
+            assert_eq!(wheel.deadline(id), model.get(&id).copied(), "id {id}");
+        }
+        assert!(wheel.iter().eq(model.iter().map(|(&id, &d)| (id, d))));
+        let earliest = model.values().min().copied();
+        match (wheel.next_expiration(), earliest) {
+            (None, None) => {}
+            (Some(next), Some(earliest)) => assert!(next <= earliest, "{next} > {earliest}"),
+            (next, earliest) => panic!("next_expiration {next:?}, earliest {earliest:?}"),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn random_ops_match_deadline_model(ops in prop::collection::vec(op(), 1..120)) {
+            let mut wheel = TimerWheel::new();
+            let mut model = BTreeMap::new();
+            let mut now = 0u64;
+            // Most runs start away from zero, so backward steps and past deadlines have room.
+            if ops.len() % 3 != 0 {
+                now = 3 * DAY + 12_345;
+                assert!(advance(&mut wheel, now).is_empty());
+            }
+            for op in ops {
+                let advance_to = match op {
+                    Op::Schedule(id, when) => {
+                        let deadline = match when {
+                            When::Past(by) => now.saturating_sub(by),
+                            When::Now => now,
+                            When::Near(by) | When::Far(by) => now.saturating_add(by),
+                            When::Max => u64::MAX,
+                        };
+                        wheel.schedule(id, deadline);
+                        model.insert(id, deadline);
+                        None
+                    }
+                    Op::Cancel(id) => {
+                        assert_eq!(wheel.cancel(id), model.remove(&id).is_some());
+                        None
+                    }
+                    Op::Forward(by) => Some(now.saturating_add(by)),
+                    Op::Backward(by) => Some(now.saturating_sub(by)),
+                    Op::ToMax => Some(u64::MAX),
+                };
+                if let Some(to) = advance_to {
+                    now = to;
+                    let expired = advance(&mut wheel, now);
+                    let due: Vec<u32> =
+                        model.iter().filter(|&(_, &d)| d <= now).map(|(&id, _)| id).collect();
+                    model.retain(|_, &mut d| d > now);
+                    assert_eq!(expired, due, "advance to {now}");
+                }
+                check_against(&wheel, &model);
+            }
+        }
+    }
+}
