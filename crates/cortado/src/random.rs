@@ -5,8 +5,8 @@
 //! quality, but both must differ between processes, so seeds come from the standard library's
 //! randomly keyed `RandomState`.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
+use std::collections::hash_map::{DefaultHasher, RandomState};
+use std::hash::{BuildHasher, Hash, Hasher};
 
 /// A fresh 64-bit seed, different in every call and every process.
 pub(crate) fn random_seed() -> u64 {
@@ -23,6 +23,19 @@ pub(crate) fn mix64(mut x: u64) -> u64 {
     x ^= x >> 27;
     x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^ (x >> 31)
+}
+
+/// A 64-bit hash of `key` keyed by `seed`, for sketches and filters that take keys of any type.
+///
+/// This is SipHash-1-3 (the standard library's `DefaultHasher`) over the seed followed by the key:
+/// without the seed, nobody can predict which keys share a hash, and the output is uniform enough
+/// for the independence arguments of Count-Min and Bloom sizing.
+#[inline]
+pub(crate) fn keyed_hash<Q: Hash + ?Sized>(seed: u64, key: &Q) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    hasher.write_u64(seed);
+    key.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// A xorshift64* generator: a few instructions per draw, never zero state.
@@ -56,6 +69,13 @@ mod tests {
     #[test]
     fn random_seed_two_calls_differ() {
         assert_ne!(random_seed(), random_seed());
+    }
+
+    #[test]
+    fn keyed_hash_depends_on_seed_and_key() {
+        assert_eq!(keyed_hash(1, "key"), keyed_hash(1, &String::from("key")));
+        assert_ne!(keyed_hash(1, "key"), keyed_hash(2, "key"));
+        assert_ne!(keyed_hash(1, "key"), keyed_hash(1, "kez"));
     }
 
     #[test]
