@@ -4,5 +4,6 @@
 //! Three narrow parts: [`trace`] readers turn a file into a lazy stream of keys, [`policy`]
 //! replays keys one request at a time, and the reports print and plot the results.
 
+pub mod gen;
 pub mod policy;
 pub mod trace;
