@@ -1,5 +1,7 @@
 //! Policies the simulator replays: Cortado's own (the library's code) and reference policies.
 
+pub mod reference;
+
 /// A cache replacement policy driven one request at a time.
 ///
 /// Every request is a lookup of `key`; on a miss the policy decides whether and how to admit the
