@@ -4,8 +4,9 @@
 //! The traces live outside the repository: `../shared/traces` from the repository root, or the
 //! directory named by `CORTADO_TRACES`. Without them the test prints a note and passes.
 
-use std::path::PathBuf;
+mod common;
 
+use common::traces_dir;
 use cortado_sim::trace;
 
 /// `(file, requests, distinct keys)` as published in the README.
@@ -32,13 +33,6 @@ const TRACES: [(&str, usize, usize); 21] = [
     ("twitter-c52.csv.gz", 1_000_000, 143_542),
     ("cloudphysics-io.csv.gz", 113_872, 48_974),
 ];
-
-fn traces_dir() -> PathBuf {
-    match std::env::var_os("CORTADO_TRACES") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"),
-    }
-}
 
 #[test]
 fn shared_traces_counts_match_readme() {
