@@ -161,7 +161,9 @@ pub fn write_table(mut out: impl Write, traces: &[Trace], outcomes: &[Outcome]) 
     Ok(())
 }
 
-/// Prints the speed of each replay loop: requests, seconds and millions of requests per second.
+/// Prints the speed of each replay loop: requests, wall seconds and millions of requests per
+/// wall second, then CPU seconds of the replaying thread and millions per CPU second (`-` where
+/// the platform does not tell CPU time).
 pub fn write_timing(mut out: impl Write, outcomes: &[Outcome]) -> io::Result<()> {
     let trace_width = outcomes
         .iter()
@@ -177,19 +179,25 @@ pub fn write_timing(mut out: impl Write, outcomes: &[Outcome]) -> io::Result<()>
         .max(6);
     writeln!(
         out,
-        "{:<trace_width$}  {:<policy_width$}  {:>10}  {:>12}  {:>9}  {:>9}",
-        "trace", "policy", "size", "requests", "seconds", "M req/s"
+        "{:<trace_width$}  {:<policy_width$}  {:>10}  {:>12}  {:>9}  {:>9}  {:>9}  {:>11}",
+        "trace", "policy", "size", "requests", "seconds", "M req/s", "cpu s", "M req/cpu-s"
     )?;
     for o in outcomes {
+        let (cpu, per_cpu) = match (o.cpu_seconds, o.requests_per_cpu_second()) {
+            (Some(cpu), Some(rate)) => (format!("{cpu:.3}"), format!("{:.2}", rate / 1e6)),
+            _ => ("-".to_owned(), "-".to_owned()),
+        };
         writeln!(
             out,
-            "{:<trace_width$}  {:<policy_width$}  {:>10}  {:>12}  {:>9.3}  {:>9.2}",
+            "{:<trace_width$}  {:<policy_width$}  {:>10}  {:>12}  {:>9.3}  {:>9.2}  {:>9}  {:>11}",
             o.trace_name,
             o.policy,
             o.size,
             o.requests,
             o.seconds,
-            o.requests_per_second() / 1e6
+            o.requests_per_second() / 1e6,
+            cpu,
+            per_cpu
         )?;
     }
     Ok(())
@@ -210,6 +218,7 @@ mod tests {
             requests: 8,
             hits,
             seconds: 0.5,
+            cpu_seconds: None,
         }
     }
 
@@ -290,8 +299,16 @@ mod tests {
         let mut out = Vec::new();
         write_timing(&mut out, &[outcome(0, "t", "lru", 2, 0)]).unwrap();
         let text = String::from_utf8(out).unwrap();
-        // 8 requests in 0.5 s: 16 per second, 0.00 M.
+        // 8 requests in 0.5 s: 16 per second, 0.00 M; CPU time unknown.
         let row: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
-        assert_eq!(row, ["t", "lru", "2", "8", "0.500", "0.00"]);
+        assert_eq!(row, ["t", "lru", "2", "8", "0.500", "0.00", "-", "-"]);
+        let mut out = Vec::new();
+        let mut timed = outcome(0, "t", "lru", 2, 0);
+        timed.requests = 4_000_000;
+        timed.cpu_seconds = Some(0.25);
+        write_timing(&mut out, &[timed]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let row: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+        assert_eq!(row[4..], ["0.500", "8.00", "0.250", "16.00"]);
     }
 }
