@@ -470,10 +470,13 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
     {
         let hash = self.hasher.hash_one(key);
         let (removed_live, mut removed) = self.write(hash, |core, now| core.remove(hash, key, now));
-        let (key, value) = removed_live?;
-        removed.push((key, value.clone(), RemovalCause::Explicit));
+        // Maintenance (or the key itself, expired) may have removed entries even on a miss.
+        let value = removed_live.map(|(key, value)| {
+            removed.push((key, value.clone(), RemovalCause::Explicit));
+            value
+        });
         self.notify(removed);
-        Some(value)
+        value
     }
 
     pub(crate) fn run_pending_tasks(&self) {
