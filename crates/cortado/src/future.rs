@@ -1,4 +1,4 @@
-//! The async front end: the same sharded core as [`sync`](crate::sync), with loaders that take
+//! The async front end: the same sharded core as [`sync`], with loaders that take
 //! futures and wait without blocking the executor.
 //!
 //! Runtime-agnostic: waiting uses wakers only, and nothing is spawned or timed. Plain operations
@@ -17,9 +17,9 @@
 //!
 //! # Design
 //!
-//! A thin layer: a [`future::Cache`](Cache) is a [`sync::Cache`](crate::sync::Cache) handle, and
+//! A thin layer: a [`future::Cache`](Cache) is a [`sync::Cache`] handle, and
 //! its loaders await the very futures that the blocking loaders drive to completion with a
-//! thread-parking executor (see the [`sync`](crate::sync) design). Everything else is
+//! thread-parking executor (see the [`sync`] design). Everything else is
 //! [`as_sync`](Cache::as_sync) away, or forwarded.
 //!
 //! Never mix the blocking loaders of [`as_sync`](Cache::as_sync) with async ones for the same key

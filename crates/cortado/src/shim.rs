@@ -11,7 +11,7 @@
 //! root, next to this module; `model_check` declares them again (`#[path]`) next to its own
 //! shuttle-backed `shim`. So the very same source, tests included, is model checked in the
 //! ordinary `cargo test`, with no feature or `cfg` flag to remember and no copy to keep in step.
-//! The tests of those two files run their bodies through [`model`], which here runs them once
+//! The tests of those two files run their bodies through `model`, which here runs them once
 //! and under `model_check` explores many thread interleavings.
 //!
 //! [`block_on`] is the one piece of executor the blocking front end needs: its loaders are

@@ -14,7 +14,7 @@
 //! the cache cannot wait on the very load that is calling it. The three variants differ only in
 //! two conversions: the loader's result into the [`Outcome`] handed to waiters, and an outcome
 //! into a waiter's result (or a retry). The async front end awaits the future; the blocking one
-//! drives it with [`block_on`](crate::shim::block_on), which parks the waiting thread.
+//! drives it with `shim::block_on`, which parks the waiting thread.
 //!
 //! Each call counts one hit or one miss (its first lookup), whatever the retries, and each loader
 //! run counts one load success or failure.

@@ -40,13 +40,13 @@
 //!
 //! # Design
 //!
-//! - **Shards.** Keys are spread over a power-of-two number of [`Shard`]s by bits 40..56 of their
+//! - **Shards.** Keys are spread over a power-of-two number of shards (the `shard` module's core) by bits 40..56 of their
 //!   hash (the table itself uses the low bits and the top seven). The default count is the
 //!   smallest power of two at least four times the number of CPUs, lowered so that every shard
 //!   holds at least [`MIN_SHARD_CAPACITY`] units. Each shard has its own policy, sketch and timer
 //!   wheel: nothing is shared between shards, so nothing contends.
 //! - **Reads** take the shard's read lock, look the key up and clone the value; the hit is
-//!   recorded in the shard's lossy [`ReadBuffer`] (BP-Wrapper, as in Caffeine) and replayed into
+//!   recorded in the shard's lossy read buffer (`read_buffer`; BP-Wrapper, as in Caffeine) and replayed into
 //!   the policy under the write lock by the next writer, or by a reader that finds the lock free
 //!   (`try_write`, never waiting) every 32nd read. Time-to-idle deadlines move at the read itself
 //!   (an atomic per entry). A read that finds its entry expired reports a miss and leaves the
@@ -55,19 +55,23 @@
 //!   thread: replay buffered reads (so the policy sees reads and writes in order), expire due
 //!   entries, write, evict to fit.
 //! - **Listener** calls happen after the lock is released, on the thread that caused them.
-//! - **Loaders** coalesce concurrent misses per key (see [`loader`](crate::loader)); the protocol
+//! - **Loaders** coalesce concurrent misses per key (the `loader` module); the protocol
 //!   is written once, as a future, which the async front end awaits and the blocking one drives
 //!   with a thread-parking executor.
 //! - **Scheduler.** With [`Scheduler::Thread`], a background thread removes entries when they
-//!   are due (see [`scheduler`](crate::scheduler)); without it, no thread is started.
+//!   are due (the `scheduler` module, after Caffeine's `Pacer`); without it, no thread is
+//!   started.
 //! - **No `unsafe`.** The whole front end, like the core, is safe code, so it needs no Miri run
 //!   of its own; the lock-free pieces are model checked with shuttle instead.
 //!
 //! # Memory
 //!
-//! Per entry as in [`unsync`](crate::unsync) (the same core). Per shard, the lock, a 64-slot read
-//! buffer and counters, aligned to 128 bytes: about 512 bytes, plus an empty map of loads in
-//! flight; with a `negative_ttl`, a small LRU of absent keys.
+//! Per entry as in [`unsync`](crate::unsync) (the same core; the admission sketches of the
+//! shards add up to one sized for the whole capacity). Per shard, fixed: the core's own fields,
+//! the lock, the 64-slot read buffer, counters and an empty map of loads in flight, padded to
+//! 128 bytes: about 1.8 KiB for `u64` keys and values, plus the timer wheel's 4 KiB of bucket
+//! heads once entries expire. With a `negative_ttl`, each shard also keeps an LRU of absent keys
+//! (an eighth of its capacity).
 //!
 //! # References
 //!
@@ -788,5 +792,36 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     #[doc(hidden)]
     pub fn scheduler_alive(&self) -> Option<Arc<AtomicBool>> {
         self.inner.pacer.as_ref().map(PacerHandle::alive)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn share_splits_capacity_exactly_and_evenly() {
+        for shards in [1usize, 2, 8, 64] {
+            for capacity in [0u64, 1, 63, 64, 65, 1_000, 1 << 40] {
+                let shares: Vec<u64> = (0..shards).map(|i| share(capacity, shards, i)).collect();
+                assert_eq!(shares.iter().sum::<u64>(), capacity);
+                let (min, max) = (shares.iter().min().unwrap(), shares.iter().max().unwrap());
+                assert!(max - min <= 1, "{capacity} over {shards}: {shares:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn default_shards_power_of_two_with_large_enough_shares() {
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        let most = (cpus * 4).next_power_of_two();
+        assert_eq!(default_shards(None), most);
+        for capacity in [0u64, 255, 256, 511, 512, 4_096, 1 << 20, 1 << 40] {
+            let n = default_shards(Some(capacity));
+            assert!(n.is_power_of_two() && n <= most);
+            assert!(n == 1 || capacity / n as u64 >= MIN_SHARD_CAPACITY);
+            // No fewer shards than the capacity allows.
+            assert!(n == most || capacity / (2 * n as u64) < MIN_SHARD_CAPACITY);
+        }
     }
 }
