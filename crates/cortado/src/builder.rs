@@ -63,7 +63,7 @@ impl fmt::Display for BuildError {
             ),
             Self::CapacityBelowShards { capacity, shards } => write!(
                 f,
-                "max_capacity {capacity} is below the shard count {shards}: some shards could hold nothing"
+                "max_capacity {capacity} leaves some of the {shards} shards no room"
             ),
         }
     }

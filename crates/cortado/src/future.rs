@@ -35,7 +35,7 @@ use hashbrown::DefaultHashBuilder;
 
 use crate::builder::{BuildError, CacheBuilder};
 use crate::stats::CacheStats;
-use crate::sync::{self, Compute, Inner};
+use crate::sync::{self, Compute, Inner, Mode};
 
 /// Builds the [`future::Cache`](Cache) (marker for [`CacheBuilder`]).
 #[derive(Debug)]
@@ -180,7 +180,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     pub async fn get_with(&self, key: K, init: impl Future<Output = V>) -> V {
         match self.inner().get(&key) {
             Some(value) => value,
-            None => self.inner().load_value(&key, init).await,
+            None => self.inner().load_value(&key, Mode::Async, init).await,
         }
     }
 
@@ -196,7 +196,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     {
         match self.inner().get(&key) {
             Some(value) => Ok(value),
-            None => self.inner().load_result(&key, init).await,
+            None => self.inner().load_result(&key, Mode::Async, init).await,
         }
     }
 
@@ -213,7 +213,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
         if self.inner().known_absent(&key) {
             return None;
         }
-        self.inner().load_option(&key, init).await
+        self.inner().load_option(&key, Mode::Async, init).await
     }
 
     /// The entry of `key`, for compound operations.

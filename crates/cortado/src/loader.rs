@@ -108,6 +108,13 @@ impl<V: Clone> Waiter<V> {
 /// Waits for another caller's load; resolves to its outcome.
 pub(crate) struct Wait<V>(Arc<Waiter<V>>);
 
+impl<V> Wait<V> {
+    /// Names the load waited for (the same as its [`LoadGuard::id`]).
+    pub(crate) fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+}
+
 impl<V: Clone> Future for Wait<V> {
     type Output = Outcome<V>;
 
@@ -178,6 +185,11 @@ pub(crate) struct LoadGuard<'a, K: Hash + Eq, V: Clone> {
 }
 
 impl<K: Hash + Eq, V: Clone> LoadGuard<'_, K, V> {
+    /// Names this load while it is in flight.
+    pub(crate) fn id(&self) -> usize {
+        Arc::as_ptr(&self.waiter) as usize
+    }
+
     /// Publishes the outcome to every waiter and ends the load.
     pub(crate) fn complete(mut self, outcome: Outcome<V>) {
         self.finish(outcome);
@@ -225,6 +237,7 @@ mod tests {
                 matches!(loading.join(&2), Role::Load(_)),
                 "keys are independent"
             );
+            assert_eq!(wait.id(), guard.id());
             guard.complete(Outcome::Value(7));
             assert!(matches!(block_on(wait), Outcome::Value(7)));
             assert_eq!(loading.len(), 0);

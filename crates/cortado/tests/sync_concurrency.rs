@@ -458,6 +458,21 @@ fn panicking_loader_alone_leaves_key_loadable() {
 }
 
 #[test]
+fn recursive_load_of_same_key_panics_instead_of_deadlocking() {
+    with_timeout(LIMIT, || {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            cache.get_with(1, || cache.get_with(1, || 2) + 1)
+        }));
+        assert!(result.is_err());
+        assert_eq!(cache.loads_in_flight(), 0);
+        // A loader may load other keys.
+        assert_eq!(cache.get_with(1, || cache.get_with(2, || 2) + 1), 3);
+        assert_eq!(cache.get(&2), Some(2));
+    });
+}
+
+#[test]
 fn optionally_get_with_none_is_not_cached_without_negative_ttl() {
     let cache: Cache<u32, u64> = Cache::new(100);
     let calls = AtomicUsize::new(0);

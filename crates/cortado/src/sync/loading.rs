@@ -20,6 +20,7 @@
 //! run counts one load success or failure.
 
 use std::any::Any;
+use std::cell::RefCell;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash};
 use std::sync::Arc;
@@ -30,6 +31,46 @@ use crate::loader::{LoadGuard, Outcome, Role};
 use crate::notification::RemovalCause;
 use crate::shim::block_on;
 
+/// How the waiting caller waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Parking its thread (`sync`): waiting for a load that this very thread runs is a deadlock,
+    /// so it panics instead.
+    Blocking,
+    /// As a future (`future`): another task on the same thread may well be the loader.
+    Async,
+}
+
+thread_local! {
+    /// The loads (by [`LoadGuard::id`]) whose loader this thread is running, innermost last.
+    static RUNNING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Marks a load as run by this thread until dropped (also when the loader panics).
+struct Running(usize);
+
+impl Running {
+    fn enter(id: usize) -> Self {
+        RUNNING.with(|running| running.borrow_mut().push(id));
+        Self(id)
+    }
+
+    fn includes(id: usize) -> bool {
+        RUNNING.with(|running| running.borrow().contains(&id))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.with(|running| {
+            let mut running = running.borrow_mut();
+            if let Some(at) = running.iter().rposition(|&id| id == self.0) {
+                running.remove(at);
+            }
+        });
+    }
+}
+
 impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
     /// The loader protocol after a miss: see the [module docs](self). `publish` turns the
     /// loader's result into the outcome for the cache and the waiters; `accept` turns an outcome
@@ -37,6 +78,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
     async fn load<T>(
         &self,
         key: &K,
+        mode: Mode,
         init: impl Future<Output = T>,
         publish: impl Fn(&T) -> Outcome<V>,
         accept: impl Fn(Outcome<V>) -> Option<T>,
@@ -47,6 +89,11 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
         loop {
             match slot.loading.join(key) {
                 Role::Wait(wait) => {
+                    if mode == Mode::Blocking && Running::includes(wait.id()) {
+                        panic!(
+                            "a loader asked the cache for its own key: it would wait for itself"
+                        );
+                    }
                     if let Some(result) = accept(wait.await) {
                         return result;
                     }
@@ -62,7 +109,10 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                     let started = self.record_stats.then(Instant::now);
                     let init = init.take().expect("a caller runs its loader at most once");
                     // A panic or a cancellation here drops `guard`: waiters get `Abandoned`.
-                    let result = init.await;
+                    let result = {
+                        let _running = (mode == Mode::Blocking).then(|| Running::enter(guard.id()));
+                        init.await
+                    };
                     self.finish_load(hash, key, guard, started, publish(&result));
                     return result;
                 }
@@ -101,19 +151,20 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
         self.notify(removed);
     }
 
-    pub(crate) async fn load_value(&self, key: &K, init: impl Future<Output = V>) -> V {
+    pub(crate) async fn load_value(&self, key: &K, mode: Mode, init: impl Future<Output = V>) -> V {
         let publish = |value: &V| Outcome::Value(value.clone());
         let accept = |outcome| match outcome {
             Outcome::Value(value) => Some(value),
             // Another flavour's failure or absence: this caller must load a value itself.
             _ => None,
         };
-        self.load(key, init, publish, accept).await
+        self.load(key, mode, init, publish, accept).await
     }
 
     pub(crate) async fn load_result<E: Send + Sync + 'static>(
         &self,
         key: &K,
+        mode: Mode,
         init: impl Future<Output = Result<V, E>>,
     ) -> Result<V, Arc<E>> {
         let init = async { init.await.map_err(Arc::new) };
@@ -127,12 +178,13 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
             Outcome::Failed(error) => error.downcast::<E>().ok().map(Err),
             Outcome::Absent | Outcome::Abandoned => None,
         };
-        self.load(key, init, publish, accept).await
+        self.load(key, mode, init, publish, accept).await
     }
 
     pub(crate) async fn load_option(
         &self,
         key: &K,
+        mode: Mode,
         init: impl Future<Output = Option<V>>,
     ) -> Option<V> {
         let publish = |found: &Option<V>| match found {
@@ -144,7 +196,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
             Outcome::Absent => Some(None),
             Outcome::Failed(_) | Outcome::Abandoned => None,
         };
-        self.load(key, init, publish, accept).await
+        self.load(key, mode, init, publish, accept).await
     }
 
     /// Whether an `optionally_get_with` that just missed should return `None` at once.
@@ -180,11 +232,20 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     /// value while concurrent callers for the key wait for it (blocking their thread). If `init`
     /// panics, the panic reaches its caller and the waiters retry (one of them loads).
     ///
-    /// `init` must not load the same key from this cache (it would wait for itself).
+    /// A load in flight is not cancelled by `remove` or `invalidate_all`: its value is cached when
+    /// it completes.
+    ///
+    /// # Panics
+    ///
+    /// If `init` panics (after releasing the waiters), or if `init` itself loads the same key
+    /// from this cache, which could only wait for itself.
     pub fn get_with(&self, key: K, init: impl FnOnce() -> V) -> V {
         match self.inner.get(&key) {
             Some(value) => value,
-            None => block_on(self.inner.load_value(&key, async { init() })),
+            None => block_on(
+                self.inner
+                    .load_value(&key, Mode::Blocking, async { init() }),
+            ),
         }
     }
 
@@ -196,7 +257,10 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     {
         match self.inner.get(&key) {
             Some(value) => Ok(value),
-            None => block_on(self.inner.load_result(&key, async { init() })),
+            None => block_on(
+                self.inner
+                    .load_result(&key, Mode::Blocking, async { init() }),
+            ),
         }
     }
 
@@ -211,7 +275,10 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
         if self.inner.known_absent(&key) {
             return None;
         }
-        block_on(self.inner.load_option(&key, async { init() }))
+        block_on(
+            self.inner
+                .load_option(&key, Mode::Blocking, async { init() }),
+        )
     }
 
     /// The entry of `key`, for compound operations.
