@@ -16,6 +16,11 @@
 //! into a waiter's result (or a retry). The async front end awaits the future; the blocking one
 //! drives it with `shim::block_on`, which parks the waiting thread.
 //!
+//! A blocking loader that asks the cache for its own key would wait for itself forever; a
+//! thread-local list of the loads this thread is running turns that into a panic (which, like any
+//! loader panic, releases the waiters). Async loaders are not checked: another task on the same
+//! thread may legitimately be the loader they wait for.
+//!
 //! Each call counts one hit or one miss (its first lookup), whatever the retries, and each loader
 //! run counts one load success or failure.
 
