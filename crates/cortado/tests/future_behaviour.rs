@@ -285,3 +285,36 @@ async fn single_threaded_runtime_waiters_are_woken() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_waiter_does_not_disturb_the_load() {
+    within(async {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let started = Arc::new(Notify::new());
+        let release = Arc::new(Notify::new());
+        let loader = {
+            let (cache, started, release) = (cache.clone(), started.clone(), release.clone());
+            tokio::spawn(async move {
+                cache
+                    .get_with(1, async {
+                        started.notify_one();
+                        release.notified().await;
+                        5
+                    })
+                    .await
+            })
+        };
+        started.notified().await;
+        let gave_up = tokio::time::timeout(
+            Duration::from_millis(50),
+            cache.get_with(1, async { unreachable!("a load is in flight") }),
+        )
+        .await;
+        assert!(gave_up.is_err(), "the waiter was cancelled");
+        release.notify_one();
+        assert_eq!(loader.await.unwrap(), 5);
+        assert_eq!(cache.get(&1), Some(5));
+        assert_eq!(cache.as_sync().loads_in_flight(), 0);
+    })
+    .await;
+}
