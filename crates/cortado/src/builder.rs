@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::expiry::{Expiry, ExpiryRules};
 use crate::notification::{Listener, RemovalCause};
 use crate::policy::EvictionPolicy;
+use crate::scheduler::Scheduler;
 use crate::shard::{ShardConfig, Weigher};
 use crate::time::{duration_nanos, Clock};
 
@@ -31,6 +32,14 @@ pub enum BuildError {
         /// The count asked for.
         requested: usize,
     },
+    /// Each shard gets its share of the capacity, so a capacity (other than zero) below the
+    /// shard count would leave shards that can hold nothing.
+    CapacityBelowShards {
+        /// The capacity asked for.
+        capacity: u64,
+        /// The shard count asked for.
+        shards: usize,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -52,6 +61,10 @@ impl fmt::Display for BuildError {
                 f,
                 "shard count {requested} is not a power of two between 1 and 65536"
             ),
+            Self::CapacityBelowShards { capacity, shards } => write!(
+                f,
+                "max_capacity {capacity} leaves some of the {shards} shards no room"
+            ),
         }
     }
 }
@@ -61,6 +74,19 @@ impl std::error::Error for BuildError {}
 /// Builds the [`unsync::Cache`](crate::unsync::Cache) (marker [`Unsynchronized`]).
 #[derive(Debug)]
 pub enum Unsynchronized {}
+
+/// The front ends built on the sharded concurrent core ([`sync`](crate::sync) and
+/// [`future`](crate::future)): only their builders have shards, loaders and a scheduler.
+pub trait Concurrent: sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for crate::sync::Synchronized {}
+    impl Sealed for crate::future::Asynchronous {}
+}
+
+impl Concurrent for crate::sync::Synchronized {}
+impl Concurrent for crate::future::Asynchronous {}
 
 /// Configures a cache; `F` names the front end that `build()` makes.
 ///
@@ -87,7 +113,7 @@ pub struct CacheBuilder<K, V, S, F> {
     pub(crate) policy: EvictionPolicy,
     pub(crate) shards: Option<usize>,
     pub(crate) negative_ttl: Option<Duration>,
-    pub(crate) scheduler: bool,
+    pub(crate) scheduler: Scheduler,
     pub(crate) hasher: S,
     front: PhantomData<fn() -> F>,
 }
@@ -123,7 +149,7 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
             policy: EvictionPolicy::default(),
             shards: None,
             negative_ttl: None,
-            scheduler: false,
+            scheduler: Scheduler::None,
             hasher: S::default(),
             front: PhantomData,
         }
@@ -132,7 +158,8 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
 
 impl<K, V, S, F> CacheBuilder<K, V, S, F> {
     /// The most entries the cache holds, or with a [`weigher`](Self::weigher) the most total
-    /// weight. Without it the cache is unbounded.
+    /// weight. Without it the cache is unbounded. The concurrent caches split it over their
+    /// shards (see [`sync`](crate::sync#capacity)).
     pub fn max_capacity(mut self, max: u64) -> Self {
         self.max_capacity = Some(max);
         self

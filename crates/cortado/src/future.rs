@@ -1,9 +1,10 @@
-//! The async front end: the same sharded core as [`sync`](crate::sync), with loaders that take
+//! The async front end: the same sharded core as [`sync`], with loaders that take
 //! futures and wait without blocking the executor.
 //!
-//! Runtime-agnostic (waiting uses wakers, no timer or spawn is needed); plain operations such as
-//! `get` and `insert` are synchronous because they never wait for anything but a shard's short
-//! critical section.
+//! Runtime-agnostic: waiting uses wakers only, and nothing is spawned or timed. Plain operations
+//! such as `get` and `insert` are synchronous because they never wait for anything but a shard's
+//! short critical section. If a loading future is dropped (its caller cancelled), the callers
+//! waiting for it are woken and retry.
 //!
 //! ```
 //! # async fn demo() {
@@ -13,21 +14,28 @@
 //! assert_eq!(cache.get(&1), Some("loaded"));
 //! # }
 //! ```
+//!
+//! # Design
+//!
+//! A thin layer: a [`future::Cache`](Cache) is a [`sync::Cache`] handle, and
+//! its loaders await the very futures that the blocking loaders drive to completion with a
+//! thread-parking executor (see the [`sync`] design). Everything else is
+//! [`as_sync`](Cache::as_sync) away, or forwarded.
+//!
+//! Never mix the blocking loaders of [`as_sync`](Cache::as_sync) with async ones for the same key
+//! on a single-threaded runtime: a blocked thread cannot run the task it waits for.
 
 use std::borrow::Borrow;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hashbrown::DefaultHashBuilder;
 
 use crate::builder::{BuildError, CacheBuilder};
-use crate::loader::{Outcome, Waiter};
 use crate::stats::CacheStats;
-use crate::sync::{self, Inner, Step};
+use crate::sync::{self, Compute, Inner, Mode};
 
 /// Builds the [`future::Cache`](Cache) (marker for [`CacheBuilder`]).
 #[derive(Debug)]
@@ -61,12 +69,12 @@ where
     ///
     /// # Panics
     ///
-    /// If `max_capacity` is too large; use the [builder](Self::builder) to get an error.
+    /// If `max_capacity` is `u32::MAX` or more; use the [builder](Self::builder) to get an error.
     pub fn new(max_capacity: u64) -> Self {
         Self::builder()
             .max_capacity(max_capacity)
             .build()
-            .expect("a valid capacity")
+            .expect("max_capacity below u32::MAX")
     }
 
     /// A builder for every setting.
@@ -89,21 +97,14 @@ where
     }
 }
 
-/// Waits for another caller's load.
-struct WaitFor<V>(Arc<Waiter<V>>);
-
-impl<V: Clone> Future for WaitFor<V> {
-    type Output = Outcome<V>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome<V>> {
-        self.0.poll_wait(cx)
-    }
-}
-
 impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
-    /// The blocking view of the same cache (shares every entry).
+    /// The blocking view of the same cache (shares every entry): every other operation.
     pub fn as_sync(&self) -> &sync::Cache<K, V, S> {
         &self.cache
+    }
+
+    fn inner(&self) -> &Inner<K, V, S> {
+        &self.cache.inner
     }
 
     /// A clone of the value of `key` if present and not expired; counts as a use.
@@ -158,6 +159,11 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.cache.is_empty()
     }
 
+    /// Total weight of the entries (their count without a weigher).
+    pub fn weighted_size(&self) -> u64 {
+        self.cache.weighted_size()
+    }
+
     /// Replays buffered reads and removes expired entries now.
     pub fn run_pending_tasks(&self) {
         self.cache.run_pending_tasks();
@@ -170,25 +176,11 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
 
     /// The value of `key`; on a miss exactly one caller per key awaits `init` and caches its
     /// value while concurrent callers wait (without blocking their thread). If the loading
-    /// future panics or is dropped, the waiters retry.
+    /// future panics or is dropped, the waiters retry (one of them loads).
     pub async fn get_with(&self, key: K, init: impl Future<Output = V>) -> V {
-        let mut init = Some(init);
-        loop {
-            match self.cache.inner.begin_load(&key) {
-                Step::Hit(value) => return value,
-                Step::Wait(waiter) => {
-                    if let Outcome::Value(value) = WaitFor(waiter).await {
-                        return value;
-                    }
-                }
-                Step::Load(guard) => {
-                    let started = Instant::now();
-                    let value = init.take().expect("a caller loads at most once").await;
-                    let outcome = Outcome::Value(value.clone());
-                    self.cache.inner.finish_load(&key, guard, started, outcome);
-                    return value;
-                }
-            }
+        match self.inner().get(&key) {
+            Some(value) => value,
+            None => self.inner().load_value(&key, Mode::Async, init).await,
         }
     }
 
@@ -202,33 +194,9 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     where
         E: Send + Sync + 'static,
     {
-        let mut init = Some(init);
-        loop {
-            match self.cache.inner.begin_load(&key) {
-                Step::Hit(value) => return Ok(value),
-                Step::Wait(waiter) => match WaitFor(waiter).await {
-                    Outcome::Value(value) => return Ok(value),
-                    Outcome::Failed(error) => {
-                        if let Ok(error) = error.downcast::<E>() {
-                            return Err(error);
-                        }
-                    }
-                    Outcome::Absent | Outcome::Abandoned => {}
-                },
-                Step::Load(guard) => {
-                    let started = Instant::now();
-                    let result = init.take().expect("a caller loads at most once").await;
-                    let (outcome, result) = match result {
-                        Ok(value) => (Outcome::Value(value.clone()), Ok(value)),
-                        Err(error) => {
-                            let error = Arc::new(error);
-                            (Outcome::Failed(error.clone()), Err(error))
-                        }
-                    };
-                    self.cache.inner.finish_load(&key, guard, started, outcome);
-                    return result;
-                }
-            }
+        match self.inner().get(&key) {
+            Some(value) => Ok(value),
+            None => self.inner().load_result(&key, Mode::Async, init).await,
         }
     }
 
@@ -239,29 +207,37 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
         key: K,
         init: impl Future<Output = Option<V>>,
     ) -> Option<V> {
-        let mut init = Some(init);
-        loop {
-            if self.cache.inner.absent(&key) {
-                return self.get(&key);
-            }
-            match self.cache.inner.begin_load(&key) {
-                Step::Hit(value) => return Some(value),
-                Step::Wait(waiter) => match WaitFor(waiter).await {
-                    Outcome::Value(value) => return Some(value),
-                    Outcome::Absent => return None,
-                    Outcome::Failed(_) | Outcome::Abandoned => {}
-                },
-                Step::Load(guard) => {
-                    let started = Instant::now();
-                    let found = init.take().expect("a caller loads at most once").await;
-                    let outcome = match &found {
-                        Some(value) => Outcome::Value(value.clone()),
-                        None => Outcome::Absent,
-                    };
-                    self.cache.inner.finish_load(&key, guard, started, outcome);
-                    return found;
-                }
-            }
+        if let Some(value) = self.inner().get(&key) {
+            return Some(value);
         }
+        if self.inner().known_absent(&key) {
+            return None;
+        }
+        self.inner().load_option(&key, Mode::Async, init).await
+    }
+
+    /// The entry of `key`, for compound operations.
+    pub fn entry(&self, key: K) -> Entry<'_, K, V, S> {
+        Entry { cache: self, key }
+    }
+}
+
+/// One key of a [`Cache`], for compound operations (see [`Cache::entry`]).
+#[derive(Debug)]
+pub struct Entry<'a, K, V, S> {
+    cache: &'a Cache<K, V, S>,
+    key: K,
+}
+
+impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
+    /// The value, awaiting `init` on a miss (coalesced like [`Cache::get_with`]).
+    pub async fn or_insert_with(self, init: impl Future<Output = V>) -> V {
+        self.cache.get_with(self.key, init).await
+    }
+
+    /// Atomically reads the live value, asks `f` what to do, and does it; see
+    /// [`sync::Entry::and_compute_with`]. `f` is synchronous: it runs under a shard's lock.
+    pub fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
+        self.cache.inner().compute(self.key, f)
     }
 }

@@ -12,6 +12,8 @@ pub mod count_min;
 pub mod expiry;
 pub mod future;
 mod loader;
+#[cfg(test)]
+mod model_check;
 pub mod notification;
 pub mod policy;
 mod random;
@@ -19,6 +21,7 @@ mod read_buffer;
 pub mod rotating;
 mod scheduler;
 mod shard;
+mod shim;
 pub mod sketch;
 pub mod stats;
 pub mod sync;

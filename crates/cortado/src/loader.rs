@@ -2,22 +2,37 @@
 //! caller for that key waits for its outcome (stampede protection).
 //!
 //! The loader's outcome (a value, an error, "nothing") is handed to every waiter; if the loader
-//! panics or its future is dropped, waiters are released and retry, so a key is never left locked.
+//! panics or its future is dropped, waiters are released with [`Outcome::Abandoned`] and retry, so
+//! a key is never left locked.
 //!
 //! # Design
 //!
-//! Each shard keeps a map from key to the [`Waiter`] of the load in flight. A waiter is a mutex
-//! over the outcome plus both a condition variable (for threads) and a list of wakers (for
-//! futures), so the blocking and the async front ends share it. The loader holds a
-//! [`LoadGuard`]; completing it publishes the outcome and removes the map entry, and dropping it
-//! uncompleted (a panic, a cancelled future) publishes [`Outcome::Abandoned`].
+//! Each shard keeps a map from key to the [`Waiter`] of the load in flight ([`Loading`]). The
+//! first caller to [`join`](Loading::join) a key inserts a waiter and gets a [`LoadGuard`]; later
+//! callers get a [`Wait`] future on the same waiter. Completing the guard removes the map entry
+//! and then publishes the outcome; dropping it uncompleted (a panic unwinding, a cancelled future)
+//! publishes [`Outcome::Abandoned`] the same way, so no path leaves waiters behind. Removing the
+//! entry first means a caller that arrives after the outcome is published starts a fresh load
+//! rather than reading a stale one.
+//!
+//! Waiting is a future for both front ends: a waiter is a mutex over the outcome and the wakers
+//! to call, and the blocking front end drives the same future with a thread-parking
+//! [`block_on`](crate::shim::block_on). The map and the waiters only ever hold the lock for a few
+//! instructions (and a clone of the outcome); wakers are called after it is released.
+//!
+//! The module is model checked with shuttle (`model_check`): its tests run over many
+//! interleavings, checking that one caller loads at a time and that every waiter is released.
 
 use std::any::Any;
+use std::future::Future;
 use std::hash::Hash;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::pin::Pin;
+use std::sync::PoisonError;
 use std::task::{Context, Poll, Waker};
 
 use hashbrown::HashMap;
+
+use super::shim::{Arc, Mutex, MutexGuard};
 
 /// How a load ended.
 pub(crate) enum Outcome<V> {
@@ -42,6 +57,17 @@ impl<V: Clone> Clone for Outcome<V> {
     }
 }
 
+impl<V> std::fmt::Debug for Outcome<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Value(_) => "Value",
+            Self::Absent => "Absent",
+            Self::Failed(_) => "Failed",
+            Self::Abandoned => "Abandoned",
+        })
+    }
+}
+
 struct State<V> {
     outcome: Option<Outcome<V>>,
     wakers: Vec<Waker>,
@@ -50,10 +76,10 @@ struct State<V> {
 /// The meeting point of one load and its waiters.
 pub(crate) struct Waiter<V> {
     state: Mutex<State<V>>,
-    ready: Condvar,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Only a panicking `Clone` of a value can poison these locks, and it leaves them consistent.
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -64,7 +90,6 @@ impl<V: Clone> Waiter<V> {
                 outcome: None,
                 wakers: Vec::new(),
             }),
-            ready: Condvar::new(),
         }
     }
 
@@ -74,29 +99,27 @@ impl<V: Clone> Waiter<V> {
             state.outcome = Some(outcome);
             std::mem::take(&mut state.wakers)
         };
-        self.ready.notify_all();
         for waker in wakers {
             waker.wake();
         }
     }
+}
 
-    /// Blocks until the load ends.
-    pub(crate) fn wait(&self) -> Outcome<V> {
-        let mut state = lock(&self.state);
-        loop {
-            if let Some(outcome) = &state.outcome {
-                return outcome.clone();
-            }
-            state = self
-                .ready
-                .wait(state)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
+/// Waits for another caller's load; resolves to its outcome.
+pub(crate) struct Wait<V>(Arc<Waiter<V>>);
+
+impl<V> Wait<V> {
+    /// Names the load waited for (the same as its [`LoadGuard::id`]).
+    pub(crate) fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
     }
+}
 
-    /// The outcome if the load ended, else registers the task to be woken.
-    pub(crate) fn poll_wait(&self, cx: &mut Context<'_>) -> Poll<Outcome<V>> {
-        let mut state = lock(&self.state);
+impl<V: Clone> Future for Wait<V> {
+    type Output = Outcome<V>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome<V>> {
+        let mut state = lock(&self.0.state);
         if let Some(outcome) = &state.outcome {
             return Poll::Ready(outcome.clone());
         }
@@ -108,11 +131,11 @@ impl<V: Clone> Waiter<V> {
 }
 
 /// What a caller that missed should do.
-pub(crate) enum Role<'a, K: Hash + Eq + Clone, V: Clone> {
+pub(crate) enum Role<'a, K: Hash + Eq, V: Clone> {
     /// Run the loader, then complete the guard.
     Load(LoadGuard<'a, K, V>),
     /// Wait for another caller's load.
-    Wait(Arc<Waiter<V>>),
+    Wait(Wait<V>),
 }
 
 /// The loads in flight of one shard.
@@ -128,12 +151,19 @@ impl<K, V> Default for Loading<K, V> {
     }
 }
 
+impl<K, V> Loading<K, V> {
+    /// Loads in flight.
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.in_flight).len()
+    }
+}
+
 impl<K: Hash + Eq + Clone, V: Clone> Loading<K, V> {
     /// Joins the load of `key` in flight, or starts one.
     pub(crate) fn join(&self, key: &K) -> Role<'_, K, V> {
         let mut in_flight = lock(&self.in_flight);
         if let Some(waiter) = in_flight.get(key) {
-            return Role::Wait(waiter.clone());
+            return Role::Wait(Wait(waiter.clone()));
         }
         let waiter = Arc::new(Waiter::new());
         in_flight.insert(key.clone(), waiter.clone());
@@ -144,23 +174,22 @@ impl<K: Hash + Eq + Clone, V: Clone> Loading<K, V> {
             done: false,
         })
     }
-
-    /// Loads in flight (for tests).
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        lock(&self.in_flight).len()
-    }
 }
 
 /// Held by the caller that runs the loader; see the [module docs](self).
-pub(crate) struct LoadGuard<'a, K: Hash + Eq + Clone, V: Clone> {
+pub(crate) struct LoadGuard<'a, K: Hash + Eq, V: Clone> {
     loading: &'a Loading<K, V>,
     key: K,
     waiter: Arc<Waiter<V>>,
     done: bool,
 }
 
-impl<K: Hash + Eq + Clone, V: Clone> LoadGuard<'_, K, V> {
+impl<K: Hash + Eq, V: Clone> LoadGuard<'_, K, V> {
+    /// Names this load while it is in flight.
+    pub(crate) fn id(&self) -> usize {
+        Arc::as_ptr(&self.waiter) as usize
+    }
+
     /// Publishes the outcome to every waiter and ends the load.
     pub(crate) fn complete(mut self, outcome: Outcome<V>) {
         self.finish(outcome);
@@ -168,12 +197,20 @@ impl<K: Hash + Eq + Clone, V: Clone> LoadGuard<'_, K, V> {
 
     fn finish(&mut self, outcome: Outcome<V>) {
         self.done = true;
-        lock(&self.loading.in_flight).remove(&self.key);
+        {
+            let mut in_flight = lock(&self.loading.in_flight);
+            if in_flight
+                .get(&self.key)
+                .is_some_and(|w| Arc::ptr_eq(w, &self.waiter))
+            {
+                in_flight.remove(&self.key);
+            }
+        }
         self.waiter.complete(outcome);
     }
 }
 
-impl<K: Hash + Eq + Clone, V: Clone> Drop for LoadGuard<'_, K, V> {
+impl<K: Hash + Eq, V: Clone> Drop for LoadGuard<'_, K, V> {
     fn drop(&mut self) {
         if !self.done {
             self.finish(Outcome::Abandoned);
@@ -183,34 +220,143 @@ impl<K: Hash + Eq + Clone, V: Clone> Drop for LoadGuard<'_, K, V> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::shim::{atomic::AtomicU32, atomic::Ordering, block_on, model, thread};
     use super::*;
 
     #[test]
     fn join_second_caller_waits_for_first() {
-        let loading = Loading::<u32, u32>::default();
-        let Role::Load(guard) = loading.join(&1) else {
-            panic!("first caller must load");
-        };
-        let Role::Wait(waiter) = loading.join(&1) else {
-            panic!("second caller must wait");
-        };
-        guard.complete(Outcome::Value(7));
-        assert!(matches!(waiter.wait(), Outcome::Value(7)));
-        assert_eq!(loading.len(), 0);
-        assert!(matches!(loading.join(&1), Role::Load(_)));
+        model(|| {
+            let loading = Loading::<u32, u32>::default();
+            let Role::Load(guard) = loading.join(&1) else {
+                panic!("first caller must load");
+            };
+            let Role::Wait(wait) = loading.join(&1) else {
+                panic!("second caller must wait");
+            };
+            assert!(
+                matches!(loading.join(&2), Role::Load(_)),
+                "keys are independent"
+            );
+            assert_eq!(wait.id(), guard.id());
+            guard.complete(Outcome::Value(7));
+            assert!(matches!(block_on(wait), Outcome::Value(7)));
+            assert_eq!(loading.len(), 0);
+            assert!(matches!(loading.join(&1), Role::Load(_)));
+        });
     }
 
     #[test]
     fn guard_dropped_uncompleted_abandons() {
-        let loading = Loading::<u32, u32>::default();
-        let Role::Load(guard) = loading.join(&1) else {
-            panic!("first caller must load");
-        };
-        let Role::Wait(waiter) = loading.join(&1) else {
-            panic!("second caller must wait");
-        };
-        drop(guard);
-        assert!(matches!(waiter.wait(), Outcome::Abandoned));
-        assert_eq!(loading.len(), 0);
+        model(|| {
+            let loading = Loading::<u32, u32>::default();
+            let Role::Load(guard) = loading.join(&1) else {
+                panic!("first caller must load");
+            };
+            let Role::Wait(wait) = loading.join(&1) else {
+                panic!("second caller must wait");
+            };
+            drop(guard);
+            assert!(matches!(block_on(wait), Outcome::Abandoned));
+            assert_eq!(loading.len(), 0);
+        });
+    }
+
+    /// `callers` threads want key 1 through the protocol of the front ends (a loader first
+    /// checks the cache, here an atomic, and caches before completing; waiters retry after an
+    /// abandoned load); the first `abandon` loads are dropped instead of completed (a panic, a
+    /// cancellation). Checks that loads never overlap and that every caller ends with the
+    /// value; returns the number of loads.
+    fn coalesce(callers: u32, abandon: u32) -> u32 {
+        let loading = Arc::new(Loading::<u32, u32>::default());
+        let loading_now = Arc::new(AtomicU32::new(0));
+        let loads = Arc::new(AtomicU32::new(0));
+        let cached = Arc::new(AtomicU32::new(0));
+        let threads: Vec<_> = (0..callers)
+            .map(|_| {
+                let (loading, loading_now, loads, cached) = (
+                    loading.clone(),
+                    loading_now.clone(),
+                    loads.clone(),
+                    cached.clone(),
+                );
+                thread::spawn(move || loop {
+                    match loading.join(&1) {
+                        Role::Load(guard) => {
+                            let hit = cached.load(Ordering::SeqCst);
+                            if hit != 0 {
+                                guard.complete(Outcome::Value(hit));
+                                return Some(hit);
+                            }
+                            assert_eq!(loading_now.fetch_add(1, Ordering::SeqCst), 0, "overlap");
+                            let n = loads.fetch_add(1, Ordering::SeqCst);
+                            loading_now.fetch_sub(1, Ordering::SeqCst);
+                            if n < abandon {
+                                drop(guard);
+                                return None;
+                            }
+                            cached.store(42, Ordering::SeqCst);
+                            guard.complete(Outcome::Value(42));
+                            return Some(42);
+                        }
+                        Role::Wait(wait) => match block_on(wait) {
+                            Outcome::Value(v) => return Some(v),
+                            Outcome::Abandoned => continue,
+                            other => panic!("unexpected outcome {other:?}"),
+                        },
+                    }
+                })
+            })
+            .collect();
+        let results: Vec<Option<u32>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        // Callers whose load was abandoned give up (as a panicking loader's caller would);
+        // everyone else gets the value.
+        let gave_up = results.iter().filter(|r| r.is_none()).count() as u32;
+        assert_eq!(gave_up, abandon.min(callers));
+        assert!(results.iter().flatten().all(|&v| v == 42));
+        assert_eq!(loading.len(), 0, "a load left in flight");
+        loads.load(Ordering::SeqCst)
+    }
+
+    #[test]
+    fn concurrent_callers_coalesce_and_are_all_released() {
+        model(|| {
+            assert_eq!(coalesce(3, 0), 1);
+        });
+    }
+
+    #[test]
+    fn abandoned_load_releases_waiters_and_one_retries() {
+        model(|| {
+            assert_eq!(coalesce(3, 1), 2);
+        });
+    }
+
+    #[test]
+    fn every_load_abandoned_still_releases_everyone() {
+        model(|| {
+            assert_eq!(coalesce(2, 2), 2);
+        });
+    }
+
+    #[test]
+    fn waiters_joined_before_completion_share_one_load() {
+        model(|| {
+            let loading = Arc::new(Loading::<u32, u32>::default());
+            let Role::Load(guard) = loading.join(&1) else {
+                panic!("first caller must load");
+            };
+            let waiters: Vec<_> = (0..2)
+                .map(|_| {
+                    let Role::Wait(wait) = loading.join(&1) else {
+                        panic!("a load is in flight");
+                    };
+                    thread::spawn(move || block_on(wait))
+                })
+                .collect();
+            guard.complete(Outcome::Value(5));
+            for waiter in waiters {
+                assert!(matches!(waiter.join().unwrap(), Outcome::Value(5)));
+            }
+        });
     }
 }

@@ -1,0 +1,334 @@
+//! Loaders and compound operations of the concurrent caches: `get_with` and its variants, and the
+//! [`Entry`] API.
+//!
+//! On a miss, exactly one caller per key runs its loader; concurrent callers for the key wait and
+//! share its outcome, and retry if it panics or is cancelled.
+//!
+//! # Design
+//!
+//! The protocol ([`Inner::load`]) is written once, as a future over the shard's
+//! [`Loading`](crate::loader::Loading) map: join the key's load or start it; a loader first looks
+//! the key up again (a load may have finished between the caller's miss and its join), then runs
+//! `init`, caches the result, and only then releases the waiters, so a caller arriving after the
+//! release finds the value cached. The listener runs after the release, so a listener that reads
+//! the cache cannot wait on the very load that is calling it. The three variants differ only in
+//! two conversions: the loader's result into the [`Outcome`] handed to waiters, and an outcome
+//! into a waiter's result (or a retry). The async front end awaits the future; the blocking one
+//! drives it with `shim::block_on`, which parks the waiting thread.
+//!
+//! A blocking loader that asks the cache for its own key would wait for itself forever; a
+//! thread-local list of the loads this thread is running turns that into a panic (which, like any
+//! loader panic, releases the waiters). Async loaders are not checked: another task on the same
+//! thread may legitimately be the loader they wait for.
+//!
+//! Each call counts one hit or one miss (its first lookup), whatever the retries, and each loader
+//! run counts one load success or failure.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::future::Future;
+use std::hash::{BuildHasher, Hash};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{Cache, Inner};
+use crate::loader::{LoadGuard, Outcome, Role};
+use crate::notification::RemovalCause;
+use crate::shim::block_on;
+
+/// How the waiting caller waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Parking its thread (`sync`): waiting for a load that this very thread runs is a deadlock,
+    /// so it panics instead.
+    Blocking,
+    /// As a future (`future`): another task on the same thread may well be the loader.
+    Async,
+}
+
+thread_local! {
+    /// The loads (by [`LoadGuard::id`]) whose loader this thread is running, innermost last.
+    static RUNNING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Marks a load as run by this thread until dropped (also when the loader panics).
+struct Running(usize);
+
+impl Running {
+    fn enter(id: usize) -> Self {
+        RUNNING.with(|running| running.borrow_mut().push(id));
+        Self(id)
+    }
+
+    fn includes(id: usize) -> bool {
+        RUNNING.with(|running| running.borrow().contains(&id))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.with(|running| {
+            let mut running = running.borrow_mut();
+            if let Some(at) = running.iter().rposition(|&id| id == self.0) {
+                running.remove(at);
+            }
+        });
+    }
+}
+
+impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
+    /// The loader protocol after a miss: see the [module docs](self). `publish` turns the
+    /// loader's result into the outcome for the cache and the waiters; `accept` turns an outcome
+    /// into a waiter's result, `None` to retry.
+    async fn load<T>(
+        &self,
+        key: &K,
+        mode: Mode,
+        init: impl Future<Output = T>,
+        publish: impl Fn(&T) -> Outcome<V>,
+        accept: impl Fn(Outcome<V>) -> Option<T>,
+    ) -> T {
+        let hash = self.hasher.hash_one(key);
+        let slot = self.slot(hash);
+        let mut init = Some(init);
+        loop {
+            match slot.loading.join(key) {
+                Role::Wait(wait) => {
+                    if mode == Mode::Blocking && Running::includes(wait.id()) {
+                        panic!(
+                            "a loader asked the cache for its own key: it would wait for itself"
+                        );
+                    }
+                    if let Some(result) = accept(wait.await) {
+                        return result;
+                    }
+                }
+                Role::Load(guard) => {
+                    if let Some(value) = self.peek(hash, key) {
+                        guard.complete(Outcome::Value(value.clone()));
+                        if let Some(result) = accept(Outcome::Value(value)) {
+                            return result;
+                        }
+                        continue;
+                    }
+                    let started = self.record_stats.then(Instant::now);
+                    let init = init.take().expect("a caller runs its loader at most once");
+                    // A panic or a cancellation here drops `guard`: waiters get `Abandoned`.
+                    let result = {
+                        let _running = (mode == Mode::Blocking).then(|| Running::enter(guard.id()));
+                        init.await
+                    };
+                    self.finish_load(hash, key, guard, started, publish(&result));
+                    return result;
+                }
+            }
+        }
+    }
+
+    /// Caches the loader's outcome, releases the waiters, then notifies the listener.
+    fn finish_load(
+        &self,
+        hash: u64,
+        key: &K,
+        guard: LoadGuard<'_, K, V>,
+        started: Option<Instant>,
+        outcome: Outcome<V>,
+    ) {
+        let mut removed = Vec::new();
+        match &outcome {
+            Outcome::Value(value) => {
+                self.record_load(started, true);
+                self.forget_absence(hash, key);
+                let value = value.clone();
+                removed = self
+                    .write(hash, |core, now| {
+                        core.insert(hash, key.clone(), value, now, None);
+                    })
+                    .1;
+            }
+            Outcome::Absent => {
+                self.record_load(started, false);
+                self.cache_absence(hash, key.clone());
+            }
+            Outcome::Failed(_) | Outcome::Abandoned => self.record_load(started, false),
+        }
+        guard.complete(outcome);
+        self.notify(removed);
+    }
+
+    pub(crate) async fn load_value(&self, key: &K, mode: Mode, init: impl Future<Output = V>) -> V {
+        let publish = |value: &V| Outcome::Value(value.clone());
+        let accept = |outcome| match outcome {
+            Outcome::Value(value) => Some(value),
+            // Another flavour's failure or absence: this caller must load a value itself.
+            _ => None,
+        };
+        self.load(key, mode, init, publish, accept).await
+    }
+
+    pub(crate) async fn load_result<E: Send + Sync + 'static>(
+        &self,
+        key: &K,
+        mode: Mode,
+        init: impl Future<Output = Result<V, E>>,
+    ) -> Result<V, Arc<E>> {
+        let init = async { init.await.map_err(Arc::new) };
+        let publish = |result: &Result<V, Arc<E>>| match result {
+            Ok(value) => Outcome::Value(value.clone()),
+            Err(error) => Outcome::Failed(error.clone() as Arc<dyn Any + Send + Sync>),
+        };
+        let accept = |outcome| match outcome {
+            Outcome::Value(value) => Some(Ok(value)),
+            // An error of another type came from another caller's loader: load our own.
+            Outcome::Failed(error) => error.downcast::<E>().ok().map(Err),
+            Outcome::Absent | Outcome::Abandoned => None,
+        };
+        self.load(key, mode, init, publish, accept).await
+    }
+
+    pub(crate) async fn load_option(
+        &self,
+        key: &K,
+        mode: Mode,
+        init: impl Future<Output = Option<V>>,
+    ) -> Option<V> {
+        let publish = |found: &Option<V>| match found {
+            Some(value) => Outcome::Value(value.clone()),
+            None => Outcome::Absent,
+        };
+        let accept = |outcome| match outcome {
+            Outcome::Value(value) => Some(Some(value)),
+            Outcome::Absent => Some(None),
+            Outcome::Failed(_) | Outcome::Abandoned => None,
+        };
+        self.load(key, mode, init, publish, accept).await
+    }
+
+    /// Whether an `optionally_get_with` that just missed should return `None` at once.
+    pub(crate) fn known_absent(&self, key: &K) -> bool {
+        self.negative_ttl.is_some() && self.is_absent(self.hasher.hash_one(key), key)
+    }
+
+    /// See [`Entry::and_compute_with`].
+    pub(crate) fn compute(&self, key: K, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
+        let hash = self.hasher.hash_one(&key);
+        let ((held, removed_live), mut removed) =
+            self.write(hash, |core, now| match f(core.peek(hash, &key, now)) {
+                Compute::Put(value) => {
+                    core.insert(hash, key.clone(), value, now, None);
+                    (core.peek(hash, &key, now).cloned(), None)
+                }
+                Compute::Remove => (None, core.remove(hash, &key, now)),
+                Compute::Nop => (core.peek(hash, &key, now).cloned(), None),
+            });
+        if held.is_some() {
+            self.forget_absence(hash, &key);
+        }
+        if let Some((key, value)) = removed_live {
+            removed.push((key, value, RemovalCause::Explicit));
+        }
+        self.notify(removed);
+        held
+    }
+}
+
+impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
+    /// The value of `key`; on a miss, exactly one caller per key runs `init` and caches its
+    /// value while concurrent callers for the key wait for it (blocking their thread). If `init`
+    /// panics, the panic reaches its caller and the waiters retry (one of them loads).
+    ///
+    /// A load in flight is not cancelled by `remove` or `invalidate_all`: its value is cached when
+    /// it completes.
+    ///
+    /// # Panics
+    ///
+    /// If `init` panics (after releasing the waiters), or if `init` itself loads the same key
+    /// from this cache, which could only wait for itself.
+    pub fn get_with(&self, key: K, init: impl FnOnce() -> V) -> V {
+        match self.inner.get(&key) {
+            Some(value) => value,
+            None => block_on(
+                self.inner
+                    .load_value(&key, Mode::Blocking, async { init() }),
+            ),
+        }
+    }
+
+    /// Like [`get_with`](Self::get_with) with a loader that may fail: its error goes to the
+    /// caller and to every waiter, and nothing is cached.
+    pub fn try_get_with<E>(&self, key: K, init: impl FnOnce() -> Result<V, E>) -> Result<V, Arc<E>>
+    where
+        E: Send + Sync + 'static,
+    {
+        match self.inner.get(&key) {
+            Some(value) => Ok(value),
+            None => block_on(
+                self.inner
+                    .load_result(&key, Mode::Blocking, async { init() }),
+            ),
+        }
+    }
+
+    /// Like [`get_with`](Self::get_with) with a loader that may find nothing: `None` is not
+    /// cached, unless the cache was built with a
+    /// [`negative_ttl`](crate::builder::CacheBuilder::negative_ttl), which caches the absence
+    /// for that long (an insert of the key ends it).
+    pub fn optionally_get_with(&self, key: K, init: impl FnOnce() -> Option<V>) -> Option<V> {
+        if let Some(value) = self.inner.get(&key) {
+            return Some(value);
+        }
+        if self.inner.known_absent(&key) {
+            return None;
+        }
+        block_on(
+            self.inner
+                .load_option(&key, Mode::Blocking, async { init() }),
+        )
+    }
+
+    /// The entry of `key`, for compound operations.
+    pub fn entry(&self, key: K) -> Entry<'_, K, V, S> {
+        Entry { cache: self, key }
+    }
+}
+
+/// What [`Entry::and_compute_with`] should do with the current value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Compute<V> {
+    /// Insert or replace with this value.
+    Put(V),
+    /// Remove the entry.
+    Remove,
+    /// Leave it as it is.
+    Nop,
+}
+
+/// One key of a [`Cache`], for compound operations (see [`Cache::entry`]).
+#[derive(Debug)]
+pub struct Entry<'a, K, V, S> {
+    cache: &'a Cache<K, V, S>,
+    key: K,
+}
+
+impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
+    /// The value, loading it with `init` on a miss (coalesced like [`Cache::get_with`]).
+    pub fn or_insert_with(self, init: impl FnOnce() -> V) -> V {
+        self.cache.get_with(self.key, init)
+    }
+
+    /// The value, or `value` inserted on a miss.
+    pub fn or_insert(self, value: V) -> V {
+        self.cache.get_with(self.key, || value)
+    }
+
+    /// Atomically reads the live value (if any), asks `f` what to do, and does it: no other
+    /// write to the key can come in between. Returns the value held afterwards (`None` when
+    /// removed, or when a new value was evicted at once, e.g. heavier than its shard's share).
+    ///
+    /// `f` runs under the shard's write lock: it must be quick and must not use the cache. A
+    /// load of the key in flight (`get_with`) is not waited for; its value, when it comes,
+    /// replaces the computed one.
+    pub fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
+        self.cache.inner.compute(self.key, f)
+    }
+}

@@ -1,0 +1,830 @@
+//! A thread-safe cache: shards of the single-threaded core, each behind a read-write lock, with
+//! reads that never wait for a write lock.
+//!
+//! [`Cache`] is `Send + Sync` and a cheap `Clone` (a shared handle); `get` returns a clone of the
+//! value, so put large values in an `Arc`. Loaders ([`get_with`](Cache::get_with) and friends)
+//! run once per key however many threads miss it at the same time.
+//!
+//! ```
+//! use std::time::Duration;
+//! let cache = cortado::sync::Cache::builder()
+//!     .max_capacity(10_000)
+//!     .time_to_live(Duration::from_secs(60))
+//!     .build()
+//!     .unwrap();
+//! let handle = cache.clone();
+//! std::thread::spawn(move || handle.insert(1, "one")).join().unwrap();
+//! assert_eq!(cache.get(&1), Some("one"));
+//! assert_eq!(cache.get_with(2, || "two"), "two");
+//! ```
+//!
+//! # Capacity
+//!
+//! - **The bound has no slack.** Every write evicts inside its shard's lock, so at every moment
+//!   each shard holds at most its share and the cache at most its capacity:
+//!   `weighted_size() <= max_capacity()` holds between any two operations, not only after
+//!   [`run_pending_tasks`](Cache::run_pending_tasks). The one transient excess is while
+//!   [`set_max_capacity`](Cache::set_max_capacity) shrinks the cache: shards it has not reached
+//!   yet keep their old share until it returns, so the excess is at most the old capacity minus
+//!   the new one.
+//! - **Shares.** Shard `i` of `n` gets `capacity / n`, plus one if `i < capacity % n`, so the
+//!   shares add up to exactly the capacity (also after `set_max_capacity`).
+//! - **The cost of sharding.** An entry heavier than its shard's share is evicted at once
+//!   ([`RemovalCause::Size`]), even when it is lighter than the whole capacity; and keys spread
+//!   unevenly may fill one shard, which then evicts while others have room. The default shard
+//!   count keeps shares of at least [`MIN_SHARD_CAPACITY`] (256) units; for a few very heavy
+//!   entries, choose fewer shards ([`shards(1)`](CacheBuilder::shards) behaves as one
+//!   [`unsync`](crate::unsync) cache behind a lock). A capacity below an explicit shard count is a
+//!   [`BuildError`]; shrinking below the shard count with `set_max_capacity` leaves some shards
+//!   unable to hold anything.
+//!
+//! # Design
+//!
+//! - **Shards.** Keys are spread over a power-of-two number of shards (each the `shard`
+//!   module's single-threaded core) by bits 40..56 of their hash (the table itself uses the low
+//!   bits and the top seven). The default count is the smallest power of two at least four times
+//!   the number of CPUs, lowered so that every shard holds at least [`MIN_SHARD_CAPACITY`] units.
+//!   Each shard has its own policy, sketch and timer wheel: nothing is shared between shards, so
+//!   nothing contends. On a Zipf stream, 8 shards hit as often as one (`tests/sync_hit_ratio.rs`);
+//!   a long scan is harder on small shards, whose adaptive windows each react on their own.
+//! - **Reads** take the shard's read lock, look the key up and clone the value; the hit is
+//!   recorded in the shard's lossy read buffer (the `read_buffer` module: BP-Wrapper, as in
+//!   Caffeine) and replayed into the policy under the write lock by the next writer, or by a
+//!   reader that finds the lock free (`try_write`, never waiting) every 32nd read. Time-to-idle
+//!   deadlines move at the read itself (an atomic per entry). A read that finds its entry expired
+//!   reports a miss and leaves the removal to maintenance.
+//! - **Writes** take the write lock and do the maintenance there, amortized on the calling
+//!   thread: replay buffered reads (so the policy sees reads and writes in order), expire due
+//!   entries, write, evict to fit.
+//! - **Listener** calls happen after the lock is released, on the thread that caused them.
+//! - **Loaders** coalesce concurrent misses per key (the `loader` module); the protocol
+//!   is written once, as a future, which the async front end awaits and the blocking one drives
+//!   with a thread-parking executor.
+//! - **Scheduler.** With [`Scheduler::Thread`], a background thread removes entries when they
+//!   are due (the `scheduler` module, after Caffeine's `Pacer`); without it, no thread is
+//!   started.
+//! - **No `unsafe`.** The whole front end, like the core, is safe code, so it needs no Miri run
+//!   of its own; the lock-free pieces are model checked with shuttle instead.
+//!
+//! # Memory
+//!
+//! Per entry as in [`unsync`](crate::unsync) (the same core; the admission sketches of the
+//! shards add up to one sized for the whole capacity). Per shard, fixed: the core's own fields,
+//! the lock, the 64-slot read buffer, counters and an empty map of loads in flight, padded to
+//! 128 bytes: about 1.8 KiB for `u64` keys and values, plus the timer wheel's 4 KiB of bucket
+//! heads once entries expire. With a `negative_ttl`, each shard also keeps an LRU of absent keys
+//! (an eighth of its capacity).
+//!
+//! # References
+//!
+//! 1. X. Ding, S. Jiang, X. Zhang: "BP-Wrapper: A System Framework Making Any Replacement
+//!    Algorithms (Almost) Lock Contention Free", ICDE 2009.
+//! 2. B. Manes: Caffeine's `BoundedLocalCache` (read buffers drained under `tryLock`).
+//! 3. A. Prada: quick-cache (shards of a single-threaded core behind read-write locks).
+
+mod loading;
+
+use std::borrow::Borrow;
+use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{
+    Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
+};
+use std::time::{Duration, Instant};
+
+use hashbrown::DefaultHashBuilder;
+
+use crate::builder::{BuildError, CacheBuilder, Concurrent};
+use crate::loader::Loading;
+use crate::notification::{Listener, RemovalCause};
+use crate::read_buffer::ReadBuffer;
+use crate::scheduler::PacerHandle;
+pub use crate::scheduler::Scheduler;
+use crate::shard::{Shard, ShardConfig};
+use crate::stats::CacheStats;
+use crate::time::{duration_nanos, Clock};
+
+pub(crate) use loading::Mode;
+pub use loading::{Compute, Entry};
+
+/// The fewest units of capacity a shard gets when the shard count is chosen automatically.
+pub const MIN_SHARD_CAPACITY: u64 = 256;
+/// The most shards a cache may have.
+pub const MAX_SHARDS: usize = 1 << 16;
+
+/// Builds the [`sync::Cache`](Cache) (marker for [`CacheBuilder`]).
+#[derive(Debug)]
+pub enum Synchronized {}
+
+/// Entries removed under a lock, waiting for the listener.
+type Removed<K, V> = Vec<(K, V, RemovalCause)>;
+
+/// One shard with its read buffer, counters and loads in flight; aligned to keep shards on
+/// separate cache lines.
+#[repr(align(128))]
+struct Slot<K, V, S> {
+    core: RwLock<Shard<K, V, S>>,
+    reads: ReadBuffer,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    loading: Loading<K, V>,
+    /// Keys whose absence is cached (`negative_ttl`), as a small LRU cache of its own.
+    negatives: Option<Mutex<Shard<K, (), S>>>,
+}
+
+/// The shared state behind every handle of a [`Cache`] (and of a
+/// [`future::Cache`](crate::future::Cache)).
+pub(crate) struct Inner<K, V, S> {
+    slots: Box<[Slot<K, V, S>]>,
+    shard_mask: usize,
+    hasher: S,
+    clock: Clock,
+    listener: Option<Listener<K, V>>,
+    /// Whether time is read at all: only once some entry can have a deadline.
+    uses_time: AtomicBool,
+    record_stats: bool,
+    negative_ttl: Option<Duration>,
+    load_successes: AtomicU64,
+    load_failures: AtomicU64,
+    load_nanos: AtomicU64,
+    pacer: Option<PacerHandle>,
+}
+
+/// A thread-safe bounded cache. See the [module docs](self).
+pub struct Cache<K, V, S = DefaultHashBuilder> {
+    pub(crate) inner: Arc<Inner<K, V, S>>,
+}
+
+impl<K, V, S> Clone for Cache<K, V, S> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<K, V, S> std::fmt::Debug for Cache<K, V, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cache")
+            .field("shards", &self.inner.slots.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K, V, S> Drop for Inner<K, V, S> {
+    fn drop(&mut self) {
+        if let Some(pacer) = &self.pacer {
+            pacer.stop();
+        }
+    }
+}
+
+// A panic under a lock (a user's weigher, expiry or hasher) poisons it; the shard is left
+// consistent by every such call site (they run before any change), so the poison is ignored.
+fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn try_write<T>(lock: &RwLock<T>) -> Option<RwLockWriteGuard<'_, T>> {
+    match lock.try_write() {
+        Ok(guard) => Some(guard),
+        Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The default number of shards for a capacity.
+fn default_shards(max_capacity: Option<u64>) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    let wanted = (cpus * 4).next_power_of_two().min(MAX_SHARDS);
+    let by_capacity = match max_capacity {
+        Some(max) => {
+            let fit = (max / MIN_SHARD_CAPACITY).max(1);
+            // The largest power of two not above `fit`.
+            1usize << (63 - fit.leading_zeros()).min(16)
+        }
+        None => wanted,
+    };
+    wanted.min(by_capacity).max(1)
+}
+
+/// Shard `i`'s share of `capacity` over `shards`: the shares add up to `capacity`.
+fn share(capacity: u64, shards: usize, i: usize) -> u64 {
+    let n = shards as u64;
+    capacity / n + u64::from((i as u64) < capacity % n)
+}
+
+impl<K, V> Cache<K, V>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+{
+    /// A cache of at most `max_capacity` entries with the default settings.
+    ///
+    /// # Panics
+    ///
+    /// If `max_capacity` is `u32::MAX` or more; use the [builder](Self::builder) to get an error
+    /// instead.
+    pub fn new(max_capacity: u64) -> Self {
+        Self::builder()
+            .max_capacity(max_capacity)
+            .build()
+            .expect("max_capacity below u32::MAX")
+    }
+
+    /// A builder for every setting.
+    pub fn builder() -> CacheBuilder<K, V, DefaultHashBuilder, Synchronized> {
+        CacheBuilder::default()
+    }
+}
+
+impl<K, V, S, F: Concurrent> CacheBuilder<K, V, S, F> {
+    /// The number of shards (a power of two, at most the capacity); by default chosen from the
+    /// CPU count and the capacity (see [`sync`](crate::sync#capacity)).
+    pub fn shards(mut self, shards: usize) -> Self {
+        self.shards = Some(shards);
+        self
+    }
+
+    /// Caches the absence of a key for `ttl` when an `optionally_get_with` loader finds
+    /// nothing, so repeated lookups of missing keys do not reach the backing store (cache
+    /// penetration). An insert of the key ends it early.
+    pub fn negative_ttl(mut self, ttl: Duration) -> Self {
+        self.negative_ttl = Some(ttl);
+        self
+    }
+
+    /// Who runs maintenance besides the cache's users: with [`Scheduler::Thread`] a background
+    /// thread removes expired entries (and calls the listener) when they are due, even when
+    /// nobody touches the cache. The thread ends when the last handle of the cache is dropped.
+    pub fn scheduler(mut self, scheduler: Scheduler) -> Self {
+        self.scheduler = scheduler;
+        self
+    }
+}
+
+impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> CacheBuilder<K, V, S, Synchronized> {
+    /// Builds the cache, or says which setting cannot work.
+    pub fn build(self) -> Result<Cache<K, V, S>, BuildError>
+    where
+        K: Send + Sync + 'static,
+        V: Send + Sync + 'static,
+        S: Send + Sync + 'static,
+    {
+        Ok(Cache::from_inner(Inner::build(self)?))
+    }
+}
+
+impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
+    pub(crate) fn build<F>(builder: CacheBuilder<K, V, S, F>) -> Result<Self, BuildError> {
+        let config = builder.shard_config()?;
+        let shards = match builder.shards {
+            Some(n) if n == 0 || n > MAX_SHARDS || !n.is_power_of_two() => {
+                return Err(BuildError::InvalidShardCount { requested: n })
+            }
+            Some(n) => {
+                if let Some(capacity) = config.max_capacity.filter(|&c| c > 0 && c < n as u64) {
+                    return Err(BuildError::CapacityBelowShards {
+                        capacity,
+                        shards: n,
+                    });
+                }
+                n
+            }
+            None => default_shards(builder.max_capacity),
+        };
+        let per_shard = |i: usize| -> ShardConfig<K, V> {
+            let mut config = config.clone();
+            config.max_capacity = config.max_capacity.map(|max| share(max, shards, i));
+            config.initial_capacity = config.initial_capacity.div_ceil(shards);
+            config
+        };
+        let negatives = |i: usize| {
+            builder.negative_ttl.map(|_| {
+                // An eighth of the shard's capacity, at least 16 keys.
+                let max = per_shard(i).max_capacity.map_or(1024, |m| (m / 8).max(16));
+                let config = ShardConfig::<K, ()> {
+                    max_capacity: Some(max),
+                    initial_capacity: 0,
+                    policy: crate::policy::EvictionPolicy::lru(),
+                    weigher: None,
+                    rules: crate::expiry::ExpiryRules {
+                        ttl: None,
+                        tti: None,
+                        custom: None,
+                    },
+                    record_stats: false,
+                    notify: false,
+                };
+                Mutex::new(Shard::new(&config, builder.hasher.clone()))
+            })
+        };
+        let slots = (0..shards)
+            .map(|i| Slot {
+                core: RwLock::new(Shard::new(&per_shard(i), builder.hasher.clone())),
+                reads: ReadBuffer::default(),
+                hits: AtomicU64::new(0),
+                misses: AtomicU64::new(0),
+                loading: Loading::default(),
+                negatives: negatives(i),
+            })
+            .collect();
+        Ok(Self {
+            slots,
+            shard_mask: shards - 1,
+            uses_time: AtomicBool::new(config.rules.is_active() || builder.negative_ttl.is_some()),
+            hasher: builder.hasher,
+            clock: builder.clock,
+            listener: builder.listener,
+            record_stats: config.record_stats,
+            negative_ttl: builder.negative_ttl,
+            load_successes: AtomicU64::new(0),
+            load_failures: AtomicU64::new(0),
+            load_nanos: AtomicU64::new(0),
+            pacer: (builder.scheduler == Scheduler::Thread).then(PacerHandle::new),
+        })
+    }
+}
+
+impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
+    #[inline]
+    pub(crate) fn now(&self) -> u64 {
+        if self.uses_time.load(Ordering::Relaxed) {
+            self.clock.now_nanos()
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    fn slot(&self, hash: u64) -> &Slot<K, V, S> {
+        &self.slots[(hash >> 40) as usize & self.shard_mask]
+    }
+
+    fn notify(&self, removed: Removed<K, V>) {
+        if let Some(listener) = &self.listener {
+            for (key, value, cause) in removed {
+                listener(&key, &value, cause);
+            }
+        }
+    }
+
+    /// Replays buffered reads and expires due entries; the caller holds the write lock.
+    fn maintain(&self, slot: &Slot<K, V, S>, core: &mut Shard<K, V, S>, now: u64) {
+        slot.reads.drain(|i| core.record_read(i));
+        core.advance(now);
+    }
+
+    /// Runs `f` on the shard of `hash` under its write lock, after maintenance; returns its
+    /// result and the removed entries, for the caller to [`notify`](Self::notify) once it is
+    /// ready to run the listener.
+    fn write<R>(
+        &self,
+        hash: u64,
+        f: impl FnOnce(&mut Shard<K, V, S>, u64) -> R,
+    ) -> (R, Removed<K, V>) {
+        let slot = self.slot(hash);
+        let now = self.now();
+        let mut core = write(&slot.core);
+        self.maintain(slot, &mut core, now);
+        let result = f(&mut core, now);
+        let removed = std::mem::take(&mut core.pending);
+        let next = core.next_expiration();
+        drop(core);
+        if let (Some(pacer), Some(next)) = (&self.pacer, next) {
+            pacer.wake_by(next);
+        }
+        (result, removed)
+    }
+
+    /// Runs `f` on every shard in turn, under its write lock after maintenance, notifying the
+    /// listener after each.
+    fn each_shard(&self, mut f: impl FnMut(usize, &mut Shard<K, V, S>, u64)) {
+        let now = self.now();
+        for (i, slot) in self.slots.iter().enumerate() {
+            let mut core = write(&slot.core);
+            self.maintain(slot, &mut core, now);
+            f(i, &mut core, now);
+            let removed = std::mem::take(&mut core.pending);
+            drop(core);
+            self.notify(removed);
+        }
+    }
+
+    pub(crate) fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let hash = self.hasher.hash_one(key);
+        let slot = self.slot(hash);
+        let now = self.now();
+        let found = read(&slot.core)
+            .get_shared(hash, key, now)
+            .map(|(i, value)| (i, value.clone()));
+        let Some((i, value)) = found else {
+            if self.record_stats {
+                slot.misses.fetch_add(1, Ordering::Relaxed);
+            }
+            return None;
+        };
+        if self.record_stats {
+            slot.hits.fetch_add(1, Ordering::Relaxed);
+        }
+        if slot.reads.record(i) {
+            if let Some(mut core) = try_write(&slot.core) {
+                self.maintain(slot, &mut core, now);
+                let removed = std::mem::take(&mut core.pending);
+                drop(core);
+                self.notify(removed);
+            }
+        }
+        Some(value)
+    }
+
+    /// The live value of `key`, with no effect on the policy or the stats.
+    fn peek<Q>(&self, hash: u64, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let now = self.now();
+        read(&self.slot(hash).core).peek(hash, key, now).cloned()
+    }
+
+    pub(crate) fn insert(&self, key: K, value: V, ttl: Option<Duration>) {
+        if ttl.is_some() {
+            self.uses_time.store(true, Ordering::Relaxed);
+        }
+        let hash = self.hasher.hash_one(&key);
+        self.forget_absence(hash, &key);
+        let ((), removed) = self.write(hash, |core, now| core.insert(hash, key, value, now, ttl));
+        self.notify(removed);
+    }
+
+    pub(crate) fn remove<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let hash = self.hasher.hash_one(key);
+        let (removed_live, mut removed) = self.write(hash, |core, now| core.remove(hash, key, now));
+        // Maintenance (or the key itself, expired) may have removed entries even on a miss.
+        let value = removed_live.map(|(key, value)| {
+            removed.push((key, value.clone(), RemovalCause::Explicit));
+            value
+        });
+        self.notify(removed);
+        value
+    }
+
+    pub(crate) fn run_pending_tasks(&self) {
+        self.each_shard(|_, _, _| {});
+    }
+
+    /// The earliest time any shard may have an entry to expire.
+    pub(crate) fn next_expiration(&self) -> Option<u64> {
+        self.slots
+            .iter()
+            .filter_map(|slot| read(&slot.core).next_expiration())
+            .min()
+    }
+
+    fn record_load(&self, started: Option<Instant>, success: bool) {
+        let Some(started) = started else {
+            return;
+        };
+        let counter = if success {
+            &self.load_successes
+        } else {
+            &self.load_failures
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        self.load_nanos
+            .fetch_add(duration_nanos(started.elapsed()), Ordering::Relaxed);
+    }
+
+    /// Whether the absence of `key` is cached (`negative_ttl`).
+    fn is_absent<Q>(&self, hash: u64, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let Some(negatives) = &self.slot(hash).negatives else {
+            return false;
+        };
+        let now = self.now();
+        let mut negatives = lock(negatives);
+        negatives.advance(now);
+        negatives.peek(hash, key, now).is_some()
+    }
+
+    fn cache_absence(&self, hash: u64, key: K) {
+        if let (Some(negatives), Some(ttl)) = (&self.slot(hash).negatives, self.negative_ttl) {
+            let now = self.now();
+            lock(negatives).insert(hash, key, (), now, Some(ttl));
+        }
+    }
+
+    fn forget_absence<Q>(&self, hash: u64, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if let Some(negatives) = &self.slot(hash).negatives {
+            lock(negatives).remove(hash, key, 0);
+        }
+    }
+}
+
+impl<K, V, S> Cache<K, V, S>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+    S: BuildHasher + Send + Sync + 'static,
+{
+    /// Wraps a built core and starts its scheduler thread, if any.
+    pub(crate) fn from_inner(inner: Inner<K, V, S>) -> Self {
+        let cache = Self {
+            inner: Arc::new(inner),
+        };
+        if let Some(pacer) = &cache.inner.pacer {
+            pacer.spawn(Arc::downgrade(&cache.inner));
+        }
+        cache
+    }
+}
+
+impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
+    /// A clone of the value of `key` if present and not expired; counts as a use.
+    pub fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.inner.get(key)
+    }
+
+    /// A clone of the value of `key` if present and not expired, with no effect on eviction,
+    /// expiry or stats.
+    pub fn peek<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.inner.peek(self.inner.hasher.hash_one(key), key)
+    }
+
+    /// Whether `key` is present and not expired (no effect on eviction).
+    pub fn contains_key<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let inner = &self.inner;
+        let hash = inner.hasher.hash_one(key);
+        let now = inner.now();
+        read(&inner.slot(hash).core).peek(hash, key, now).is_some()
+    }
+
+    /// Inserts or replaces the value of `key`, then evicts to fit the capacity.
+    pub fn insert(&self, key: K, value: V) {
+        self.inner.insert(key, value, None);
+    }
+
+    /// Inserts or replaces with a lifetime of its own, overriding the cache's time to live.
+    pub fn insert_with_ttl(&self, key: K, value: V, ttl: Duration) {
+        self.inner.insert(key, value, Some(ttl));
+    }
+
+    /// Removes `key` and returns its value if it was present and not expired.
+    pub fn remove<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.inner.remove(key)
+    }
+
+    /// Entries held, including expired ones not yet removed.
+    pub fn len(&self) -> usize {
+        self.inner.slots.iter().map(|s| read(&s.core).len()).sum()
+    }
+
+    /// Whether the cache holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Total weight of the entries (their count without a weigher); at most
+    /// [`max_capacity`](Self::max_capacity) (see [Capacity](self#capacity)).
+    pub fn weighted_size(&self) -> u64 {
+        self.inner
+            .slots
+            .iter()
+            .map(|s| read(&s.core).weighted_size())
+            .sum()
+    }
+
+    /// The capacity (total weight with a weigher); `u64::MAX` when unbounded.
+    pub fn max_capacity(&self) -> u64 {
+        self.inner
+            .slots
+            .iter()
+            .map(|s| read(&s.core).max_capacity())
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// The number of shards.
+    pub fn shard_count(&self) -> usize {
+        self.inner.slots.len()
+    }
+
+    /// A snapshot of the live entries, taken one shard at a time.
+    pub fn iter(&self) -> impl Iterator<Item = (K, V)> + '_
+    where
+        K: Clone,
+    {
+        let now = self.inner.now();
+        self.inner.slots.iter().flat_map(move |slot| {
+            read(&slot.core)
+                .iter(now)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Vec<_>>()
+        })
+    }
+
+    /// Keeps only the entries for which `keep` returns true. `keep` runs under a shard's write
+    /// lock: it must not use the cache.
+    pub fn retain(&self, mut keep: impl FnMut(&K, &V) -> bool) {
+        self.inner
+            .each_shard(|_, core, now| core.retain(now, &mut keep));
+    }
+
+    /// Removes every entry (and every cached absence).
+    pub fn invalidate_all(&self) {
+        self.inner.each_shard(|_, core, _| core.clear());
+        for slot in self.inner.slots.iter() {
+            if let Some(negatives) = &slot.negatives {
+                lock(negatives).clear();
+            }
+        }
+    }
+
+    /// Changes the capacity (split over the shards); shrinking evicts at once. While it runs,
+    /// shards not yet reached keep their old share (see [Capacity](self#capacity)).
+    pub fn set_max_capacity(&self, max_capacity: u64) {
+        let n = self.inner.slots.len();
+        self.inner
+            .each_shard(|i, core, _| core.set_max_capacity(share(max_capacity, n, i)));
+    }
+
+    /// Replays buffered reads and removes expired entries now (otherwise done on writes, or by
+    /// the [scheduler](Scheduler)).
+    pub fn run_pending_tasks(&self) {
+        self.inner.run_pending_tasks();
+    }
+
+    /// The counters since the cache was built; all zero unless built with `record_stats`.
+    pub fn stats(&self) -> CacheStats {
+        let inner = &self.inner;
+        let mut stats = CacheStats {
+            load_successes: inner.load_successes.load(Ordering::Relaxed),
+            load_failures: inner.load_failures.load(Ordering::Relaxed),
+            load_nanos: inner.load_nanos.load(Ordering::Relaxed),
+            ..CacheStats::default()
+        };
+        for slot in inner.slots.iter() {
+            stats = stats.merge(&read(&slot.core).stats());
+            stats.hits += slot.hits.load(Ordering::Relaxed);
+            stats.misses += slot.misses.load(Ordering::Relaxed);
+        }
+        stats
+    }
+
+    fn keys_by_order(&self, n: usize, coldest: bool) -> Vec<K>
+    where
+        K: Clone,
+    {
+        let mut per_shard: Vec<Vec<K>> = Vec::with_capacity(self.inner.slots.len());
+        // Under the write lock, after replaying buffered reads, so the order reflects them.
+        self.inner.each_shard(|_, core, now| {
+            per_shard.push(
+                core.keys_by_eviction_order(n, now, coldest)
+                    .into_iter()
+                    .cloned()
+                    .collect(),
+            );
+        });
+        // Shards evict independently: interleave their orders.
+        let mut keys = Vec::with_capacity(n.min(per_shard.iter().map(Vec::len).sum()));
+        for rank in 0.. {
+            let before = keys.len();
+            for shard in &per_shard {
+                if keys.len() == n {
+                    return keys;
+                }
+                if let Some(key) = shard.get(rank) {
+                    keys.push(key.clone());
+                }
+            }
+            if keys.len() == before {
+                break;
+            }
+        }
+        keys
+    }
+
+    /// Up to `n` keys, the least likely to be evicted first (shards interleaved).
+    pub fn hottest(&self, n: usize) -> Vec<K>
+    where
+        K: Clone,
+    {
+        self.keys_by_order(n, false)
+    }
+
+    /// Up to `n` keys, the next to be evicted first (shards interleaved).
+    pub fn coldest(&self, n: usize) -> Vec<K>
+    where
+        K: Clone,
+    {
+        self.keys_by_order(n, true)
+    }
+
+    /// Heap bytes used by the cache's own structures (not by what keys and values own).
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Inner<K, V, S>>()
+            + self
+                .inner
+                .slots
+                .iter()
+                .map(|s| std::mem::size_of::<Slot<K, V, S>>() + read(&s.core).memory_bytes())
+                .sum::<usize>()
+    }
+
+    /// Panics if an internal invariant of any shard is broken, or a key sits in the wrong
+    /// shard. For tests and fuzzing.
+    #[doc(hidden)]
+    pub fn validate(&self) {
+        let inner = &self.inner;
+        for (i, slot) in inner.slots.iter().enumerate() {
+            let core = read(&slot.core);
+            core.validate();
+            for (key, _) in core.iter(0) {
+                let home = (inner.hasher.hash_one(key) >> 40) as usize & inner.shard_mask;
+                assert_eq!(home, i, "a key in shard {i} belongs to shard {home}");
+            }
+        }
+    }
+
+    /// Loads in flight, over every shard (for tests).
+    #[doc(hidden)]
+    pub fn loads_in_flight(&self) -> usize {
+        self.inner.slots.iter().map(|s| s.loading.len()).sum()
+    }
+
+    /// Whether the scheduler thread is still running (for tests); `None` without one.
+    #[doc(hidden)]
+    pub fn scheduler_alive(&self) -> Option<Arc<AtomicBool>> {
+        self.inner.pacer.as_ref().map(PacerHandle::alive)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn share_splits_capacity_exactly_and_evenly() {
+        for shards in [1usize, 2, 8, 64] {
+            for capacity in [0u64, 1, 63, 64, 65, 1_000, 1 << 40] {
+                let shares: Vec<u64> = (0..shards).map(|i| share(capacity, shards, i)).collect();
+                assert_eq!(shares.iter().sum::<u64>(), capacity);
+                let (min, max) = (shares.iter().min().unwrap(), shares.iter().max().unwrap());
+                assert!(max - min <= 1, "{capacity} over {shards}: {shares:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn default_shards_power_of_two_with_large_enough_shares() {
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        let most = (cpus * 4).next_power_of_two();
+        assert_eq!(default_shards(None), most);
+        for capacity in [0u64, 255, 256, 511, 512, 4_096, 1 << 20, 1 << 40] {
+            let n = default_shards(Some(capacity));
+            assert!(n.is_power_of_two() && n <= most);
+            assert!(n == 1 || capacity / n as u64 >= MIN_SHARD_CAPACITY);
+            // No fewer shards than the capacity allows.
+            assert!(n == most || capacity / (2 * n as u64) < MIN_SHARD_CAPACITY);
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! `future::Cache` on tokio's multi-thread runtime: loaders coalesce across tasks, errors and
+//! absence reach every waiter, and a cancelled or panicking loader releases its waiters.
+//!
+//! Every test runs under `tokio::time::timeout`, so a waiter that is never woken fails the test
+//! instead of hanging it.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cortado::future::Cache;
+use cortado::sync::Compute;
+use cortado::time::ManualClock;
+use tokio::sync::{Barrier, Notify};
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+async fn within<T>(future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(LIMIT, future)
+        .await
+        .expect("timed out: a waiter was never woken")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn get_with_coalesces_across_tasks() {
+    within(async {
+        const TASKS: usize = 16;
+        let cache: Cache<u32, u64> = Cache::builder()
+            .max_capacity(100)
+            .record_stats()
+            .build()
+            .unwrap();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let barrier = Arc::new(Barrier::new(TASKS));
+        let tasks: Vec<_> = (0..TASKS)
+            .map(|_| {
+                let (cache, calls, barrier) = (cache.clone(), calls.clone(), barrier.clone());
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    cache
+                        .get_with(1, async {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            7
+                        })
+                        .await
+                })
+            })
+            .collect();
+        for task in tasks {
+            assert_eq!(task.await.unwrap(), 7);
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(cache.get(&1), Some(7));
+        assert_eq!(cache.stats().load_successes, 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_loader_releases_waiter_which_loads() {
+    within(async {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let started = Arc::new(Notify::new());
+        // The first caller's loader never finishes; its caller gives up after 200 ms.
+        let first = {
+            let (cache, started) = (cache.clone(), started.clone());
+            tokio::spawn(async move {
+                tokio::time::timeout(
+                    Duration::from_millis(200),
+                    cache.get_with(1, async {
+                        started.notify_one();
+                        std::future::pending::<u64>().await
+                    }),
+                )
+                .await
+            })
+        };
+        started.notified().await;
+        assert_eq!(cache.as_sync().loads_in_flight(), 1);
+        // This caller joins the load in flight, so its own loader runs only once that load is
+        // dropped.
+        let loads = Arc::new(AtomicUsize::new(0));
+        let counted = loads.clone();
+        let second = cache.get_with(1, async move {
+            counted.fetch_add(1, Ordering::SeqCst);
+            2
+        });
+        assert_eq!(second.await, 2);
+        assert!(
+            first.await.unwrap().is_err(),
+            "the first caller was cancelled"
+        );
+        assert_eq!(loads.load(Ordering::SeqCst), 1);
+        assert_eq!(cache.get(&1), Some(2));
+        assert_eq!(cache.as_sync().loads_in_flight(), 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aborted_loading_task_releases_every_waiter() {
+    within(async {
+        const WAITERS: usize = 5;
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let started = Arc::new(Notify::new());
+        let loader = {
+            let (cache, started) = (cache.clone(), started.clone());
+            tokio::spawn(async move {
+                cache
+                    .get_with(1, async {
+                        started.notify_one();
+                        std::future::pending::<u64>().await
+                    })
+                    .await
+            })
+        };
+        started.notified().await;
+        let loads = Arc::new(AtomicUsize::new(0));
+        let waiters: Vec<_> = (0..WAITERS)
+            .map(|i| {
+                let (cache, loads) = (cache.clone(), loads.clone());
+                tokio::spawn(async move {
+                    cache
+                        .get_with(1, async move {
+                            loads.fetch_add(1, Ordering::SeqCst);
+                            10 + i as u64
+                        })
+                        .await
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        loader.abort();
+        assert!(loader.await.unwrap_err().is_cancelled());
+        let results: Vec<u64> = futures_join(waiters).await;
+        // One waiter loads after the abort; the others share its value.
+        assert_eq!(loads.load(Ordering::SeqCst), 1);
+        assert!(results.windows(2).all(|w| w[0] == w[1]), "{results:?}");
+    })
+    .await;
+}
+
+async fn futures_join<T>(tasks: Vec<tokio::task::JoinHandle<T>>) -> Vec<T> {
+    let mut results = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        results.push(task.await.unwrap());
+    }
+    results
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn panicking_loader_task_releases_waiters() {
+    within(async {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let started = Arc::new(Notify::new());
+        let release = Arc::new(Notify::new());
+        let loader = {
+            let (cache, started, release) = (cache.clone(), started.clone(), release.clone());
+            tokio::spawn(async move {
+                cache
+                    .get_with(1, async {
+                        started.notify_one();
+                        release.notified().await;
+                        panic!("loader failed (expected by the test)")
+                    })
+                    .await
+            })
+        };
+        started.notified().await;
+        let waiter = {
+            let cache = cache.clone();
+            tokio::spawn(async move { cache.get_with(1, async { 3 }).await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        release.notify_one();
+        assert!(loader.await.unwrap_err().is_panic());
+        assert_eq!(waiter.await.unwrap(), 3);
+        assert_eq!(cache.as_sync().loads_in_flight(), 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn try_get_with_error_reaches_every_task_and_is_not_cached() {
+    within(async {
+        const TASKS: usize = 8;
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let calls = Arc::new(AtomicUsize::new(0));
+        let barrier = Arc::new(Barrier::new(TASKS));
+        let tasks: Vec<_> = (0..TASKS)
+            .map(|_| {
+                let (cache, calls, barrier) = (cache.clone(), calls.clone(), barrier.clone());
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    cache
+                        .try_get_with(1, async {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            Err::<u64, _>("down".to_string())
+                        })
+                        .await
+                })
+            })
+            .collect();
+        let results = futures_join(tasks).await;
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        let first = results[0].clone().unwrap_err();
+        assert!(results
+            .iter()
+            .all(|r| Arc::ptr_eq(r.as_ref().unwrap_err(), &first)));
+        assert!(!cache.contains_key(&1));
+        assert_eq!(
+            cache.try_get_with(1, async { Ok::<_, String>(4) }).await,
+            Ok(4)
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn optionally_get_with_negative_ttl_caches_absence() {
+    within(async {
+        let clock = ManualClock::new();
+        let cache: Cache<u32, u64> = Cache::builder()
+            .max_capacity(100)
+            .negative_ttl(Duration::from_secs(5))
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let lookup = || {
+            let calls = calls.clone();
+            cache.optionally_get_with(1, async move {
+                calls.fetch_add(1, Ordering::SeqCst);
+                None
+            })
+        };
+        assert_eq!(lookup().await, None);
+        assert_eq!(lookup().await, None);
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        clock.advance(Duration::from_secs(5));
+        assert_eq!(lookup().await, None);
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        cache.insert(1, 9);
+        assert_eq!(lookup().await, Some(9));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entry_api_and_shared_sync_view() {
+    within(async {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        assert_eq!(cache.entry(1).or_insert_with(async { 5 }).await, 5);
+        assert_eq!(cache.entry(1).or_insert_with(async { 6 }).await, 5);
+        let held = cache
+            .entry(1)
+            .and_compute_with(|v| Compute::Put(v.copied().unwrap_or(0) * 10));
+        assert_eq!(held, Some(50));
+        assert_eq!(cache.as_sync().get(&1), Some(50));
+        cache.as_sync().insert(2, 2);
+        assert_eq!(cache.get(&2), Some(2));
+        assert_eq!(cache.len(), 2);
+        cache.invalidate_all();
+        assert!(cache.is_empty());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn single_threaded_runtime_waiters_are_woken() {
+    within(async {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let (a, b) = tokio::join!(
+            cache.get_with(1, async {
+                tokio::task::yield_now().await;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                1
+            }),
+            cache.get_with(1, async { 2 }),
+        );
+        assert_eq!((a, b), (1, 1), "the second caller waited for the first");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_waiter_does_not_disturb_the_load() {
+    within(async {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let started = Arc::new(Notify::new());
+        let release = Arc::new(Notify::new());
+        let loader = {
+            let (cache, started, release) = (cache.clone(), started.clone(), release.clone());
+            tokio::spawn(async move {
+                cache
+                    .get_with(1, async {
+                        started.notify_one();
+                        release.notified().await;
+                        5
+                    })
+                    .await
+            })
+        };
+        started.notified().await;
+        let gave_up = tokio::time::timeout(
+            Duration::from_millis(50),
+            cache.get_with(1, async { unreachable!("a load is in flight") }),
+        )
+        .await;
+        assert!(gave_up.is_err(), "the waiter was cancelled");
+        release.notify_one();
+        assert_eq!(loader.await.unwrap(), 5);
+        assert_eq!(cache.get(&1), Some(5));
+        assert_eq!(cache.as_sync().loads_in_flight(), 0);
+    })
+    .await;
+}

@@ -1,0 +1,764 @@
+//! Behaviour of `sync::Cache` through its public API, on one thread: the scenarios of
+//! `unsync_behaviour.rs` through the concurrent front end, plus what sharding adds (capacity
+//! shares, entries heavier than a share, typed build errors) and the entry API.
+
+mod common;
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::BuildHasherDefault;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{Rng, Zipf};
+use cortado::builder::BuildError;
+use cortado::expiry::Expiry;
+use cortado::notification::RemovalCause;
+use cortado::policy::EvictionPolicy;
+use cortado::sync::{Cache, Compute};
+use cortado::time::ManualClock;
+
+type Log = Arc<Mutex<Vec<(u32, u32, RemovalCause)>>>;
+
+fn logging_cache(max: u64, shards: usize, clock: &ManualClock) -> (Cache<u32, u32>, Log) {
+    let log: Log = Arc::default();
+    let sink = log.clone();
+    let cache = Cache::builder()
+        .max_capacity(max)
+        .shards(shards)
+        .clock(clock.clone())
+        .eviction_listener(move |k: &u32, v: &u32, cause| {
+            sink.lock().unwrap().push((*k, *v, cause))
+        })
+        .record_stats()
+        .build()
+        .unwrap();
+    (cache, log)
+}
+
+fn causes(log: &Log) -> Vec<RemovalCause> {
+    log.lock().unwrap().iter().map(|e| e.2).collect()
+}
+
+#[test]
+fn get_after_insert_returns_value() {
+    let cache = Cache::new(10);
+    cache.insert("a".to_string(), 1);
+    assert_eq!(cache.get("a"), Some(1));
+    assert_eq!(cache.peek("a"), Some(1));
+    assert!(cache.contains_key("a"));
+    assert_eq!(cache.get("b"), None);
+    cache.validate();
+}
+
+#[test]
+fn cache_is_send_sync_and_clones_share_entries() {
+    fn assert_send_sync<T: Send + Sync + Clone + 'static>() {}
+    assert_send_sync::<Cache<String, Vec<u8>>>();
+    assert_send_sync::<cortado::future::Cache<String, Vec<u8>>>();
+    let cache = Cache::new(100);
+    let handle = cache.clone();
+    std::thread::spawn(move || handle.insert(1, 10))
+        .join()
+        .unwrap();
+    assert_eq!(cache.get(&1), Some(10));
+}
+
+#[test]
+fn insert_many_stays_within_capacity() {
+    for policy in [
+        EvictionPolicy::tiny_lfu(),
+        EvictionPolicy::tiny_lfu_static(),
+        EvictionPolicy::lru(),
+        EvictionPolicy::lfu(),
+    ] {
+        for shards in [1, 4] {
+            let cache = Cache::builder()
+                .max_capacity(50)
+                .shards(shards)
+                .eviction_policy(policy)
+                .build()
+                .unwrap();
+            for i in 0..5_000u64 {
+                cache.insert(i % 300, i);
+                assert!(cache.len() <= 50, "{} over capacity", policy.name());
+            }
+            cache.validate();
+            // 300 keys fill every shard's share.
+            assert_eq!(cache.len(), 50, "{} with {shards} shards", policy.name());
+        }
+    }
+}
+
+#[test]
+fn insert_existing_key_replaces_and_notifies_replaced() {
+    let clock = ManualClock::new();
+    let (cache, log) = logging_cache(10, 1, &clock);
+    cache.insert(1, 10);
+    cache.insert(1, 11);
+    assert_eq!(cache.get(&1), Some(11));
+    assert_eq!(cache.len(), 1);
+    assert_eq!(*log.lock().unwrap(), vec![(1, 10, RemovalCause::Replaced)]);
+    assert_eq!(cache.stats().replacements, 1);
+}
+
+#[test]
+fn remove_returns_value_and_notifies_explicit() {
+    let clock = ManualClock::new();
+    let (cache, log) = logging_cache(10, 1, &clock);
+    cache.insert(1, 10);
+    assert_eq!(cache.remove(&1), Some(10));
+    assert_eq!(cache.remove(&1), None);
+    assert_eq!(*log.lock().unwrap(), vec![(1, 10, RemovalCause::Explicit)]);
+    assert_eq!(cache.stats().removals_explicit, 1);
+}
+
+#[test]
+fn eviction_notifies_size_with_evicted_entry() {
+    let clock = ManualClock::new();
+    let (cache, log) = logging_cache(3, 1, &clock);
+    for i in 0..4 {
+        cache.insert(i, i * 10);
+    }
+    let log = log.lock().unwrap();
+    assert_eq!(log.len(), 1);
+    let (k, v, cause) = log[0];
+    assert_eq!((v, cause), (k * 10, RemovalCause::Size));
+    assert!(!cache.contains_key(&k));
+    assert_eq!(cache.stats().evictions_size, 1);
+}
+
+#[test]
+fn time_to_live_expired_entry_never_returned() {
+    let clock = ManualClock::new();
+    let log: Log = Arc::default();
+    let sink = log.clone();
+    let cache = Cache::builder()
+        .max_capacity(100)
+        .time_to_live(Duration::from_secs(10))
+        .clock(clock.clone())
+        .eviction_listener(move |k: &u32, v: &u32, c| sink.lock().unwrap().push((*k, *v, c)))
+        .build()
+        .unwrap();
+    cache.insert(1, 1);
+    clock.advance(Duration::from_secs(9));
+    assert_eq!(cache.get(&1), Some(1), "reads do not extend a time to live");
+    clock.advance(Duration::from_secs(1));
+    // Due now: invisible at once, before any maintenance.
+    assert_eq!(cache.get(&1), None);
+    assert_eq!(cache.peek(&1), None);
+    assert!(cache.iter().next().is_none());
+    assert!(log.lock().unwrap().is_empty());
+    cache.run_pending_tasks();
+    assert_eq!(*log.lock().unwrap(), vec![(1, 1, RemovalCause::Expired)]);
+    assert_eq!(cache.len(), 0);
+    cache.validate();
+}
+
+#[test]
+fn time_to_live_update_restarts_lifetime() {
+    let clock = ManualClock::new();
+    let cache = Cache::builder()
+        .max_capacity(100)
+        .time_to_live(Duration::from_secs(10))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    cache.insert(1, 1);
+    clock.advance(Duration::from_secs(8));
+    cache.insert(1, 2);
+    clock.advance(Duration::from_secs(8));
+    assert_eq!(cache.get(&1), Some(2));
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(cache.get(&1), None);
+}
+
+#[test]
+fn insert_over_expired_entry_notifies_expired() {
+    let clock = ManualClock::new();
+    let log: Log = Arc::default();
+    let sink = log.clone();
+    let cache = Cache::builder()
+        .max_capacity(100)
+        .shards(1)
+        .time_to_live(Duration::from_secs(1))
+        .clock(clock.clone())
+        .eviction_listener(move |k: &u32, v: &u32, c| sink.lock().unwrap().push((*k, *v, c)))
+        .build()
+        .unwrap();
+    cache.insert(1, 1);
+    clock.advance(Duration::from_secs(2));
+    cache.insert(1, 2);
+    assert_eq!(*log.lock().unwrap(), vec![(1, 1, RemovalCause::Expired)]);
+    assert_eq!(cache.get(&1), Some(2));
+}
+
+#[test]
+fn time_to_idle_reads_extend_until_time_to_live() {
+    let clock = ManualClock::new();
+    let cache = Cache::builder()
+        .max_capacity(100)
+        .time_to_idle(Duration::from_secs(5))
+        .time_to_live(Duration::from_secs(12))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    cache.insert(1, 1);
+    cache.insert(2, 2);
+    for _ in 0..2 {
+        clock.advance(Duration::from_secs(4));
+        assert_eq!(cache.get(&1), Some(1));
+    }
+    // Key 2 was idle for 8 s.
+    assert_eq!(cache.get(&2), None);
+    clock.advance(Duration::from_secs(3)); // t = 11: idle 3 s
+    assert_eq!(cache.get(&1), Some(1));
+    clock.advance(Duration::from_secs(1)); // t = 12: time to live reached
+    assert_eq!(cache.get(&1), None);
+    cache.run_pending_tasks();
+    assert!(cache.is_empty());
+    cache.validate();
+}
+
+#[test]
+fn peek_does_not_extend_time_to_idle() {
+    let clock = ManualClock::new();
+    let cache = Cache::builder()
+        .max_capacity(10)
+        .time_to_idle(Duration::from_secs(5))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    cache.insert(1, 1);
+    clock.advance(Duration::from_secs(4));
+    assert_eq!(cache.peek(&1), Some(1));
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(cache.get(&1), None);
+}
+
+struct ValueSeconds;
+
+impl Expiry<u32, u64> for ValueSeconds {
+    fn expire_after_create(&self, _: &u32, value: &u64) -> Option<Duration> {
+        (*value > 0).then(|| Duration::from_secs(*value))
+    }
+    fn expire_after_update(&self, _: &u32, value: &u64, _: Option<Duration>) -> Option<Duration> {
+        (*value > 0).then(|| Duration::from_secs(*value))
+    }
+}
+
+#[test]
+fn expire_after_per_entry_lifetimes() {
+    let clock = ManualClock::new();
+    let cache = Cache::builder()
+        .max_capacity(10)
+        .expire_after(ValueSeconds)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    cache.insert(1, 2);
+    cache.insert(2, 5);
+    cache.insert(3, 0); // never expires
+    clock.advance(Duration::from_secs(3));
+    assert_eq!(cache.get(&1), None);
+    assert_eq!(cache.get(&2), Some(5));
+    cache.insert(2, 1); // update: 1 s from now
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(cache.get(&2), None);
+    clock.advance(Duration::from_secs(10_000));
+    assert_eq!(cache.get(&3), Some(0));
+    cache.run_pending_tasks();
+    assert_eq!(cache.len(), 1);
+    cache.validate();
+}
+
+#[test]
+fn insert_with_ttl_overrides_cache_lifetime() {
+    let clock = ManualClock::new();
+    let cache = Cache::builder()
+        .max_capacity(10)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    cache.insert(1, 1);
+    cache.insert_with_ttl(2, 2, Duration::from_millis(1500));
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(cache.get(&1), Some(1));
+    assert_eq!(cache.get(&2), None);
+    cache.validate();
+}
+
+struct NoExpiry;
+impl Expiry<u32, u32> for NoExpiry {
+    fn expire_after_create(&self, _: &u32, _: &u32) -> Option<Duration> {
+        None
+    }
+}
+
+#[test]
+fn build_conflicting_settings_is_typed_error() {
+    let err = Cache::<u32, u32>::builder()
+        .max_capacity(10)
+        .time_to_live(Duration::from_secs(1))
+        .expire_after(NoExpiry)
+        .build()
+        .unwrap_err();
+    assert_eq!(err, BuildError::ExpiryConflict);
+    let err = Cache::<u32, u32>::builder()
+        .weigher(|_, _| 1)
+        .build()
+        .unwrap_err();
+    assert_eq!(err, BuildError::WeigherWithoutCapacity);
+    let err = Cache::<u32, u32>::builder()
+        .max_capacity(u64::MAX)
+        .build()
+        .unwrap_err();
+    assert!(matches!(err, BuildError::CapacityTooLarge { .. }));
+    assert!(!err.to_string().is_empty());
+}
+
+#[test]
+fn build_bad_shard_count_is_typed_error() {
+    for requested in [0, 3, 12, (1 << 16) + 1, 1 << 17] {
+        let err = Cache::<u32, u32>::builder()
+            .max_capacity(1 << 20)
+            .shards(requested)
+            .build()
+            .unwrap_err();
+        assert_eq!(err, BuildError::InvalidShardCount { requested });
+    }
+    let err = Cache::<u32, u32>::builder()
+        .max_capacity(3)
+        .shards(4)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        BuildError::CapacityBelowShards {
+            capacity: 3,
+            shards: 4
+        }
+    );
+    assert!(err.to_string().contains("shard"));
+    // Zero (a cache that keeps nothing) and unbounded caches take any shard count.
+    let empty = Cache::<u32, u32>::builder()
+        .max_capacity(0)
+        .shards(4)
+        .build()
+        .unwrap();
+    empty.insert(1, 1);
+    assert!(empty.is_empty());
+    let unbounded = Cache::<u32, u32>::builder().shards(64).build().unwrap();
+    assert_eq!(unbounded.max_capacity(), u64::MAX);
+}
+
+#[test]
+fn default_shard_count_keeps_shares_of_at_least_256() {
+    for capacity in [0, 1, 255, 256, 511, 512, 5_000, 100_000, 10_000_000] {
+        let cache = Cache::<u32, u32>::new(capacity);
+        let shards = cache.shard_count() as u64;
+        assert!(shards.is_power_of_two());
+        assert!(
+            shards == 1 || capacity / shards >= 256,
+            "{capacity} over {shards} shards"
+        );
+        assert_eq!(cache.max_capacity(), capacity);
+    }
+}
+
+#[test]
+fn capacity_shares_add_up_exactly() {
+    for shards in [1usize, 2, 4, 8, 16] {
+        for capacity in [16u64, 17, 100, 1_023, 5_000] {
+            let cache = Cache::<u64, u64>::builder()
+                .max_capacity(capacity)
+                .shards(shards)
+                .build()
+                .unwrap();
+            assert_eq!(cache.max_capacity(), capacity);
+            // Far more distinct keys than the capacity fill every share to the brim.
+            for key in 0..capacity * 20 {
+                cache.insert(key, key);
+            }
+            cache.validate();
+            assert_eq!(cache.weighted_size(), capacity, "{capacity} over {shards}");
+            for new in [capacity / 2 + 3, capacity * 3 + 1] {
+                cache.set_max_capacity(new);
+                assert_eq!(cache.max_capacity(), new);
+                assert!(cache.weighted_size() <= new);
+                cache.validate();
+            }
+        }
+    }
+}
+
+#[test]
+fn set_max_capacity_below_shard_count_leaves_shards_empty() {
+    let cache = Cache::<u64, u64>::builder()
+        .max_capacity(400)
+        .shards(4)
+        .build()
+        .unwrap();
+    for key in 0..1_000 {
+        cache.insert(key, key);
+    }
+    cache.set_max_capacity(2);
+    assert_eq!(cache.max_capacity(), 2);
+    for key in 0..1_000 {
+        cache.insert(key, key);
+    }
+    assert_eq!(cache.weighted_size(), 2);
+    cache.validate();
+}
+
+#[test]
+fn weigher_bounds_total_weight() {
+    let cache = Cache::builder()
+        .max_capacity(100)
+        .weigher(|_: &u32, v: &String| v.len() as u32)
+        .build()
+        .unwrap();
+    let mut rng = Rng::new(3);
+    for i in 0..2_000u32 {
+        let len = (rng.next_u64() % 30) as usize;
+        cache.insert(i % 200, "x".repeat(len));
+        assert!(cache.weighted_size() <= 100);
+    }
+    cache.validate();
+    let total: u64 = cache.iter().map(|(_, v)| v.len() as u64).sum();
+    assert_eq!(total, cache.weighted_size());
+    // An entry heavier than the whole cache is never kept.
+    cache.insert(9_999, "y".repeat(101));
+    assert!(!cache.contains_key(&9_999));
+    cache.validate();
+}
+
+#[test]
+fn entry_heavier_than_its_shard_share_is_evicted_as_size() {
+    let log: Arc<Mutex<Vec<(u32, RemovalCause)>>> = Arc::default();
+    let sink = log.clone();
+    let cache = Cache::builder()
+        .max_capacity(100)
+        .shards(4) // shares of 25
+        .weigher(|_: &u32, v: &u32| *v)
+        .eviction_listener(move |k: &u32, _: &u32, c| sink.lock().unwrap().push((*k, c)))
+        .record_stats()
+        .build()
+        .unwrap();
+    cache.insert(1, 30);
+    cache.insert(2, 25);
+    assert!(!cache.contains_key(&1), "heavier than a share (25)");
+    assert_eq!(cache.get(&2), Some(25), "exactly a share fits");
+    assert_eq!(*log.lock().unwrap(), vec![(1, RemovalCause::Size)]);
+    assert_eq!(cache.stats().evictions_size, 1);
+    assert_eq!(cache.weighted_size(), 25);
+    cache.validate();
+}
+
+#[test]
+fn set_max_capacity_shrinks_by_evicting() {
+    let clock = ManualClock::new();
+    let (cache, log) = logging_cache(100, 1, &clock);
+    for i in 0..100 {
+        cache.insert(i, i);
+    }
+    cache.set_max_capacity(10);
+    assert_eq!(cache.len(), 10);
+    assert_eq!(log.lock().unwrap().len(), 90);
+    assert!(causes(&log).iter().all(|&c| c == RemovalCause::Size));
+    cache.validate();
+}
+
+#[test]
+fn set_max_capacity_sharded_every_removal_is_size() {
+    let clock = ManualClock::new();
+    let (cache, log) = logging_cache(100, 4, &clock);
+    for i in 0..1_000 {
+        cache.insert(i, i);
+    }
+    assert_eq!(cache.len(), 100);
+    cache.set_max_capacity(10);
+    assert_eq!(cache.len(), 10);
+    assert_eq!(log.lock().unwrap().len(), 990);
+    assert!(causes(&log).iter().all(|&c| c == RemovalCause::Size));
+    cache.validate();
+}
+
+#[test]
+fn retain_and_invalidate_all_remove_explicitly() {
+    let clock = ManualClock::new();
+    let (cache, log) = logging_cache(100, 4, &clock);
+    for i in 0..10 {
+        cache.insert(i, i);
+    }
+    cache.retain(|k, _| k % 2 == 0);
+    assert_eq!(cache.len(), 5);
+    assert!(cache.iter().all(|(k, _)| k % 2 == 0));
+    cache.invalidate_all();
+    assert!(cache.is_empty());
+    let log = log.lock().unwrap();
+    assert_eq!(log.len(), 10);
+    assert!(log.iter().all(|e| e.2 == RemovalCause::Explicit));
+    cache.validate();
+}
+
+#[test]
+fn stats_count_hits_and_misses() {
+    let clock = ManualClock::new();
+    let (cache, _) = logging_cache(10, 1, &clock);
+    cache.insert(1, 1);
+    cache.get(&1);
+    cache.get(&1);
+    cache.get(&2);
+    cache.peek(&1);
+    cache.contains_key(&3);
+    let stats = cache.stats();
+    assert_eq!((stats.hits, stats.misses), (2, 1));
+    assert!((stats.hit_ratio() - 2.0 / 3.0).abs() < 1e-9);
+}
+
+#[test]
+fn stats_not_recorded_stay_zero() {
+    let cache = Cache::new(10);
+    cache.insert(1, 1);
+    cache.get(&1);
+    cache.get_with(2, || 2);
+    assert_eq!(cache.stats(), cortado::stats::CacheStats::default());
+}
+
+#[test]
+fn hottest_and_coldest_follow_lru_order() {
+    let cache = Cache::builder()
+        .max_capacity(10)
+        .shards(1)
+        .eviction_policy(EvictionPolicy::lru())
+        .build()
+        .unwrap();
+    for i in 0..5 {
+        cache.insert(i, i);
+    }
+    // The read goes through the read buffer; the order must reflect it all the same.
+    cache.get(&0);
+    assert_eq!(cache.coldest(2), vec![1, 2]);
+    assert_eq!(cache.hottest(2), vec![0, 4]);
+}
+
+#[test]
+fn hottest_tiny_lfu_prefers_frequent_keys() {
+    let cache = Cache::builder()
+        .max_capacity(100)
+        .shards(1)
+        .build()
+        .unwrap();
+    for i in 0..100u32 {
+        cache.insert(i, i);
+    }
+    for _ in 0..5 {
+        cache.get(&7);
+    }
+    assert_eq!(cache.hottest(1), vec![7]);
+    assert_ne!(cache.coldest(1), vec![7]);
+}
+
+#[test]
+fn hottest_sharded_returns_every_key_once() {
+    let cache = Cache::builder()
+        .max_capacity(1_000)
+        .shards(4)
+        .build()
+        .unwrap();
+    for i in 0..50u32 {
+        cache.insert(i, i);
+    }
+    let mut hottest = cache.hottest(usize::MAX);
+    hottest.sort_unstable();
+    assert_eq!(hottest, (0..50).collect::<Vec<_>>());
+    assert_eq!(cache.coldest(7).len(), 7);
+}
+
+fn hit_ratio(cache: &Cache<u64, ()>, keys: impl Iterator<Item = u64>) -> f64 {
+    let (mut hits, mut total) = (0u64, 0u64);
+    for key in keys {
+        total += 1;
+        if cache.get(&key).is_some() {
+            hits += 1;
+        } else {
+            cache.insert(key, ());
+        }
+    }
+    hits as f64 / total as f64
+}
+
+#[test]
+fn loop_longer_than_capacity_tiny_lfu_beats_lru() {
+    let keys = || (0..400_000u64).map(|i| i % 1_011);
+    let lru = Cache::builder()
+        .max_capacity(500)
+        .eviction_policy(EvictionPolicy::lru())
+        .build()
+        .unwrap();
+    assert_eq!(hit_ratio(&lru, keys()), 0.0);
+    let tiny_lfu = Cache::builder()
+        .max_capacity(500)
+        .eviction_policy(EvictionPolicy::tiny_lfu().with_seed(1))
+        .build()
+        .unwrap();
+    let ratio = hit_ratio(&tiny_lfu, keys());
+    // The optimum is 500/1011 = 49%.
+    assert!(ratio > 0.35, "W-TinyLFU hit ratio on a loop: {ratio}");
+    tiny_lfu.validate();
+}
+
+#[test]
+fn scan_of_one_off_keys_does_not_flush_hot_set() {
+    let zipf = Zipf::new(10_000, 0.99);
+    let mut rng = Rng::new(42);
+    // One shard, as the unsync cache: small shards each adapt their window on their own, and
+    // during a long scan that can cost a shard of 500 entries a good part of its hot set.
+    let cache = Cache::builder()
+        .max_capacity(1_000)
+        .shards(1)
+        .eviction_policy(EvictionPolicy::tiny_lfu().with_seed(2))
+        .record_stats()
+        .build()
+        .unwrap();
+    let warm: Vec<u64> = (0..200_000).map(|_| zipf.sample(&mut rng)).collect();
+    hit_ratio(&cache, warm.iter().copied());
+    let hot: Vec<u64> = (0..50).collect();
+    let hot_before = hot.iter().filter(|k| cache.contains_key(*k)).count();
+    // A scan of 100,000 keys never seen before and never seen again.
+    hit_ratio(&cache, 1_000_000..1_100_000u64);
+    let hot_after = hot.iter().filter(|k| cache.contains_key(*k)).count();
+    assert_eq!(hot_before, 50);
+    // An LRU keeps none of them; the policy's randomness (the hasher's seed) varies the count.
+    assert!(hot_after >= 45, "hot keys left after the scan: {hot_after}");
+    let after_scan = hit_ratio(&cache, warm.iter().take(50_000).copied());
+    assert!(after_scan > 0.5, "hit ratio after the scan: {after_scan}");
+    cache.validate();
+}
+
+#[test]
+fn and_compute_with_inserts_updates_and_removes() {
+    let clock = ManualClock::new();
+    let (cache, log) = logging_cache(10, 1, &clock);
+    let held = cache.entry(1).and_compute_with(|current| {
+        assert_eq!(current, None);
+        Compute::Put(10)
+    });
+    assert_eq!(held, Some(10));
+    let held = cache.entry(1).and_compute_with(|current| match current {
+        Some(v) => Compute::Put(v + 1),
+        None => Compute::Nop,
+    });
+    assert_eq!(held, Some(11));
+    assert_eq!(cache.entry(1).and_compute_with(|_| Compute::Nop), Some(11));
+    assert_eq!(cache.entry(2).and_compute_with(|_| Compute::Nop), None);
+    assert_eq!(cache.entry(1).and_compute_with(|_| Compute::Remove), None);
+    assert!(!cache.contains_key(&1));
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec![
+            (1, 10, RemovalCause::Replaced),
+            (1, 11, RemovalCause::Explicit)
+        ]
+    );
+    cache.validate();
+}
+
+#[test]
+fn and_compute_with_concurrent_increments_are_atomic() {
+    let cache: Cache<u32, u64> = Cache::builder().max_capacity(10).shards(1).build().unwrap();
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                for _ in 0..500 {
+                    cache
+                        .entry(0)
+                        .and_compute_with(|v| Compute::Put(v.copied().unwrap_or(0) + 1));
+                }
+            });
+        }
+    });
+    assert_eq!(cache.get(&0), Some(2_000));
+}
+
+#[test]
+fn or_insert_with_loads_only_on_miss() {
+    let cache = Cache::new(10);
+    assert_eq!(cache.entry(1).or_insert_with(|| 10), 10);
+    assert_eq!(
+        cache.entry(1).or_insert_with(|| panic!("present: no load")),
+        10
+    );
+    assert_eq!(cache.entry(2).or_insert(20), 20);
+    assert_eq!(cache.entry(2).or_insert(21), 20);
+}
+
+/// SipHash with fixed keys, so two caches hash (and so shard and sketch) identically.
+type Fixed = BuildHasherDefault<DefaultHasher>;
+
+/// With one shard and one thread, the read buffer replays every read before the next write, so
+/// the sync cache must make exactly the decisions of the unsync one.
+fn check_matches_unsync(expiry: bool) {
+    let clock = ManualClock::new();
+    let policy = EvictionPolicy::tiny_lfu().with_seed(5);
+    let mut unsync = cortado::unsync::Cache::builder()
+        .max_capacity(300)
+        .eviction_policy(policy)
+        .hasher(Fixed::default())
+        .clock(clock.clone());
+    let mut sync = Cache::builder()
+        .max_capacity(300)
+        .shards(1)
+        .eviction_policy(policy)
+        .hasher(Fixed::default())
+        .clock(clock.clone());
+    if expiry {
+        unsync = unsync
+            .time_to_idle(Duration::from_millis(400))
+            .time_to_live(Duration::from_millis(900));
+        sync = sync
+            .time_to_idle(Duration::from_millis(400))
+            .time_to_live(Duration::from_millis(900));
+    }
+    let mut unsync = unsync.build().unwrap();
+    let sync = sync.build().unwrap();
+    let zipf = Zipf::new(3_000, 0.9);
+    let mut rng = Rng::new(11);
+    for step in 0..60_000u64 {
+        let key = zipf.sample(&mut rng);
+        match rng.next_u64() % 20 {
+            0 => assert_eq!(sync.remove(&key), unsync.remove(&key), "step {step}"),
+            1 => {
+                sync.insert(key, step);
+                unsync.insert(key, step);
+            }
+            _ => {
+                let got = sync.get(&key);
+                assert_eq!(got, unsync.get(&key).copied(), "step {step}");
+                if got.is_none() {
+                    sync.insert(key, step);
+                    unsync.insert(key, step);
+                }
+            }
+        }
+        if expiry {
+            clock.advance(Duration::from_millis(1));
+        }
+    }
+    sync.run_pending_tasks();
+    unsync.run_pending_tasks();
+    let expected: Vec<u64> = unsync.hottest(usize::MAX).into_iter().copied().collect();
+    assert_eq!(sync.hottest(usize::MAX), expected);
+    assert_eq!(sync.len(), unsync.len());
+    sync.validate();
+}
+
+#[test]
+fn one_shard_single_thread_matches_unsync_exactly() {
+    check_matches_unsync(false);
+}
+
+#[test]
+fn one_shard_single_thread_with_expiry_matches_unsync_exactly() {
+    check_matches_unsync(true);
+}

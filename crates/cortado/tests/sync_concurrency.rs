@@ -1,0 +1,664 @@
+//! `sync::Cache` under real threads: a mixed-operation stress test that accounts for every value
+//! through the listener, the capacity bound watched while writers run, loader coalescing (once per
+//! key, errors to every waiter, panics, negative caching) and the scheduler thread.
+//!
+//! Every test that could hang on a regression (a waiter never released) runs under a timeout
+//! guard, so it fails instead of stalling CI.
+
+mod common;
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use common::Rng;
+use cortado::notification::RemovalCause;
+use cortado::sync::{Cache, Compute, Scheduler};
+use cortado::time::ManualClock;
+
+/// Runs `body` on its own thread and fails if it takes longer than `limit` (a hung waiter).
+fn with_timeout<T: Send + 'static>(
+    limit: Duration,
+    body: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (done, result) = mpsc::channel();
+    std::thread::spawn(move || {
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(body));
+        let _ = done.send(outcome);
+    });
+    match result.recv_timeout(limit) {
+        Ok(Ok(value)) => value,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => panic!("timed out after {limit:?}: a caller was never released"),
+    }
+}
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// Waits until `arrived` reaches `n`, then a little longer, so that every caller that passed the
+/// barrier has joined the load in flight.
+fn wait_for_arrivals(arrived: &AtomicUsize, n: usize) {
+    while arrived.load(Ordering::SeqCst) < n {
+        std::thread::yield_now();
+    }
+    std::thread::sleep(Duration::from_millis(50));
+}
+
+/// What the listener heard about one value.
+#[derive(Default)]
+struct Heard {
+    causes: HashMap<u64, Vec<RemovalCause>>,
+}
+
+#[test]
+fn stress_mixed_ops_every_value_present_or_reported_once() {
+    with_timeout(LIMIT, || {
+        const THREADS: u64 = 4;
+        const OPS: u64 = 15_000;
+        const KEYS: u64 = 300;
+        const CAPACITY: u64 = 96;
+        let clock = ManualClock::new();
+        let heard: Arc<Mutex<Heard>> = Arc::default();
+        let sink = heard.clone();
+        let cache: Cache<u64, u64> = Cache::builder()
+            .max_capacity(CAPACITY)
+            .shards(4)
+            .time_to_live(Duration::from_millis(300))
+            .time_to_idle(Duration::from_millis(120))
+            .clock(clock.clone())
+            .eviction_listener(move |_: &u64, v: &u64, cause| {
+                sink.lock()
+                    .unwrap()
+                    .causes
+                    .entry(*v)
+                    .or_default()
+                    .push(cause);
+            })
+            .record_stats()
+            .build()
+            .unwrap();
+        let next_value = AtomicU64::new(1);
+        let stop = AtomicBool::new(false);
+        let barrier = Barrier::new(THREADS as usize + 1);
+        // Every value written, with its key.
+        let written: Vec<(u64, u64)> = std::thread::scope(|scope| {
+            let monitor = scope.spawn(|| {
+                barrier.wait();
+                let mut checks = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    // No `set_max_capacity` here, so the bound has no slack at any moment.
+                    assert!(cache.weighted_size() <= CAPACITY, "over capacity mid-run");
+                    checks += 1;
+                    std::thread::yield_now();
+                }
+                checks
+            });
+            let workers: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let (cache, clock, next_value, barrier) =
+                        (&cache, &clock, &next_value, &barrier);
+                    scope.spawn(move || {
+                        let mut rng = Rng::new(t + 1);
+                        let mut written = Vec::new();
+                        let fresh = || next_value.fetch_add(1, Ordering::Relaxed);
+                        barrier.wait();
+                        for _ in 0..OPS {
+                            let key = rng.next_u64() % KEYS;
+                            match rng.next_u64() % 100 {
+                                0..=39 => {
+                                    if let Some(v) = cache.get(&key) {
+                                        assert!(v > 0);
+                                    }
+                                }
+                                40..=59 => {
+                                    let v = fresh();
+                                    written.push((key, v));
+                                    cache.insert(key, v);
+                                }
+                                60..=64 => {
+                                    let v = fresh();
+                                    written.push((key, v));
+                                    cache.insert_with_ttl(key, v, Duration::from_millis(40));
+                                }
+                                65..=74 => {
+                                    let mut loaded = None;
+                                    let got = cache.get_with(key, || {
+                                        let v = fresh();
+                                        loaded = Some(v);
+                                        v
+                                    });
+                                    if let Some(v) = loaded {
+                                        written.push((key, v));
+                                        assert_eq!(got, v);
+                                    }
+                                }
+                                75..=79 => {
+                                    let mut put = None;
+                                    cache.entry(key).and_compute_with(|current| {
+                                        if current.is_some() && key % 2 == 0 {
+                                            Compute::Remove
+                                        } else {
+                                            let v = fresh();
+                                            put = Some(v);
+                                            Compute::Put(v)
+                                        }
+                                    });
+                                    if let Some(v) = put {
+                                        written.push((key, v));
+                                    }
+                                }
+                                80..=89 => {
+                                    cache.remove(&key);
+                                }
+                                90..=94 => clock.advance(Duration::from_millis(3)),
+                                95..=97 => cache.run_pending_tasks(),
+                                98 => cache.retain(|k, _| *k % 7 != t),
+                                _ => {
+                                    if rng.next_u64() % 20 == 0 {
+                                        cache.invalidate_all();
+                                    }
+                                }
+                            }
+                        }
+                        written
+                    })
+                })
+                .collect();
+            let written = workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap())
+                .collect();
+            stop.store(true, Ordering::Relaxed);
+            assert!(monitor.join().unwrap() > 0);
+            written
+        });
+        cache.run_pending_tasks();
+        cache.validate();
+        assert!(cache.weighted_size() <= CAPACITY);
+        assert_eq!(cache.loads_in_flight(), 0);
+        let present: HashMap<u64, u64> = cache.iter().map(|(k, v)| (v, k)).collect();
+        let heard = heard.lock().unwrap();
+        let mut by_cause: HashMap<RemovalCause, usize> = HashMap::new();
+        for &(key, value) in &written {
+            let reported = heard.causes.get(&value).map_or(&[][..], Vec::as_slice);
+            match (present.get(&value), reported) {
+                (Some(&k), []) => assert_eq!(k, key),
+                (None, [cause]) => *by_cause.entry(*cause).or_default() += 1,
+                (at, causes) => {
+                    panic!("value {value} of key {key}: present {at:?}, heard {causes:?}")
+                }
+            }
+        }
+        assert_eq!(
+            heard.causes.len() + present.len(),
+            written.len(),
+            "the listener heard of a value never written"
+        );
+        // The mix exercises every cause.
+        for cause in [
+            RemovalCause::Explicit,
+            RemovalCause::Replaced,
+            RemovalCause::Expired,
+            RemovalCause::Size,
+        ] {
+            assert!(
+                by_cause.get(&cause).is_some_and(|&n| n > 0),
+                "no {cause:?} in {by_cause:?}"
+            );
+        }
+        let stats = cache.stats();
+        assert_eq!(stats.evictions_size as usize, by_cause[&RemovalCause::Size]);
+        assert_eq!(
+            stats.evictions_expired as usize,
+            by_cause[&RemovalCause::Expired]
+        );
+        assert_eq!(
+            stats.replacements as usize,
+            by_cause[&RemovalCause::Replaced]
+        );
+        assert_eq!(
+            stats.removals_explicit as usize,
+            by_cause[&RemovalCause::Explicit]
+        );
+    });
+}
+
+#[test]
+fn concurrent_weighted_writers_never_exceed_capacity() {
+    with_timeout(LIMIT, || {
+        const CAPACITY: u64 = 1_000;
+        let cache: Cache<u64, u32> = Cache::builder()
+            .max_capacity(CAPACITY)
+            .shards(4)
+            .weigher(|_, v: &u32| *v)
+            .build()
+            .unwrap();
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let monitor = scope.spawn(|| {
+                let mut worst = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    worst = worst.max(cache.weighted_size());
+                }
+                worst
+            });
+            let writers: Vec<_> = (0..4u64)
+                .map(|t| {
+                    let cache = &cache;
+                    scope.spawn(move || {
+                        let mut rng = Rng::new(t + 10);
+                        for _ in 0..20_000 {
+                            let key = rng.next_u64() % 5_000;
+                            cache.insert(key, 1 + (rng.next_u64() % 40) as u32);
+                            if key % 3 == 0 {
+                                cache.get(&(key + 1));
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for writer in writers {
+                writer.join().unwrap();
+            }
+            stop.store(true, Ordering::Relaxed);
+            let worst = monitor.join().unwrap();
+            assert!(worst <= CAPACITY, "weighted size reached {worst}");
+        });
+        cache.validate();
+        let total: u64 = cache.iter().map(|(_, v)| u64::from(v)).sum();
+        assert_eq!(total, cache.weighted_size());
+    });
+}
+
+#[test]
+fn get_with_concurrent_callers_run_init_once() {
+    with_timeout(LIMIT, || {
+        const CALLERS: usize = 8;
+        let cache: Cache<u32, u64> = Cache::builder()
+            .max_capacity(100)
+            .record_stats()
+            .build()
+            .unwrap();
+        let calls = AtomicUsize::new(0);
+        let arrived = AtomicUsize::new(0);
+        let barrier = Barrier::new(CALLERS);
+        let results: Vec<u64> = std::thread::scope(|scope| {
+            let callers: Vec<_> = (0..CALLERS)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        arrived.fetch_add(1, Ordering::SeqCst);
+                        cache.get_with(7, || {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            wait_for_arrivals(&arrived, CALLERS);
+                            42
+                        })
+                    })
+                })
+                .collect();
+            callers.into_iter().map(|c| c.join().unwrap()).collect()
+        });
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(results, vec![42; CALLERS]);
+        assert_eq!(cache.get(&7), Some(42));
+        assert_eq!(cache.loads_in_flight(), 0);
+        let stats = cache.stats();
+        assert_eq!((stats.load_successes, stats.load_failures), (1, 0));
+        // One lookup per call, plus the final `get`.
+        assert_eq!(stats.hits + stats.misses, CALLERS as u64 + 1);
+    });
+}
+
+#[test]
+fn get_with_many_keys_loads_each_key_once() {
+    with_timeout(LIMIT, || {
+        let cache: Cache<u64, u64> = Cache::builder().max_capacity(10_000).build().unwrap();
+        let calls: Vec<AtomicUsize> = (0..200).map(|_| AtomicUsize::new(0)).collect();
+        std::thread::scope(|scope| {
+            for t in 0..4u64 {
+                let (cache, calls) = (&cache, &calls);
+                scope.spawn(move || {
+                    let mut rng = Rng::new(t + 100);
+                    for _ in 0..5_000 {
+                        let key = rng.next_u64() % 200;
+                        let got = cache.get_with(key, || {
+                            calls[key as usize].fetch_add(1, Ordering::SeqCst);
+                            key * 3
+                        });
+                        assert_eq!(got, key * 3);
+                    }
+                });
+            }
+        });
+        // Nothing is ever evicted or removed, so each key is loaded exactly once.
+        assert!(calls.iter().all(|c| c.load(Ordering::SeqCst) == 1));
+    });
+}
+
+#[test]
+fn try_get_with_error_reaches_every_waiter_and_is_not_cached() {
+    with_timeout(LIMIT, || {
+        const CALLERS: usize = 6;
+        let cache: Cache<u32, u64> = Cache::builder()
+            .max_capacity(100)
+            .record_stats()
+            .build()
+            .unwrap();
+        let calls = AtomicUsize::new(0);
+        let arrived = AtomicUsize::new(0);
+        let barrier = Barrier::new(CALLERS);
+        let results: Vec<Result<u64, Arc<String>>> = std::thread::scope(|scope| {
+            let callers: Vec<_> = (0..CALLERS)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        arrived.fetch_add(1, Ordering::SeqCst);
+                        cache.try_get_with(1, || {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            wait_for_arrivals(&arrived, CALLERS);
+                            Err("backend down".to_string())
+                        })
+                    })
+                })
+                .collect();
+            callers.into_iter().map(|c| c.join().unwrap()).collect()
+        });
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        let first = results[0].clone().unwrap_err();
+        assert_eq!(*first, "backend down");
+        for result in &results {
+            assert!(
+                Arc::ptr_eq(result.as_ref().unwrap_err(), &first),
+                "one error, shared"
+            );
+        }
+        assert!(!cache.contains_key(&1), "an error is not cached");
+        assert_eq!(cache.stats().load_failures, 1);
+        // The next call loads again.
+        assert_eq!(cache.try_get_with(1, || Ok::<_, String>(5)), Ok(5));
+        assert_eq!(cache.get(&1), Some(5));
+    });
+}
+
+#[test]
+fn try_get_with_other_error_type_waiter_loads_itself() {
+    with_timeout(LIMIT, || {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let started = Barrier::new(2);
+        let (release, released) = mpsc::channel::<()>();
+        std::thread::scope(|scope| {
+            let cache = &cache;
+            let started = &started;
+            let loader = scope.spawn(move || {
+                cache.try_get_with(1, || {
+                    started.wait();
+                    released.recv().unwrap();
+                    Err(7u8)
+                })
+            });
+            started.wait();
+            let waiter = scope.spawn(move || cache.try_get_with(1, || Err::<u64, _>("mine")));
+            std::thread::sleep(Duration::from_millis(50));
+            release.send(()).unwrap();
+            assert_eq!(*loader.join().unwrap().unwrap_err(), 7u8);
+            // It could not take a `u8` error as its own: it ran its loader.
+            assert_eq!(*waiter.join().unwrap().unwrap_err(), "mine");
+        });
+    });
+}
+
+#[test]
+fn panicking_loader_releases_waiters_and_one_of_them_loads() {
+    with_timeout(LIMIT, || {
+        const CALLERS: usize = 6;
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let calls = AtomicUsize::new(0);
+        let arrived = AtomicUsize::new(0);
+        let barrier = Barrier::new(CALLERS);
+        let results: Vec<Result<u64, ()>> = std::thread::scope(|scope| {
+            let callers: Vec<_> = (0..CALLERS)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        arrived.fetch_add(1, Ordering::SeqCst);
+                        std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            cache.get_with(3, || {
+                                if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                                    wait_for_arrivals(&arrived, CALLERS);
+                                    panic!("loader failed (expected by the test)");
+                                }
+                                99
+                            })
+                        }))
+                        .map_err(|_| ())
+                    })
+                })
+                .collect();
+            callers.into_iter().map(|c| c.join().unwrap()).collect()
+        });
+        assert_eq!(calls.load(Ordering::SeqCst), 2, "the panic, then one retry");
+        assert_eq!(results.iter().filter(|r| r.is_err()).count(), 1);
+        assert!(results.iter().flatten().all(|&v| v == 99));
+        assert_eq!(cache.get(&3), Some(99));
+        assert_eq!(cache.loads_in_flight(), 0, "the key is not left locked");
+    });
+}
+
+#[test]
+fn panicking_loader_alone_leaves_key_loadable() {
+    let cache: Cache<u32, u64> = Cache::new(100);
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        cache.get_with(1, || panic!("loader failed (expected by the test)"))
+    }));
+    assert!(result.is_err());
+    assert_eq!(cache.loads_in_flight(), 0);
+    assert_eq!(cache.get_with(1, || 4), 4);
+}
+
+#[test]
+fn recursive_load_of_same_key_panics_instead_of_deadlocking() {
+    with_timeout(LIMIT, || {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            cache.get_with(1, || cache.get_with(1, || 2) + 1)
+        }));
+        assert!(result.is_err());
+        assert_eq!(cache.loads_in_flight(), 0);
+        // A loader may load other keys.
+        assert_eq!(cache.get_with(1, || cache.get_with(2, || 2) + 1), 3);
+        assert_eq!(cache.get(&2), Some(2));
+    });
+}
+
+#[test]
+fn optionally_get_with_none_is_not_cached_without_negative_ttl() {
+    let cache: Cache<u32, u64> = Cache::new(100);
+    let calls = AtomicUsize::new(0);
+    for _ in 0..3 {
+        let got = cache.optionally_get_with(1, || {
+            calls.fetch_add(1, Ordering::SeqCst);
+            None
+        });
+        assert_eq!(got, None);
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert!(cache.is_empty());
+    assert_eq!(cache.optionally_get_with(1, || Some(8)), Some(8));
+    assert_eq!(cache.get(&1), Some(8));
+}
+
+#[test]
+fn negative_ttl_caches_absence_until_it_expires_or_an_insert() {
+    let clock = ManualClock::new();
+    let cache: Cache<u32, u64> = Cache::builder()
+        .max_capacity(100)
+        .negative_ttl(Duration::from_secs(5))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let calls = AtomicUsize::new(0);
+    let lookup = || {
+        cache.optionally_get_with(1, || {
+            calls.fetch_add(1, Ordering::SeqCst);
+            None
+        })
+    };
+    assert_eq!(lookup(), None);
+    clock.advance(Duration::from_secs(4));
+    assert_eq!(lookup(), None);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "the absence is cached for 5 s"
+    );
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(lookup(), None);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "after 5 s the loader runs again"
+    );
+    assert!(cache.is_empty(), "absence takes no room in the cache");
+    // An insert ends the cached absence at once.
+    cache.insert(1, 10);
+    assert_eq!(lookup(), Some(10));
+    cache.remove(&1);
+    assert_eq!(lookup(), None);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    // So does invalidate_all.
+    cache.invalidate_all();
+    assert_eq!(lookup(), None);
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
+    // get_with ignores cached absence: it needs a value.
+    assert_eq!(cache.get_with(1, || 11), 11);
+}
+
+#[test]
+fn optionally_get_with_absence_reaches_waiters() {
+    with_timeout(LIMIT, || {
+        const CALLERS: usize = 4;
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let calls = AtomicUsize::new(0);
+        let arrived = AtomicUsize::new(0);
+        let barrier = Barrier::new(CALLERS);
+        let results: Vec<Option<u64>> = std::thread::scope(|scope| {
+            let callers: Vec<_> = (0..CALLERS)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        arrived.fetch_add(1, Ordering::SeqCst);
+                        cache.optionally_get_with(1, || {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            wait_for_arrivals(&arrived, CALLERS);
+                            None
+                        })
+                    })
+                })
+                .collect();
+            callers.into_iter().map(|c| c.join().unwrap()).collect()
+        });
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(results, vec![None; CALLERS]);
+    });
+}
+
+#[test]
+fn listener_may_use_the_cache_during_a_load() {
+    with_timeout(LIMIT, || {
+        // The load of key 2 evicts key 1; the listener then loads key 2 itself. It runs after
+        // the load's waiters are released, so it does not wait for the load that triggers it.
+        let slot: Arc<Mutex<Option<Cache<u32, u64>>>> = Arc::default();
+        let seen = Arc::new(AtomicUsize::new(0));
+        let (handle, counter) = (slot.clone(), seen.clone());
+        let cache: Cache<u32, u64> = Cache::builder()
+            .max_capacity(1)
+            .shards(1)
+            .eviction_listener(move |_, _, _| {
+                let cache = handle.lock().unwrap().clone();
+                if let Some(cache) = cache {
+                    if counter.fetch_add(1, Ordering::SeqCst) == 0 {
+                        cache.get_with(2, || 0);
+                    }
+                }
+            })
+            .build()
+            .unwrap();
+        *slot.lock().unwrap() = Some(cache.clone());
+        cache.insert(1, 1);
+        assert_eq!(cache.get_with(2, || 2), 2);
+        assert!(seen.load(Ordering::SeqCst) >= 1);
+        slot.lock().unwrap().take();
+    });
+}
+
+#[test]
+fn scheduler_thread_expires_entries_without_traffic() {
+    with_timeout(LIMIT, || {
+        let (heard, hear) = mpsc::channel();
+        let heard = Mutex::new(heard);
+        let cache: Cache<u32, u32> = Cache::builder()
+            .max_capacity(100)
+            .time_to_live(Duration::from_millis(100))
+            .scheduler(Scheduler::Thread)
+            .eviction_listener(move |k: &u32, _: &u32, cause| {
+                heard.lock().unwrap().send((*k, cause)).unwrap();
+            })
+            .build()
+            .unwrap();
+        let inserted = Instant::now();
+        for key in 0..3 {
+            cache.insert(key, key);
+        }
+        let mut expired: Vec<(u32, RemovalCause)> = (0..3)
+            .map(|_| {
+                hear.recv_timeout(Duration::from_secs(10))
+                    .expect("expired by the scheduler")
+            })
+            .collect();
+        expired.sort_unstable_by_key(|e| e.0);
+        assert_eq!(
+            expired,
+            vec![
+                (0, RemovalCause::Expired),
+                (1, RemovalCause::Expired),
+                (2, RemovalCause::Expired)
+            ]
+        );
+        assert!(
+            inserted.elapsed() >= Duration::from_millis(100),
+            "never early"
+        );
+        assert_eq!(cache.len(), 0, "removed, not only invisible");
+    });
+}
+
+#[test]
+fn scheduler_thread_stops_when_last_handle_dropped() {
+    with_timeout(LIMIT, || {
+        let cache: Cache<u32, u32> = Cache::builder()
+            .max_capacity(100)
+            .time_to_live(Duration::from_secs(3_600))
+            .scheduler(Scheduler::Thread)
+            .build()
+            .unwrap();
+        cache.insert(1, 1);
+        let alive = cache.scheduler_alive().expect("a scheduler thread");
+        assert!(alive.load(Ordering::SeqCst));
+        let clone = cache.clone();
+        drop(cache);
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(alive.load(Ordering::SeqCst), "a handle is left");
+        drop(clone);
+        while alive.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    });
+}
+
+#[test]
+fn no_scheduler_by_default() {
+    let cache: Cache<u32, u32> = Cache::new(10);
+    assert!(cache.scheduler_alive().is_none());
+}

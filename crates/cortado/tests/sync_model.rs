@@ -1,0 +1,270 @@
+//! Op-sequence property tests of `sync::Cache` (one thread) against simple models, validating
+//! every invariant of every shard after each operation, loaders and the entry API included.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use cortado::policy::EvictionPolicy;
+use cortado::sync::{Cache, Compute};
+use cortado::time::ManualClock;
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Get(u8),
+    Insert(u8, u16),
+    InsertTtl(u8, u16, u8),
+    GetWith(u8, u16),
+    Increment(u8),
+    Remove(u8),
+    Advance(u8),
+    Retain(u8),
+    Resize(u8),
+    InvalidateAll,
+    RunPending,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => any::<u8>().prop_map(|k| Op::Get(k % 40)),
+        6 => (any::<u8>(), any::<u16>()).prop_map(|(k, v)| Op::Insert(k % 40, v)),
+        1 => (any::<u8>(), any::<u16>(), 1..20u8).prop_map(|(k, v, t)| Op::InsertTtl(k % 40, v, t)),
+        2 => (any::<u8>(), any::<u16>()).prop_map(|(k, v)| Op::GetWith(k % 40, v)),
+        1 => any::<u8>().prop_map(|k| Op::Increment(k % 40)),
+        2 => any::<u8>().prop_map(|k| Op::Remove(k % 40)),
+        1 => (1..10u8).prop_map(Op::Advance),
+        1 => (2..5u8).prop_map(Op::Retain),
+        1 => (1..30u8).prop_map(Op::Resize),
+        1 => Just(Op::InvalidateAll),
+        1 => Just(Op::RunPending),
+    ]
+}
+
+/// One shard of LRU must match a `Vec` in use order exactly, although reads reach the policy
+/// through the read buffer.
+fn check_lru(ops: &[Op]) {
+    let cache = Cache::builder()
+        .max_capacity(8)
+        .shards(1)
+        .eviction_policy(EvictionPolicy::lru())
+        .build()
+        .unwrap();
+    let mut order: Vec<(u8, u16)> = Vec::new(); // least recent first
+    let mut max = 8usize;
+    let touch = |order: &mut Vec<(u8, u16)>, k: u8| {
+        order.iter().position(|e| e.0 == k).map(|at| {
+            let e = order.remove(at);
+            order.push(e);
+            e.1
+        })
+    };
+    let put = |order: &mut Vec<(u8, u16)>, k: u8, v: u16, max: usize| {
+        order.retain(|e| e.0 != k);
+        order.push((k, v));
+        while order.len() > max {
+            order.remove(0);
+        }
+    };
+    for op in ops {
+        match *op {
+            Op::Get(k) => {
+                let expected = touch(&mut order, k);
+                assert_eq!(cache.get(&k), expected);
+            }
+            Op::Insert(k, v) | Op::InsertTtl(k, v, _) => {
+                // (no clock moves in this test, so a lifetime changes nothing)
+                put(&mut order, k, v, max);
+                cache.insert(k, v);
+            }
+            Op::GetWith(k, v) => {
+                let expected = touch(&mut order, k).unwrap_or_else(|| {
+                    put(&mut order, k, v, max);
+                    v
+                });
+                assert_eq!(cache.get_with(k, || v), expected);
+            }
+            Op::Increment(k) => {
+                let current = order.iter().find(|e| e.0 == k).map(|e| e.1);
+                let next = current.map_or(0, |v| v.wrapping_add(1));
+                put(&mut order, k, next, max);
+                let held = cache
+                    .entry(k)
+                    .and_compute_with(|v| Compute::Put(v.map_or(0, |v| v.wrapping_add(1))));
+                assert_eq!(held, (max > 0).then_some(next));
+            }
+            Op::Remove(k) => {
+                let expected = order
+                    .iter()
+                    .position(|e| e.0 == k)
+                    .map(|at| order.remove(at).1);
+                assert_eq!(cache.remove(&k), expected);
+            }
+            Op::Retain(m) => {
+                order.retain(|e| e.0 % m != 0);
+                cache.retain(|k, _| k % m != 0);
+            }
+            Op::Resize(n) => {
+                max = n as usize;
+                while order.len() > max {
+                    order.remove(0);
+                }
+                cache.set_max_capacity(u64::from(n));
+            }
+            Op::InvalidateAll => {
+                order.clear();
+                cache.invalidate_all();
+            }
+            Op::Advance(_) | Op::RunPending => cache.run_pending_tasks(),
+        }
+        cache.validate();
+        let expected: Vec<u8> = order.iter().map(|e| e.0).collect();
+        assert_eq!(cache.coldest(usize::MAX), expected);
+    }
+}
+
+/// W-TinyLFU with expiry over `shards` shards: what may be present is not fixed, but what is
+/// returned must be the latest value written, never expired, never removed, and the cache never
+/// over capacity. With `idle`, entries also expire 10 s after their last read or write.
+fn check_tiny_lfu_with_expiry(ops: &[Op], shards: usize, idle: bool) {
+    let clock = ManualClock::new();
+    let mut builder = Cache::builder()
+        .max_capacity(10)
+        .shards(shards)
+        .time_to_live(Duration::from_secs(30))
+        .clock(clock.clone());
+    if idle {
+        builder = builder.time_to_idle(Duration::from_secs(10));
+    }
+    let cache = builder.build().unwrap();
+    let idle_for = |now: u64| if idle { now + 10 } else { u64::MAX };
+    // key -> (value, deadline in seconds, idle deadline)
+    let mut model: HashMap<u8, (u16, u64, u64)> = HashMap::new();
+    let live = |model: &HashMap<u8, (u16, u64, u64)>, k: u8, now: u64| {
+        model
+            .get(&k)
+            .filter(|e| e.1 > now && e.2 > now)
+            .map(|e| e.0)
+    };
+    let mut now = 0u64;
+    let mut max = 10u64;
+    for op in ops {
+        match *op {
+            Op::Get(k) => {
+                let got = cache.get(&k);
+                match (got, model.get_mut(&k)) {
+                    (Some(v), Some((expected, deadline, idle_deadline))) => {
+                        assert_eq!(v, *expected, "stale value");
+                        assert!(
+                            *deadline > now && *idle_deadline > now,
+                            "expired value returned"
+                        );
+                        *idle_deadline = idle_for(now);
+                    }
+                    (Some(v), None) => panic!("value {v} for absent key {k}"),
+                    (None, _) => {}
+                }
+            }
+            Op::Insert(k, v) => {
+                cache.insert(k, v);
+                model.insert(k, (v, now + 30, idle_for(now)));
+            }
+            Op::InsertTtl(k, v, t) => {
+                cache.insert_with_ttl(k, v, Duration::from_secs(u64::from(t)));
+                model.insert(k, (v, now + u64::from(t), idle_for(now)));
+            }
+            Op::GetWith(k, v) => {
+                let mut loaded = false;
+                let got = cache.get_with(k, || {
+                    loaded = true;
+                    v
+                });
+                if loaded {
+                    assert_eq!(got, v);
+                    model.insert(k, (v, now + 30, idle_for(now)));
+                } else {
+                    assert_eq!(Some(got), live(&model, k, now), "a hit on a stale value");
+                    model.get_mut(&k).unwrap().2 = idle_for(now);
+                }
+            }
+            Op::Increment(k) => {
+                let mut seen = None;
+                let held = cache.entry(k).and_compute_with(|current| {
+                    seen = Some(current.copied());
+                    Compute::Put(current.map_or(0, |v| v.wrapping_add(1)))
+                });
+                let seen = seen.expect("the closure ran");
+                if let Some(v) = seen {
+                    assert_eq!(Some(v), live(&model, k, now), "computed from a stale value");
+                }
+                let next = seen.map_or(0, |v| v.wrapping_add(1));
+                assert!(held.is_none() || held == Some(next));
+                model.insert(k, (next, now + 30, idle_for(now)));
+            }
+            Op::Remove(k) => {
+                let got = cache.remove(&k);
+                let expected = live(&model, k, now);
+                model.remove(&k);
+                if got.is_some() {
+                    assert_eq!(got, expected);
+                }
+            }
+            Op::Advance(s) => {
+                now += u64::from(s);
+                clock.advance(Duration::from_secs(u64::from(s)));
+            }
+            Op::Retain(m) => {
+                cache.retain(|k, _| k % m != 0);
+                model.retain(|k, _| k % m != 0);
+            }
+            Op::Resize(n) => {
+                // At least one unit per shard.
+                max = u64::from(n).max(shards as u64);
+                cache.set_max_capacity(max);
+            }
+            Op::InvalidateAll => {
+                cache.invalidate_all();
+                model.clear();
+                assert!(cache.is_empty());
+            }
+            Op::RunPending => {
+                cache.run_pending_tasks();
+                assert!(cache
+                    .iter()
+                    .all(|(k, _)| model.get(&k).is_some_and(|e| e.1 > now)));
+            }
+        }
+        cache.validate();
+        assert!(cache.weighted_size() <= max);
+        assert_eq!(cache.max_capacity(), max);
+        for (k, v) in cache.iter() {
+            let (expected, deadline, idle_deadline) = model[&k];
+            assert_eq!(v, expected);
+            assert!(deadline > now && idle_deadline > now);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 192 }))]
+
+    #[test]
+    fn lru_one_shard_random_ops_match_model(ops in prop::collection::vec(op(), 1..200)) {
+        check_lru(&ops);
+    }
+
+    #[test]
+    fn tiny_lfu_sharded_with_expiry_never_stale_expired_or_over(
+        ops in prop::collection::vec(op(), 1..300),
+        shards in prop::sample::select(vec![1usize, 2, 4]),
+    ) {
+        check_tiny_lfu_with_expiry(&ops, shards, false);
+    }
+
+    #[test]
+    fn tiny_lfu_sharded_with_idle_expiry_never_stale_expired_or_over(
+        ops in prop::collection::vec(op(), 1..300),
+        shards in prop::sample::select(vec![1usize, 2, 4]),
+    ) {
+        check_tiny_lfu_with_expiry(&ops, shards, true);
+    }
+}
