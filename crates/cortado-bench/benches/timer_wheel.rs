@@ -17,6 +17,11 @@
 //! - **`advance_1m`** times expiring 1M timers with deadlines uniform over 10 minutes by
 //!   advancing the clock in 100 ms steps (6,000 calls, about 167 expirations each) until all
 //!   have expired, counting them (the count is asserted). Not timed: scheduling the 1M timers.
+//!   Two id layouts: `random_ids` (id and deadline unrelated: ids `0..1M` in order, deadlines
+//!   random) and `ids_in_deadline_order` (the id of the k-th earliest deadline is k, as when a
+//!   cache with one fixed time-to-live allocates slab slots in insertion order). Both structures
+//!   get the same ids; the layout decides whether walking the timers in deadline order walks
+//!   memory in order.
 //! - **Flat sampling, 10 samples.** An iteration takes tens to hundreds of milliseconds, so
 //!   criterion's default linear sampling would run for minutes; flat sampling with the minimum
 //!   sample count keeps the whole file near a minute.
@@ -31,7 +36,8 @@ use cortado::timer_wheel::TimerWheel;
 use cortado_bench::deadline_index::DeadlineIndex;
 use cortado_bench::workload::{log_uniform_deadlines, shuffled_ids, uniform_deadlines, SECOND_NS};
 use criterion::{
-    criterion_group, criterion_main, BatchSize, BenchmarkGroup, Criterion, SamplingMode, Throughput,
+    criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion,
+    SamplingMode, Throughput,
 };
 
 const SEED: u64 = 0x71ce;
@@ -117,18 +123,18 @@ fn bench_schedule_cancel<T: Timers>(
 
 fn bench_advance<T: Timers>(
     group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    name: &str,
+    id: BenchmarkId,
     empty: impl Fn() -> T,
-    deadlines: &[u64],
+    timers: &[(u32, u64)],
 ) {
     let loaded = || {
-        let mut timers = empty();
-        for (id, &deadline) in deadlines.iter().enumerate() {
-            timers.schedule(id as u32, deadline);
+        let mut structure = empty();
+        for &(id, deadline) in timers {
+            structure.schedule(id, deadline);
         }
-        (timers, Vec::with_capacity(1024))
+        (structure, Vec::with_capacity(1024))
     };
-    group.bench_function(name, |b| {
+    group.bench_function(id, |b| {
         b.iter_batched(
             loaded,
             |(mut timers, mut expired)| {
@@ -168,18 +174,32 @@ fn schedule_cancel(c: &mut Criterion) {
 
 fn advance(c: &mut Criterion) {
     let deadlines = uniform_deadlines(TIMERS, ADVANCE_SPAN, SEED);
+    let random_ids: Vec<(u32, u64)> = (0..).zip(deadlines.iter().copied()).collect();
+    let mut in_deadline_order = deadlines;
+    in_deadline_order.sort_unstable();
+    let in_deadline_order: Vec<(u32, u64)> = (0..).zip(in_deadline_order).collect();
     let mut group = c.benchmark_group("timer_wheel/advance_1m");
     group
         .sampling_mode(SamplingMode::Flat)
         .sample_size(10)
         .throughput(Throughput::Elements(TIMERS as u64));
-    bench_advance(&mut group, "wheel", sized_wheel, &deadlines);
-    bench_advance(
-        &mut group,
-        "btree_index",
-        || DeadlineIndex::with_capacity(TIMERS),
-        &deadlines,
-    );
+    for (layout, timers) in [
+        ("random_ids", &random_ids),
+        ("ids_in_deadline_order", &in_deadline_order),
+    ] {
+        bench_advance(
+            &mut group,
+            BenchmarkId::new("wheel", layout),
+            sized_wheel,
+            timers,
+        );
+        bench_advance(
+            &mut group,
+            BenchmarkId::new("btree_index", layout),
+            || DeadlineIndex::with_capacity(TIMERS),
+            timers,
+        );
+    }
     group.finish();
 }
 

@@ -11,6 +11,11 @@
 //! - **Why two maps.** Expiry needs the earliest deadline (the `BTreeMap`, ordered by
 //!   `(deadline, id)` so equal deadlines stay distinct) and cancelling needs an id's deadline to
 //!   find its entry (the `HashMap`). Each operation is O(log n) plus a hash lookup.
+//! - **Expiry in bulk.** [`DeadlineIndex::advance`] cuts the due prefix off the tree with one
+//!   `split_off` and then removes those ids from the hash map. Popping the first entry and
+//!   removing its id one timer at a time is the more obvious code, but measured about 2x slower
+//!   on a million timers: the hash removals of a cut-off batch do not depend on each other, so
+//!   their cache misses overlap. The baseline should be the alternative at its best.
 //! - **A fast hasher.** The id map uses hashbrown's default hasher (foldhash), as Cortado's own
 //!   tables do; with std's SipHash the baseline would lose a few nanoseconds per operation for a
 //!   reason that has nothing to do with the data structure.
@@ -72,12 +77,14 @@ impl DeadlineIndex {
     /// Pushes onto `expired` every id whose deadline is at or before `now`, earliest first, and
     /// removes them.
     pub fn advance(&mut self, now: u64, expired: &mut Vec<u32>) {
-        while let Some(entry) = self.by_deadline.first_entry() {
-            let (deadline, id) = *entry.key();
-            if deadline > now {
-                break;
+        let due = match now.checked_add(1) {
+            Some(after) => {
+                let later = self.by_deadline.split_off(&(after, 0));
+                std::mem::replace(&mut self.by_deadline, later)
             }
-            entry.remove();
+            None => std::mem::take(&mut self.by_deadline),
+        };
+        for (_, id) in due.into_keys() {
             self.by_id.remove(&id);
             expired.push(id);
         }
