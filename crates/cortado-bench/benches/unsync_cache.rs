@@ -9,17 +9,17 @@
 //!
 //! - **`zipf_1m_keys_cap_100k`**: 1M distinct keys into 100k entries, so there are misses,
 //!   admissions and evictions on the hot path. W-TinyLFU does more work per miss than LRU (the
-//!   sketch, the admission duel) and gets a higher hit ratio for it; both hit ratios are printed
+//!   sketch, the admission duel) and gets a higher hit ratio for it; the hit ratios are printed
 //!   to stderr when the group starts, to read beside the times.
 //! - **`zipf_100k_keys_cap_100k`**: every key fits, so after warm-up almost every operation is a
 //!   hit: the read path alone.
 //! - **`cortado`** is the default configuration (W-TinyLFU with the adaptive window) with the
 //!   policy's seed fixed, so every run admits the same keys.
-//! - **Steady state.** Each cache is built and warmed with one pass over the 2^20-request stream
-//!   before timing, and keeps its state across criterion's samples; the stream then repeats.
 //! - **`cortado_lru`** is Cortado's cache with its LRU policy instead of W-TinyLFU: the same
 //!   slab, table and hashing, so the gap to `cortado` is the cost of the policy (the sketch, the
 //!   segmented queues, the window climber), and the gap to `lru` the cost of the cache's core.
+//! - **Steady state.** Each cache is built and warmed with one pass over the 2^20-request stream
+//!   before timing, and keeps its state across criterion's samples; the stream then repeats.
 //! - Every cache hashes with foldhash (hashbrown's default hasher) under one fixed seed, so the
 //!   hash function is not part of the difference, and with the policy's seed fixed too every run
 //!   sees the same hits and misses. (With the default random seeds, W-TinyLFU's hit ratio on
