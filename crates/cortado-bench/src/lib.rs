@@ -1,0 +1,26 @@
+//! Workloads and baselines shared by Cortado's criterion benchmarks (`benches/`); see the
+//! crate's `README.md` for how to run them and the numbers measured.
+//!
+//! Every workload is generated up front from a fixed seed, so two runs (and Cortado and its peer
+//! within one run) see exactly the same keys and deadlines, and generation is never timed.
+//!
+//! # Design
+//!
+//! - **Compare in the same run.** The machines are shared and noisy, so each benchmark group puts
+//!   Cortado beside its peer (the `lru` crate, or the [`deadline_index`] baseline) on the same
+//!   stream, and the README quotes ratios first and absolute times second.
+//! - **Per-operation timing.** Micro-benchmarks walk a pre-generated stream of
+//!   [`STREAM_LEN`] keys with a wrapping index, one operation per criterion iteration, so the
+//!   reported time is the time of one operation. The stream is a power of two long so the wrap
+//!   is a mask, and long enough (8 MiB of keys) that its tail is not cache-resident by accident.
+//! - **Bulk timing.** The timer benchmarks work on a million timers per iteration; their setup
+//!   (building the loaded structure) runs outside the timed region, see `benches/timer_wheel.rs`.
+//!
+//! # References
+//!
+//! 1. criterion.rs user guide: `iter_batched`, flat sampling for long iterations.
+//! 2. L. Breslau et al.: "Web Caching and Zipf-like Distributions: Evidence and Implications",
+//!    INFOCOM 1999 (why Zipf around 0.99).
+
+pub mod deadline_index;
+pub mod workload;
