@@ -273,6 +273,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             },
             record_stats: self.record_stats,
             notify: self.listener.is_some(),
+            follower: false,
         })
     }
 }

@@ -57,6 +57,9 @@ pub(crate) struct ShardConfig<K, V> {
     pub(crate) record_stats: bool,
     /// Whether removed entries are queued for a listener.
     pub(crate) notify: bool,
+    /// Whether an adaptive policy takes its mode from another shard (see
+    /// [`adopt_policy_mode`](Shard::adopt_policy_mode)) instead of choosing it.
+    pub(crate) follower: bool,
 }
 
 impl<K, V> Clone for ShardConfig<K, V> {
@@ -69,6 +72,7 @@ impl<K, V> Clone for ShardConfig<K, V> {
             rules: self.rules.clone(),
             record_stats: self.record_stats,
             notify: self.notify,
+            follower: self.follower,
         }
     }
 }
@@ -118,9 +122,19 @@ where
 {
     pub(crate) fn new(config: &ShardConfig<K, V>, hasher: S) -> Self {
         let policy = match config.max_capacity {
-            Some(maximum) => Policy::new(config.policy, maximum, config.weigher.is_some()),
+            Some(maximum) => Policy::new(
+                config.policy,
+                maximum,
+                config.weigher.is_some(),
+                config.follower,
+            ),
             // Unbounded: nothing is ever evicted, so the cheapest policy does.
-            None => Policy::new(EvictionPolicy::lru(), u64::MAX, config.weigher.is_some()),
+            None => Policy::new(
+                EvictionPolicy::lru(),
+                u64::MAX,
+                config.weigher.is_some(),
+                false,
+            ),
         };
         let mut shard = Self {
             table: HashTable::with_capacity(config.initial_capacity),
@@ -533,6 +547,16 @@ where
 
     pub(crate) fn stats(&self) -> CacheStats {
         self.stats
+    }
+
+    /// The adaptive policy's current mode, to share with follower shards.
+    pub(crate) fn policy_mode(&self) -> Option<u8> {
+        self.policy.mode_index()
+    }
+
+    /// Switches a follower's adaptive policy to the mode another shard chose.
+    pub(crate) fn adopt_policy_mode(&mut self, mode: u8) {
+        self.policy.adopt_mode(mode);
     }
 
     /// The admission window's current bound, for W-TinyLFU.

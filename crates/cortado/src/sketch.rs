@@ -101,6 +101,13 @@ impl FrequencySketch {
         self.size = 0;
     }
 
+    /// Ages (halves every counter) after `increments` successful increments instead of the
+    /// default `SAMPLE_FACTOR` x capacity. A longer period remembers more history; a shorter one
+    /// follows a changing workload faster.
+    pub fn set_sample_size(&mut self, increments: usize) {
+        self.sample_size = increments.max(1);
+    }
+
     /// The number of successful increments after which all counters are halved.
     pub fn sample_size(&self) -> usize {
         self.sample_size

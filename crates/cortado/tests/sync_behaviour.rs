@@ -762,3 +762,37 @@ fn one_shard_single_thread_matches_unsync_exactly() {
 fn one_shard_single_thread_with_expiry_matches_unsync_exactly() {
     check_matches_unsync(true);
 }
+
+/// Every key is requested twice, 600 first-requests apart: only a large window catches the
+/// second request.
+fn short_reuse(n: u64) -> impl Iterator<Item = u64> {
+    (0..n).flat_map(|t| std::iter::once(t).chain((t >= 600).then(|| t - 600)))
+}
+
+#[test]
+fn adaptive_mode_chosen_by_shard_zero_followed_by_all_shards() {
+    let cache: Cache<u64, u64> = Cache::builder()
+        .max_capacity(4_000)
+        .shards(4)
+        .eviction_policy(EvictionPolicy::tiny_lfu().with_seed(3))
+        .build()
+        .unwrap();
+    let initial = cache.window_capacity().unwrap();
+    let (mut hits, mut total) = (0u64, 0u64);
+    for key in short_reuse(400_000) {
+        total += 1;
+        if cache.get(&key).is_some() {
+            hits += 1;
+        } else {
+            cache.insert(key, key);
+        }
+    }
+    cache.validate();
+    // Every shard's window grew from the 3% start: shard 0 chose a recency mode, and the other
+    // three, which run no experts of their own, adopted it.
+    let window = cache.window_capacity().unwrap();
+    // Shard 0 alone at 35% with the others still at 3% would sum to 440.
+    assert!(window >= 1_200, "window {window} (from {initial})");
+    let ratio = hits as f64 / total as f64;
+    assert!(ratio > 0.40, "hit ratio {ratio}");
+}

@@ -6,27 +6,49 @@
 //! # Design
 //!
 //! A candidate wins when its estimated frequency is strictly higher than the victim's: ties go to
-//! the incumbent, which keeps one-hit wonders out. A pure comparison can be gamed, though: an
-//! attacker who keeps one hot victim in place (or who floods the sketch so that every victim looks
-//! hot) would lock newcomers out forever. So a *warm* candidate, one with frequency of at least
-//! [`WARM_FREQUENCY`] (6), that loses is still admitted with probability 1/[`RANDOM_ADMIT_ODDS`]
-//! (1/128); cold one-hit wonders are never let in by chance.
+//! the incumbent, which keeps one-hit wonders out. Two rules come before the duel:
+//!
+//! - A *returning* candidate, one turned away recently (it is in the [`Ghost`](super::ghost)),
+//!   is admitted outright: it has just shown a short reuse distance.
+//! - In a *lenient* mode (chosen by the adaptive policy for recency-heavy workloads), a candidate
+//!   seen at least `lenient` times in the sketch's period is admitted outright, the way S3-FIFO
+//!   promotes any object used twice.
+//!
+//! A pure comparison can be gamed: an attacker who keeps one hot victim in place (or who floods
+//! the sketch so that every victim looks hot) would lock newcomers out forever. So a *warm*
+//! candidate, one with frequency of at least [`WARM_FREQUENCY`] (6), that loses is still admitted
+//! with probability 1/[`RANDOM_ADMIT_ODDS`] (1/128); cold one-hit wonders are never let in by
+//! chance.
+//!
+//! The sketch covers at least [`MIN_SKETCH_ENTRIES`] (4,096) entries and ages at least every
+//! 10 x [`MIN_SAMPLE_ENTRIES`] (10,000) increments. A small cache still sees many distinct keys
+//! between two agings; a table sized to the cache alone made their counters collide, and a period
+//! of 10 x capacity was shorter than the loops such caches are asked to hold. On the simulator's
+//! 84 reference cells the two minimums raised the mean hit ratio of a fixed 1% window by 0.14
+//! points (0.18 at a 10% window), and the loop trace at 5% of its keys from 0% to 4%; they cost
+//! 32 KiB per small cache.
 //!
 //! # References
 //!
 //! 1. G. Einziger, R. Friedman, B. Manes: "TinyLFU: A Highly Efficient Cache Admission Policy",
 //!    ACM Transactions on Storage, 2017.
 //! 2. B. Manes: "Caffeine: HashDoS protection of the admission policy" (the warm-candidate rule).
+//! 3. J. Yang et al.: "FIFO queues are all you need for cache eviction", SOSP 2023 (ghost
+//!    admission and promotion after two uses).
 
 use crate::random::{random_seed, SmallRng};
-use crate::sketch::FrequencySketch;
+use crate::sketch::{FrequencySketch, SAMPLE_FACTOR};
 
 /// Candidates at least this frequent may be admitted by chance after losing.
 pub const WARM_FREQUENCY: u8 = 6;
 /// A losing warm candidate is admitted once in this many comparisons (a power of two).
 pub const RANDOM_ADMIT_ODDS: u64 = 128;
+/// The sketch's table covers at least this many entries.
+pub const MIN_SKETCH_ENTRIES: usize = 4_096;
+/// The sketch ages at most every `SAMPLE_FACTOR` x this many increments.
+pub const MIN_SAMPLE_ENTRIES: usize = 1_000;
 
-/// The frequency sketch plus the admission rule.
+/// The frequency sketch plus the admission rules.
 #[derive(Debug, Clone)]
 pub(crate) struct Admission {
     pub(crate) sketch: FrequencySketch,
@@ -38,16 +60,25 @@ pub(crate) struct Admission {
 impl Admission {
     pub(crate) fn new(seed: Option<u64>) -> Self {
         let seed = seed.unwrap_or_else(random_seed);
+        // The minimum table from the start: counts gathered while the cache fills are kept
+        // unless the cache turns out to need a larger table.
+        let mut sketch = FrequencySketch::with_seed(MIN_SKETCH_ENTRIES, seed);
+        sketch.set_sample_size(MIN_SAMPLE_ENTRIES * SAMPLE_FACTOR);
         Self {
-            sketch: FrequencySketch::with_seed(0, seed),
+            sketch,
             rng: SmallRng::new(seed.rotate_left(17)),
             sized: false,
         }
     }
 
-    /// Sizes the sketch for `entries` entries (grows only).
+    /// Sizes the sketch for a cache of `entries` entries (grows only; growing forgets the counts).
     pub(crate) fn ensure_capacity(&mut self, entries: usize) {
-        self.sketch.ensure_capacity(entries);
+        self.sketch.ensure_capacity(entries.max(MIN_SKETCH_ENTRIES));
+        self.sketch.set_sample_size(
+            entries
+                .max(MIN_SAMPLE_ENTRIES)
+                .saturating_mul(SAMPLE_FACTOR),
+        );
         self.sized = true;
     }
 
@@ -60,12 +91,24 @@ impl Admission {
         self.sketch.increment(hash);
     }
 
-    /// Whether the candidate should replace the victim.
+    /// Whether the candidate should replace the victim. `returning`: the candidate was turned
+    /// away recently; `lenient`: candidates at least this frequent are admitted (0: never).
     #[inline]
-    pub(crate) fn admit(&mut self, candidate: u64, victim: u64) -> bool {
-        let victim_freq = self.sketch.frequency(victim);
+    pub(crate) fn admit(
+        &mut self,
+        candidate: u64,
+        victim: u64,
+        returning: bool,
+        lenient: u8,
+    ) -> bool {
+        if returning {
+            return true;
+        }
         let candidate_freq = self.sketch.frequency(candidate);
-        if candidate_freq > victim_freq {
+        if lenient > 0 && candidate_freq >= lenient {
+            return true;
+        }
+        if candidate_freq > self.sketch.frequency(victim) {
             true
         } else if candidate_freq >= WARM_FREQUENCY {
             self.rng.next_u64() & (RANDOM_ADMIT_ODDS - 1) == 0
@@ -95,8 +138,8 @@ mod tests {
         a.record(1);
         a.record(1);
         a.record(2);
-        assert!(a.admit(1, 2));
-        assert!(!a.admit(2, 1));
+        assert!(a.admit(1, 2, false, 0));
+        assert!(!a.admit(2, 1, false, 0));
     }
 
     #[test]
@@ -104,7 +147,7 @@ mod tests {
         let mut a = admission();
         a.record(1);
         a.record(2);
-        assert!(!a.admit(1, 2));
+        assert!(!a.admit(1, 2, false, 0));
     }
 
     #[test]
@@ -114,7 +157,7 @@ mod tests {
             a.record(2);
         }
         a.record(1);
-        assert!((0..10_000).all(|_| !a.admit(1, 2)));
+        assert!((0..10_000).all(|_| !a.admit(1, 2, false, 0)));
     }
 
     #[test]
@@ -126,7 +169,36 @@ mod tests {
         for _ in 0..WARM_FREQUENCY {
             a.record(1);
         }
-        let wins = (0..128_000).filter(|_| a.admit(1, 2)).count();
+        let wins = (0..128_000).filter(|_| a.admit(1, 2, false, 0)).count();
         assert!((700..1300).contains(&wins), "wins = {wins}");
+    }
+
+    #[test]
+    fn admit_returning_candidate_beats_hot_victim() {
+        let mut a = admission();
+        for _ in 0..15 {
+            a.record(2);
+        }
+        assert!(a.admit(1, 2, true, 0));
+    }
+
+    #[test]
+    fn admit_lenient_threshold_admits_twice_seen_candidate() {
+        let mut a = admission();
+        for _ in 0..15 {
+            a.record(2);
+        }
+        a.record(1);
+        assert!(!a.admit(1, 2, false, 2));
+        a.record(1);
+        assert!(a.admit(1, 2, false, 2));
+    }
+
+    #[test]
+    fn ensure_capacity_small_cache_gets_minimum_table_and_period() {
+        let mut a = Admission::new(Some(1));
+        a.ensure_capacity(10);
+        assert_eq!(a.sketch.memory_bytes(), MIN_SKETCH_ENTRIES * 8);
+        assert_eq!(a.sketch.sample_size(), MIN_SAMPLE_ENTRIES * SAMPLE_FACTOR);
     }
 }

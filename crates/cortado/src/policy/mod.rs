@@ -11,22 +11,23 @@
 //! The policies are an enum rather than trait objects: the cache dispatches with one predictable
 //! branch and the compiler can inline each policy's hot path.
 //!
-//! - [`EvictionPolicy::tiny_lfu`] (the default): W-TinyLFU with an adaptive window
-//!   ([`wtinylfu`], [`admission`], [`climber`]).
+//! - [`EvictionPolicy::tiny_lfu`] (the default): W-TinyLFU whose window and admission adapt
+//!   to the workload ([`wtinylfu`], [`admission`], [`experts`]).
 //! - [`EvictionPolicy::tiny_lfu_static`]: the same with the window fixed at 1%.
 //! - [`EvictionPolicy::lru`]: least recently used.
 //! - [`EvictionPolicy::lfu`]: least frequently used, ties broken by recency.
 
 pub mod admission;
-pub mod climber;
 pub(crate) mod deque;
+pub mod experts;
+pub mod ghost;
 mod lfu;
 mod lru;
 pub mod wtinylfu;
 
 use lfu::Lfu;
 use lru::Lru;
-use wtinylfu::WTinyLfu;
+use wtinylfu::{Adaptation, WTinyLfu};
 
 /// Which eviction policy a cache uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -119,12 +120,28 @@ macro_rules! dispatch {
 }
 
 impl Policy {
-    pub(crate) fn new(config: EvictionPolicy, maximum: u64, weighted: bool) -> Self {
+    /// `follower`: an adaptive policy adopts modes chosen elsewhere instead of choosing them.
+    pub(crate) fn new(
+        config: EvictionPolicy,
+        maximum: u64,
+        weighted: bool,
+        follower: bool,
+    ) -> Self {
         match config.kind {
-            Kind::TinyLfu => Self::TinyLfu(WTinyLfu::new(maximum, true, weighted, config.seed)),
-            Kind::TinyLfuStatic => {
-                Self::TinyLfu(WTinyLfu::new(maximum, false, weighted, config.seed))
+            Kind::TinyLfu => {
+                let adaptation = if follower {
+                    Adaptation::Follow
+                } else {
+                    Adaptation::Lead
+                };
+                Self::TinyLfu(WTinyLfu::new(maximum, adaptation, weighted, config.seed))
             }
+            Kind::TinyLfuStatic => Self::TinyLfu(WTinyLfu::new(
+                maximum,
+                Adaptation::Static,
+                weighted,
+                config.seed,
+            )),
             Kind::Lru => Self::Lru(Lru::new(maximum)),
             Kind::Lfu => Self::Lfu(Lfu::new(maximum)),
         }
@@ -191,6 +208,21 @@ impl Policy {
 
     pub(crate) fn memory_bytes(&self) -> usize {
         dispatch!(self, p => p.memory_bytes())
+    }
+
+    /// The adaptive policy's current mode (an index), if the policy adapts.
+    pub(crate) fn mode_index(&self) -> Option<u8> {
+        match self {
+            Policy::TinyLfu(p) => p.mode_index(),
+            _ => None,
+        }
+    }
+
+    /// Switches an adaptive policy to a mode chosen elsewhere.
+    pub(crate) fn adopt_mode(&mut self, index: u8) {
+        if let Policy::TinyLfu(p) = self {
+            p.adopt_mode(index);
+        }
     }
 
     /// The admission window's current bound, for W-TinyLFU.

@@ -5,8 +5,8 @@
 //!
 //! # Design
 //!
-//! - **Window** (LRU, [`INITIAL_WINDOW`] = 1% of the capacity at start): absorbs bursts, so an entry
-//!   that is reused soon after its first access gets hits before frequency decides its fate.
+//! - **Window** (LRU): absorbs bursts, so an entry that is reused soon after its first access
+//!   gets hits before frequency decides its fate.
 //! - **Main** (the rest) is a segmented LRU: *probation* holds entries admitted from the window;
 //!   a hit in probation promotes to *protected*, which may hold up to [`PROTECTED_SHARE`] (80%) of
 //!   the main space; the overflow of protected is demoted back to probation's MRU end.
@@ -14,9 +14,16 @@
 //!   as candidates; then each candidate duels the probation LRU victim through
 //!   [`Admission`](super::admission) and the loser is evicted. Once candidates run out the victims
 //!   come from probation, then protected, then the window.
-//! - **Adaptive window.** A [`HillClimber`] moves capacity between the window and protected
-//!   according to the hit rate, at most [`QUEUE_TRANSFER_LIMIT`] entries per step so a large
-//!   adjustment never stalls one operation.
+//! - **Returning candidates.** Rejected candidates are remembered in a [`Ghost`] of
+//!   [`GHOST_SHARE`] (half) the capacity; one that comes back while remembered has a short reuse
+//!   distance and is admitted without a duel. On the simulator's 84 reference cells this raised
+//!   the mean hit ratio of a fixed 10% window from 40.86% to 41.38%.
+//! - **Modes.** A [`Mode`] sets the window's share of the capacity and how lenient admission is.
+//!   [`EvictionPolicy::tiny_lfu`](super::EvictionPolicy::tiny_lfu) lets [`Experts`] pick the mode
+//!   from miniature copies of the cache; the static variant keeps [`STATIC_MODE`] (a 1% window).
+//!   A mode change moves the bounds at once and lets entries follow lazily: the window's overflow
+//!   becomes admission candidates on the next eviction and protected's overflow is demoted, at
+//!   most [`QUEUE_TRANSFER_LIMIT`] entries per operation so a large change never stalls one call.
 //! - **Weights.** Every bound is in weight units; an entry heavier than the whole capacity is
 //!   evicted at once, one heavier than the window enters at the window's LRU end so it is judged
 //!   right away.
@@ -27,18 +34,37 @@
 //!    ACM Transactions on Storage, 2017.
 //! 2. G. Einziger, O. Eytan, R. Friedman, B. Manes: "Adaptive Software Cache Management",
 //!    Middleware 2018.
-//! 3. B. Manes: Caffeine's `BoundedLocalCache` (eviction and climbing).
+//! 3. B. Manes: Caffeine's `BoundedLocalCache` (eviction).
 
 use super::admission::Admission;
-use super::climber::HillClimber;
 use super::deque::{impl_linked, Deque, NIL};
+use super::experts::{Experts, MODES, START_MODE};
+use super::ghost::Ghost;
 
-/// Initial share of the capacity given to the window.
-pub const INITIAL_WINDOW: f64 = 0.01;
 /// Share of the main space that protected may hold.
 pub const PROTECTED_SHARE: f64 = 0.80;
-/// Most entries moved between queues by one window adjustment.
+/// Most entries moved between queues by one operation while bounds change.
 pub const QUEUE_TRANSFER_LIMIT: usize = 1_000;
+/// Rejected candidates remembered, as a share of the capacity in entries.
+pub const GHOST_SHARE: f64 = 0.5;
+
+/// How the policy splits its capacity and admits candidates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Mode {
+    /// The window's share of the capacity, in [0, 1].
+    pub(crate) window: f64,
+    /// Candidates at least this frequent are admitted without a duel (0: never).
+    pub(crate) lenient: u8,
+    /// Whether returning candidates (in the ghost) are admitted without a duel.
+    pub(crate) ghost: bool,
+}
+
+/// The static policy's mode: Caffeine's 1% window and strict admission.
+pub(crate) const STATIC_MODE: Mode = Mode {
+    window: 0.01,
+    lenient: 0,
+    ghost: true,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -55,6 +81,8 @@ struct Node {
     next: u32,
     weight: u32,
     queue: Queue,
+    /// Turned away recently (found in the ghost when inserted).
+    returning: bool,
     hash: u64,
 }
 impl_linked!(Node);
@@ -64,50 +92,46 @@ const EMPTY: Node = Node {
     next: NIL,
     weight: 0,
     queue: Queue::None,
+    returning: false,
     hash: 0,
 };
 
-/// The W-TinyLFU policy. See the [module docs](self).
+/// The queues, bounds and ghost of one W-TinyLFU cache, without the sketch: the real policy and
+/// its miniature copies in [`Experts`] share this code and consult one sketch.
 #[derive(Debug, Clone)]
-pub(crate) struct WTinyLfu {
+pub(crate) struct Segments {
     nodes: Vec<Node>,
     window: Deque,
     probation: Deque,
     protected: Deque,
-    admission: Admission,
-    climber: Option<HillClimber>,
-    /// Whether entries carry weights; if not, the sketch is sized by the capacity.
-    weighted: bool,
     maximum: u64,
     window_max: u64,
     protected_max: u64,
     weighted_size: u64,
     window_weight: u64,
     protected_weight: u64,
-    /// Window change still to apply (moves are capped per step).
-    pending_adjustment: i64,
+    mode: Mode,
+    ghost: Ghost,
 }
 
-impl WTinyLfu {
-    pub(crate) fn new(maximum: u64, adaptive: bool, weighted: bool, seed: Option<u64>) -> Self {
-        let mut policy = Self {
+impl Segments {
+    pub(crate) fn new(maximum: u64, mode: Mode) -> Self {
+        let mut segments = Self {
             nodes: Vec::new(),
             window: Deque::default(),
             probation: Deque::default(),
             protected: Deque::default(),
-            admission: Admission::new(seed),
-            climber: adaptive.then(|| HillClimber::new(maximum)),
-            weighted,
             maximum: 0,
             window_max: 0,
             protected_max: 0,
             weighted_size: 0,
             window_weight: 0,
             protected_weight: 0,
-            pending_adjustment: 0,
+            mode,
+            ghost: Ghost::default(),
         };
-        policy.set_maximum(maximum);
-        policy
+        segments.set_maximum(maximum);
+        segments
     }
 
     pub(crate) fn maximum(&self) -> u64 {
@@ -118,16 +142,33 @@ impl WTinyLfu {
         self.weighted_size
     }
 
-    /// Resets the queue bounds for a new capacity (eviction happens on the next `evict`).
+    pub(crate) fn len(&self) -> usize {
+        self.window.len() + self.probation.len() + self.protected.len()
+    }
+
+    /// Sizes the ghost for a cache of `entries` entries.
+    pub(crate) fn size_ghost(&mut self, entries: usize) {
+        self.ghost
+            .set_capacity((entries as f64 * GHOST_SHARE) as usize);
+    }
+
+    /// Resets the bounds for a new capacity (eviction happens on the next `evict`).
     pub(crate) fn set_maximum(&mut self, maximum: u64) {
         self.maximum = maximum;
-        let main = (maximum as f64 * (1.0 - INITIAL_WINDOW)) as u64;
-        self.window_max = maximum - main;
+        self.apply_mode();
+    }
+
+    /// Switches to `mode`: the bounds move now, entries follow lazily.
+    pub(crate) fn set_mode(&mut self, mode: Mode) {
+        self.mode = mode;
+        self.apply_mode();
+    }
+
+    fn apply_mode(&mut self) {
+        let main = (self.maximum as f64 * (1.0 - self.mode.window)) as u64;
+        self.window_max = self.maximum - main.min(self.maximum);
         self.protected_max = (main as f64 * PROTECTED_SHARE) as u64;
-        if let Some(climber) = &mut self.climber {
-            climber.set_capacity(maximum);
-        }
-        self.pending_adjustment = 0;
+        self.demote_from_protected();
     }
 
     /// Grows the node array so that `i` is a valid index.
@@ -155,6 +196,7 @@ impl WTinyLfu {
         *node = Node {
             queue: Queue::Window,
             weight,
+            returning: self.ghost.contains(hash),
             hash,
             ..EMPTY
         };
@@ -163,35 +205,21 @@ impl WTinyLfu {
         } else {
             self.window.push_back(&mut self.nodes, i);
         }
-        if !self.admission.is_sized() && self.weighted_size >= self.maximum / 2 {
-            // Counting entries, the capacity is known; with weights, the entry count so far.
-            let entries = if self.weighted {
-                self.window.len() + self.probation.len() + self.protected.len()
-            } else {
-                self.maximum as usize
-            };
-            self.admission.ensure_capacity(entries);
-        }
-        self.admission.record(hash);
-        if let Some(climber) = &mut self.climber {
-            climber.record_miss();
-        }
-        self.climb();
+    }
+
+    /// The hash of the entry at `i` (or of the last one there, after its removal).
+    #[inline]
+    pub(crate) fn hash_of(&self, i: u32) -> u64 {
+        self.nodes[i as usize].hash
     }
 
     pub(crate) fn access(&mut self, i: u32) {
-        let node = self.nodes[i as usize];
-        self.admission.record(node.hash);
-        match node.queue {
+        match self.nodes[i as usize].queue {
             Queue::Window => self.window.move_to_back(&mut self.nodes, i),
             Queue::Probation => self.promote(i),
             Queue::Protected => self.protected.move_to_back(&mut self.nodes, i),
             Queue::None => debug_assert!(false, "access to absent node {i}"),
         }
-        if let Some(climber) = &mut self.climber {
-            climber.record_hit();
-        }
-        self.climb();
     }
 
     /// Moves a probation entry to protected, demoting protected's overflow.
@@ -205,7 +233,10 @@ impl WTinyLfu {
     }
 
     fn demote_from_protected(&mut self) {
-        while self.protected_weight > self.protected_max {
+        for _ in 0..QUEUE_TRANSFER_LIMIT {
+            if self.protected_weight <= self.protected_max {
+                break;
+            }
             let Some(i) = self.protected.front() else {
                 break;
             };
@@ -217,7 +248,7 @@ impl WTinyLfu {
         }
     }
 
-    /// A value was replaced: the entry counts as used and may change weight.
+    /// A value was replaced: the entry may change weight (the caller records the use).
     pub(crate) fn update(&mut self, i: u32, weight: u32) {
         let node = &mut self.nodes[i as usize];
         let old = u64::from(node.weight);
@@ -251,22 +282,28 @@ impl WTinyLfu {
             }
         }
         self.weighted_size -= weight;
-        self.nodes[i as usize] = EMPTY;
+        // The hash stays until the slot is reused (the experts' index looks it up).
+        let node = &mut self.nodes[i as usize];
+        node.queue = Queue::None;
+        node.weight = 0;
     }
 
     /// Evicts until the weighted size fits the maximum, pushing each victim's index.
-    pub(crate) fn evict(&mut self, evicted: &mut Vec<u32>) {
+    pub(crate) fn evict(&mut self, admission: &mut Admission, evicted: &mut Vec<u32>) {
         if self.weighted_size <= self.maximum {
             return;
         }
         let candidate = self.evict_from_window();
-        self.evict_from_main(candidate, evicted);
+        self.evict_from_main(candidate, admission, evicted);
     }
 
     /// Moves the window's overflow to probation; returns the first moved entry.
     fn evict_from_window(&mut self) -> u32 {
         let mut first = NIL;
-        while self.window_weight > self.window_max {
+        for _ in 0..QUEUE_TRANSFER_LIMIT {
+            if self.window_weight <= self.window_max {
+                break;
+            }
             let Some(i) = self.window.front() else {
                 break;
             };
@@ -284,7 +321,12 @@ impl WTinyLfu {
 
     /// Candidates (from `candidate` towards probation's MRU end, then the window) duel the
     /// victims (probation's LRU end, then protected, then the window) until the size fits.
-    fn evict_from_main(&mut self, mut candidate: u32, evicted: &mut Vec<u32>) {
+    fn evict_from_main(
+        &mut self,
+        mut candidate: u32,
+        admission: &mut Admission,
+        evicted: &mut Vec<u32>,
+    ) {
         let mut victim_queue = Queue::Probation;
         let mut candidate_queue = Queue::Probation;
         let mut victim = self.probation.front().unwrap_or(NIL);
@@ -309,9 +351,11 @@ impl WTinyLfu {
                 }
             }
             let evict;
+            let mut rejected = false;
             if victim == NIL {
                 evict = candidate;
                 candidate = self.nodes[candidate as usize].next;
+                rejected = true;
             } else if candidate == NIL {
                 evict = victim;
                 victim = self.nodes[victim as usize].next;
@@ -324,13 +368,15 @@ impl WTinyLfu {
                 candidate = self.nodes[candidate as usize].next;
             } else {
                 let (c, v) = (self.nodes[candidate as usize], self.nodes[victim as usize]);
-                if self.admission.admit(c.hash, v.hash) {
+                let returning = c.returning && self.mode.ghost;
+                if admission.admit(c.hash, v.hash, returning, self.mode.lenient) {
                     evict = victim;
                     victim = v.next;
                     candidate = c.next;
                 } else {
                     evict = candidate;
                     candidate = c.next;
+                    rejected = true;
                 }
             }
             // Advancing past `evict` above keeps both cursors valid after its removal, except
@@ -341,101 +387,12 @@ impl WTinyLfu {
             if candidate == evict {
                 candidate = self.nodes[evict as usize].next;
             }
+            if rejected {
+                self.ghost.insert(self.nodes[evict as usize].hash);
+            }
             self.remove(evict);
             evicted.push(evict);
         }
-    }
-
-    /// Applies the climber's decision, a bounded number of moves at a time.
-    #[inline]
-    fn climb(&mut self) {
-        let Some(climber) = &mut self.climber else {
-            return;
-        };
-        if !self.admission.is_sized() {
-            climber.reset_sample();
-            return;
-        }
-        if let Some(amount) = climber.adjustment() {
-            self.pending_adjustment = amount;
-        }
-        if self.pending_adjustment > 0 {
-            self.increase_window();
-        } else if self.pending_adjustment < 0 {
-            self.decrease_window();
-        }
-    }
-
-    /// Moves capacity (and LRU entries) from the main space to the window.
-    fn increase_window(&mut self) {
-        if self.protected_max == 0 {
-            self.pending_adjustment = 0;
-            return;
-        }
-        let mut quota = (self.pending_adjustment as u64).min(self.protected_max);
-        self.protected_max -= quota;
-        self.window_max += quota;
-        self.demote_from_protected();
-        for _ in 0..QUEUE_TRANSFER_LIMIT {
-            let mut from_probation = true;
-            let mut candidate = self.probation.front();
-            if candidate.is_none_or(|c| quota < u64::from(self.nodes[c as usize].weight)) {
-                candidate = self.protected.front();
-                from_probation = false;
-            }
-            let Some(i) = candidate else {
-                break;
-            };
-            let weight = u64::from(self.nodes[i as usize].weight);
-            if quota < weight {
-                break;
-            }
-            quota -= weight;
-            if from_probation {
-                self.probation.unlink(&mut self.nodes, i);
-            } else {
-                self.protected.unlink(&mut self.nodes, i);
-                self.protected_weight -= weight;
-            }
-            self.window.push_back(&mut self.nodes, i);
-            self.nodes[i as usize].queue = Queue::Window;
-            self.window_weight += weight;
-        }
-        // Whatever could not move yet stays pending for the next operation.
-        self.protected_max += quota;
-        self.window_max -= quota;
-        self.pending_adjustment = quota as i64;
-    }
-
-    /// Moves capacity (and LRU entries) from the window to the main space.
-    fn decrease_window(&mut self) {
-        if self.window_max <= 1 {
-            self.pending_adjustment = 0;
-            return;
-        }
-        let mut quota = self
-            .pending_adjustment
-            .unsigned_abs()
-            .min(self.window_max - 1);
-        self.protected_max += quota;
-        self.window_max -= quota;
-        for _ in 0..QUEUE_TRANSFER_LIMIT {
-            let Some(i) = self.window.front() else {
-                break;
-            };
-            let weight = u64::from(self.nodes[i as usize].weight);
-            if quota < weight {
-                break;
-            }
-            quota -= weight;
-            self.window.unlink(&mut self.nodes, i);
-            self.probation.push_back(&mut self.nodes, i);
-            self.nodes[i as usize].queue = Queue::Probation;
-            self.window_weight -= weight;
-        }
-        self.protected_max -= quota;
-        self.window_max += quota;
-        self.pending_adjustment = -(quota as i64);
     }
 
     /// The current window bound, for introspection and tests.
@@ -445,14 +402,14 @@ impl WTinyLfu {
 
     /// Indices from most to least likely to be evicted: probation, window, then protected,
     /// each from its LRU end, stably ordered by sketch frequency.
-    pub(crate) fn coldest(&self) -> Vec<u32> {
+    pub(crate) fn coldest(&self, admission: &Admission) -> Vec<u32> {
         let mut order: Vec<u32> = self
             .probation
             .iter(&self.nodes)
             .chain(self.window.iter(&self.nodes))
             .chain(self.protected.iter(&self.nodes))
             .collect();
-        order.sort_by_key(|&i| self.admission.sketch.frequency(self.nodes[i as usize].hash));
+        order.sort_by_key(|&i| admission.sketch.frequency(self.nodes[i as usize].hash));
         order
     }
 
@@ -461,7 +418,7 @@ impl WTinyLfu {
         self.window.clear();
         self.probation.clear();
         self.protected.clear();
-        self.admission.clear();
+        self.ghost.clear();
         self.weighted_size = 0;
         self.window_weight = 0;
         self.protected_weight = 0;
@@ -471,9 +428,9 @@ impl WTinyLfu {
         self.nodes[i as usize].weight
     }
 
-    /// Heap bytes of the policy's own structures.
+    /// Heap bytes of the nodes and the ghost.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>() + self.admission.sketch.memory_bytes()
+        self.nodes.capacity() * std::mem::size_of::<Node>() + self.ghost.memory_bytes()
     }
 
     /// Panics unless the queues, tags and weights agree; returns every linked index.
@@ -509,6 +466,187 @@ impl WTinyLfu {
         let tagged = self.nodes.iter().filter(|n| n.queue != Queue::None).count();
         assert_eq!(tagged, all.len(), "tagged nodes outside every queue");
         all
+    }
+}
+
+/// How a W-TinyLFU policy chooses its mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Adaptation {
+    /// Always [`STATIC_MODE`].
+    Static,
+    /// Chooses with its own [`Experts`].
+    Lead,
+    /// Adopts the modes another policy chooses (the shards of a concurrent cache).
+    Follow,
+}
+
+/// The W-TinyLFU policy. See the [module docs](self).
+#[derive(Debug, Clone)]
+pub(crate) struct WTinyLfu {
+    segments: Segments,
+    admission: Admission,
+    adaptation: Adaptation,
+    /// The index in [`MODES`] of the mode in force, when adaptive.
+    mode_index: u8,
+    /// Created with the sketch, once the cache is half full.
+    experts: Option<Box<Experts>>,
+    /// Whether entries carry weights; if not, the capacity counts entries.
+    weighted: bool,
+}
+
+impl WTinyLfu {
+    pub(crate) fn new(
+        maximum: u64,
+        adaptation: Adaptation,
+        weighted: bool,
+        seed: Option<u64>,
+    ) -> Self {
+        let mode = match adaptation {
+            Adaptation::Static => STATIC_MODE,
+            Adaptation::Lead | Adaptation::Follow => MODES[START_MODE],
+        };
+        Self {
+            segments: Segments::new(maximum, mode),
+            admission: Admission::new(seed),
+            adaptation,
+            mode_index: START_MODE as u8,
+            experts: None,
+            weighted,
+        }
+    }
+
+    pub(crate) fn maximum(&self) -> u64 {
+        self.segments.maximum()
+    }
+
+    pub(crate) fn weighted_size(&self) -> u64 {
+        self.segments.weighted_size()
+    }
+
+    /// Resets the bounds for a new capacity (eviction happens on the next `evict`); the sketch,
+    /// ghost and experts are sized again when the cache is next half full.
+    pub(crate) fn set_maximum(&mut self, maximum: u64) {
+        self.segments.set_maximum(maximum);
+        if self.admission.is_sized() {
+            self.size_for_capacity();
+        }
+    }
+
+    pub(crate) fn reserve(&mut self, entries: usize) {
+        self.segments.reserve(entries);
+    }
+
+    /// The capacity in entries: the maximum, or with weights an estimate from the entries held.
+    fn entries_estimate(&self) -> usize {
+        if self.weighted {
+            let held = self.segments.len().max(1);
+            let average = (self.segments.weighted_size() / held as u64).max(1);
+            (self.segments.maximum() / average).max(held as u64) as usize
+        } else {
+            self.segments.maximum() as usize
+        }
+    }
+
+    /// Sizes the sketch, the ghost and the experts for the capacity.
+    fn size_for_capacity(&mut self) {
+        let entries = self.entries_estimate();
+        self.admission.ensure_capacity(entries);
+        self.segments.size_ghost(entries);
+        if self.adaptation == Adaptation::Lead {
+            let experts = Experts::new(self.segments.maximum(), entries, self.mode_index as usize);
+            self.experts = Some(Box::new(experts));
+        }
+    }
+
+    pub(crate) fn insert(&mut self, i: u32, hash: u64, weight: u32) {
+        self.segments.insert(i, hash, weight);
+        if !self.admission.is_sized() && self.segments.weighted_size() >= self.maximum() / 2 {
+            self.size_for_capacity();
+        }
+        self.admission.record(hash);
+        self.consult_experts(hash, weight);
+    }
+
+    pub(crate) fn access(&mut self, i: u32) {
+        let hash = self.segments.hash_of(i);
+        self.admission.record(hash);
+        self.segments.access(i);
+        self.consult_experts(hash, self.segments.weight_of(i));
+    }
+
+    /// A value was replaced: the entry counts as used and may change weight.
+    pub(crate) fn update(&mut self, i: u32, weight: u32) {
+        let hash = self.segments.hash_of(i);
+        self.admission.record(hash);
+        self.segments.update(i, weight);
+        self.consult_experts(hash, weight);
+    }
+
+    #[inline]
+    fn consult_experts(&mut self, hash: u64, weight: u32) {
+        if let Some(experts) = &mut self.experts {
+            if let Some(index) = experts.record(hash, weight, &mut self.admission) {
+                self.mode_index = index as u8;
+                self.segments.set_mode(MODES[index]);
+            }
+        }
+    }
+
+    pub(crate) fn remove(&mut self, i: u32) {
+        self.segments.remove(i);
+    }
+
+    pub(crate) fn evict(&mut self, evicted: &mut Vec<u32>) {
+        self.segments.evict(&mut self.admission, evicted);
+    }
+
+    /// The current window bound, for introspection and tests.
+    pub(crate) fn window_maximum(&self) -> u64 {
+        self.segments.window_maximum()
+    }
+
+    /// The index in [`MODES`] of the mode in force, if the policy adapts.
+    pub(crate) fn mode_index(&self) -> Option<u8> {
+        (self.adaptation != Adaptation::Static).then_some(self.mode_index)
+    }
+
+    /// Switches a following policy to the mode at `index` in [`MODES`].
+    pub(crate) fn adopt_mode(&mut self, index: u8) {
+        if self.adaptation == Adaptation::Follow && (index as usize) < MODES.len() {
+            self.mode_index = index;
+            self.segments.set_mode(MODES[index as usize]);
+        }
+    }
+
+    pub(crate) fn coldest(&self) -> Vec<u32> {
+        self.segments.coldest(&self.admission)
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.segments.clear();
+        self.admission.clear();
+        if let Some(experts) = &mut self.experts {
+            experts.clear();
+        }
+    }
+
+    pub(crate) fn weight_of(&self, i: u32) -> u32 {
+        self.segments.weight_of(i)
+    }
+
+    /// Heap bytes of the policy's own structures.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.segments.memory_bytes()
+            + self.admission.sketch.memory_bytes()
+            + self.experts.as_ref().map_or(0, |e| e.memory_bytes())
+    }
+
+    /// Panics unless the queues, tags and weights agree; returns every linked index.
+    pub(crate) fn validate(&self) -> Vec<u32> {
+        if let Some(experts) = &self.experts {
+            experts.validate();
+        }
+        self.segments.validate()
     }
 }
 
@@ -551,7 +689,7 @@ mod tests {
 
     #[test]
     fn evict_over_capacity_keeps_bound_and_validates() {
-        let mut p = WTinyLfu::new(100, true, false, Some(1));
+        let mut p = WTinyLfu::new(100, Adaptation::Lead, false, Some(1));
         replay(&mut p, (0..10_000u64).map(|i| mix64(i) % 500));
         assert_eq!(p.weighted_size(), 100);
         assert_eq!(p.validate().len(), 100);
@@ -560,7 +698,7 @@ mod tests {
     #[test]
     fn loop_longer_than_capacity_gets_hits() {
         // LRU gets nothing on a loop of 1,000 keys through 500 slots; frequency keeps a stable set.
-        let mut p = WTinyLfu::new(500, true, false, Some(2));
+        let mut p = WTinyLfu::new(500, Adaptation::Lead, false, Some(2));
         let (hits, total) = replay(&mut p, (0..200_000u64).map(|i| i % 1000));
         let ratio = hits as f64 / total as f64;
         assert!(ratio > 0.40, "hit ratio {ratio}");
@@ -568,7 +706,7 @@ mod tests {
 
     #[test]
     fn remove_then_insert_reuses_index() {
-        let mut p = WTinyLfu::new(10, false, true, Some(3));
+        let mut p = WTinyLfu::new(10, Adaptation::Static, true, Some(3));
         p.insert(0, 1, 1);
         p.remove(0);
         p.insert(0, 2, 1);
@@ -577,7 +715,7 @@ mod tests {
 
     #[test]
     fn insert_heavier_than_maximum_evicted_at_once() {
-        let mut p = WTinyLfu::new(10, false, true, Some(4));
+        let mut p = WTinyLfu::new(10, Adaptation::Static, true, Some(4));
         p.insert(0, 1, 3);
         p.insert(1, 2, 11);
         let mut evicted = Vec::new();
@@ -593,20 +731,85 @@ mod tests {
     }
 
     #[test]
-    fn climber_short_reuse_grows_window_and_hits() {
-        let mut adaptive = WTinyLfu::new(1000, true, false, Some(5));
+    fn adaptive_short_reuse_grows_window_and_hits() {
+        let mut adaptive = WTinyLfu::new(1000, Adaptation::Lead, false, Some(5));
         let (hits, total) = replay(&mut adaptive, short_reuse(200_000));
         adaptive.validate();
         assert!(
-            adaptive.window_maximum() > 300,
+            adaptive.window_maximum() >= 300,
             "window {}",
             adaptive.window_maximum()
         );
-        let mut fixed = WTinyLfu::new(1000, false, false, Some(5));
-        let (fixed_hits, _) = replay(&mut fixed, short_reuse(200_000));
+        // Every second request can hit; a 1% window catches almost none of them.
         assert!(
-            hits as f64 / total as f64 > 0.15 && hits > 4 * fixed_hits,
-            "adaptive {hits}, static {fixed_hits} of {total}"
+            hits as f64 / total as f64 > 0.45,
+            "adaptive hit ratio {}",
+            hits as f64 / total as f64
         );
+    }
+
+    #[test]
+    fn set_mode_shrinking_window_moves_overflow_lazily() {
+        let mut p = Segments::new(
+            100,
+            Mode {
+                window: 0.5,
+                ..STATIC_MODE
+            },
+        );
+        let mut admission = Admission::new(Some(6));
+        admission.ensure_capacity(100);
+        let mut evicted = Vec::new();
+        // Past the capacity, so the window holds exactly its half.
+        for i in 0..150u32 {
+            p.insert(i, mix64(u64::from(i)), 1);
+            p.evict(&mut admission, &mut evicted);
+            for j in evicted.drain(..) {
+                assert!(j < i, "evicted {j} at {i}");
+            }
+        }
+        assert_eq!(p.window_maximum(), 50);
+        assert_eq!(p.window.len(), 50);
+        p.set_mode(STATIC_MODE);
+        assert_eq!(p.window_maximum(), 1);
+        // Nothing moved yet; the next insertion's eviction moves the window's overflow.
+        assert_eq!(p.window.len(), 50);
+        p.insert(150, mix64(150), 1);
+        p.evict(&mut admission, &mut evicted);
+        assert_eq!(p.window.len(), 1);
+        assert_eq!(p.weighted_size(), 100);
+        p.validate();
+    }
+
+    #[test]
+    fn evict_returning_candidate_admitted_over_hot_victim() {
+        let mut p = Segments::new(10, STATIC_MODE);
+        p.size_ghost(10);
+        let mut admission = Admission::new(Some(7));
+        admission.ensure_capacity(10);
+        let mut evicted = Vec::new();
+        for i in 0..10u32 {
+            let hash = mix64(u64::from(i));
+            for _ in 0..10 {
+                admission.record(hash);
+            }
+            p.insert(i, hash, 1);
+            p.evict(&mut admission, &mut evicted);
+        }
+        // A cold newcomer loses to the hot residents and is remembered as rejected...
+        let cold = mix64(1_000);
+        admission.record(cold);
+        p.insert(10, cold, 1);
+        p.evict(&mut admission, &mut evicted);
+        p.insert(11, mix64(1_001), 1);
+        p.evict(&mut admission, &mut evicted);
+        assert!(evicted.contains(&10), "evicted {evicted:?}");
+        // ...so when it comes back it is admitted without a duel.
+        evicted.clear();
+        p.insert(10, cold, 1);
+        p.insert(12, mix64(1_002), 1);
+        p.evict(&mut admission, &mut evicted);
+        assert!(!evicted.contains(&10), "evicted {evicted:?}");
+        p.validate();
     }
 }

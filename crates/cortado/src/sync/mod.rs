@@ -86,7 +86,7 @@ mod loading;
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{
     Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
 };
@@ -111,6 +111,9 @@ pub use loading::{Compute, Entry};
 pub const MIN_SHARD_CAPACITY: u64 = 256;
 /// The most shards a cache may have.
 pub const MAX_SHARDS: usize = 1 << 16;
+
+/// No mode published yet.
+const NO_MODE: u8 = u8::MAX;
 
 /// Builds the [`sync::Cache`](Cache) (marker for [`CacheBuilder`]).
 #[derive(Debug)]
@@ -147,6 +150,8 @@ pub(crate) struct Inner<K, V, S> {
     load_successes: AtomicU64,
     load_failures: AtomicU64,
     load_nanos: AtomicU64,
+    /// The mode shard 0's adaptive policy chose, for the other shards (`NO_MODE` before any).
+    policy_mode: AtomicU8,
     pacer: Option<PacerHandle>,
 }
 
@@ -305,6 +310,9 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             let mut config = config.clone();
             config.max_capacity = config.max_capacity.map(|max| share(max, shards, i));
             config.initial_capacity = config.initial_capacity.div_ceil(shards);
+            // Shard 0 sees a hash-sampled share of the traffic: its adaptive policy chooses the
+            // mode and the others adopt it (see `maintain`).
+            config.follower = i > 0;
             config
         };
         let negatives = |i: usize| {
@@ -323,6 +331,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
                     },
                     record_stats: false,
                     notify: false,
+                    follower: false,
                 };
                 Mutex::new(Shard::new(&config, builder.hasher.clone()))
             })
@@ -349,6 +358,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             load_successes: AtomicU64::new(0),
             load_failures: AtomicU64::new(0),
             load_nanos: AtomicU64::new(0),
+            policy_mode: AtomicU8::new(NO_MODE),
             pacer: (builder.scheduler == Scheduler::Thread).then(PacerHandle::new),
         })
     }
@@ -377,10 +387,21 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         }
     }
 
-    /// Replays buffered reads and expires due entries; the caller holds the write lock.
+    /// Replays buffered reads, expires due entries and shares the adaptive policy's mode: shard
+    /// 0 publishes the mode it chose, the others adopt it. The caller holds the write lock.
     fn maintain(&self, slot: &Slot<K, V, S>, core: &mut Shard<K, V, S>, now: u64) {
         slot.reads.drain(|i| core.record_read(i));
         core.advance(now);
+        if let Some(mode) = core.policy_mode() {
+            if std::ptr::eq(slot, &self.slots[0]) {
+                self.policy_mode.store(mode, Ordering::Relaxed);
+            } else {
+                let chosen = self.policy_mode.load(Ordering::Relaxed);
+                if chosen != mode && chosen != NO_MODE {
+                    core.adopt_policy_mode(chosen);
+                }
+            }
+        }
     }
 
     /// Runs `f` on the shard of `hash` under its write lock, after maintenance; returns its
@@ -757,6 +778,16 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         K: Clone,
     {
         self.keys_by_order(n, true)
+    }
+
+    /// The admission windows' current bound summed over the shards (W-TinyLFU only), for
+    /// introspection: shard 0 chooses the adaptive policy's mode and the others follow it.
+    pub fn window_capacity(&self) -> Option<u64> {
+        self.inner
+            .slots
+            .iter()
+            .map(|s| read(&s.core).window_maximum())
+            .sum()
     }
 
     /// Heap bytes used by the cache's own structures (not by what keys and values own).
