@@ -28,3 +28,8 @@ pub mod sync;
 pub mod time;
 pub mod timer_wheel;
 pub mod unsync;
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
