@@ -104,8 +104,8 @@ struct Mini {
 }
 
 impl Mini {
-    fn new(maximum: u64, entries: usize, mode: Mode) -> Self {
-        let mut segments = Segments::new(maximum, mode);
+    fn new(maximum: u64, entries: usize, weighted: bool, mode: Mode) -> Self {
+        let mut segments = Segments::new(maximum, mode, weighted);
         segments.size_ghost(entries);
         Self {
             segments,
@@ -119,7 +119,7 @@ impl Mini {
 
     fn record(
         &mut self,
-        hash: u64,
+        hash: u32,
         weight: u32,
         admission: &mut Admission,
         evicted: &mut Vec<u32>,
@@ -128,7 +128,7 @@ impl Mini {
             segments, index, ..
         } = self;
         let found = index
-            .find(mix64(hash), |&i| segments.hash_of(i) == hash)
+            .find(mix64(u64::from(hash)), |&i| segments.hash_of(i) == hash)
             .copied();
         if let Some(i) = found {
             self.hits += 1;
@@ -143,11 +143,14 @@ impl Mini {
         let Self {
             segments, index, ..
         } = self;
-        index.insert_unique(mix64(hash), i, |&j| mix64(segments.hash_of(j)));
+        index.insert_unique(mix64(u64::from(hash)), i, |&j| {
+            mix64(u64::from(segments.hash_of(j)))
+        });
         segments.evict(admission, evicted);
         for j in evicted.drain(..) {
             // A removed node keeps its hash until reused, so the index entry can be found.
-            if let Ok(entry) = index.find_entry(mix64(segments.hash_of(j)), |&k| k == j) {
+            let hash = mix64(u64::from(segments.hash_of(j)));
+            if let Ok(entry) = index.find_entry(hash, |&k| k == j) {
                 entry.remove();
             }
             self.free.push(j);
@@ -175,7 +178,7 @@ pub(crate) struct Experts {
 impl Experts {
     /// Experts for a cache of `maximum` weight holding about `entries` entries, now in the mode
     /// at `current` in [`MODES`].
-    pub(crate) fn new(maximum: u64, entries: usize, current: usize) -> Self {
+    pub(crate) fn new(maximum: u64, entries: usize, weighted: bool, current: usize) -> Self {
         let rate = (entries as u64)
             .div_ceil(MINI_ENTRIES)
             .max(1)
@@ -183,7 +186,14 @@ impl Experts {
         let mini_entries = (entries as u64 / rate).max(1);
         let minis = MODES
             .iter()
-            .map(|&mode| Mini::new((maximum / rate).max(1), mini_entries as usize, mode))
+            .map(|&mode| {
+                Mini::new(
+                    (maximum / rate).max(1),
+                    mini_entries as usize,
+                    weighted,
+                    mode,
+                )
+            })
             .collect();
         Self {
             minis,
@@ -200,11 +210,11 @@ impl Experts {
     #[inline]
     pub(crate) fn record(
         &mut self,
-        hash: u64,
+        hash: u32,
         weight: u32,
         admission: &mut Admission,
     ) -> Option<usize> {
-        if mix64(hash ^ SAMPLE_SALT) & self.sample_mask != 0 {
+        if mix64(u64::from(hash) ^ SAMPLE_SALT) & self.sample_mask != 0 {
             return None;
         }
         for mini in &mut self.minis {

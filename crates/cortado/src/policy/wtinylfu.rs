@@ -75,32 +75,42 @@ enum Queue {
     Protected,
 }
 
+/// 16 bytes: the links, the key's hash folded to 32 bits (what the sketch, the ghost and the
+/// experts key on), and two tags. Weights live apart, only in weighted caches.
 #[derive(Debug, Clone, Copy)]
 struct Node {
     prev: u32,
     next: u32,
-    weight: u32,
+    hash: u32,
     queue: Queue,
     /// Turned away recently (found in the ghost when inserted).
     returning: bool,
-    hash: u64,
 }
 impl_linked!(Node);
 
 const EMPTY: Node = Node {
     prev: NIL,
     next: NIL,
-    weight: 0,
+    hash: 0,
     queue: Queue::None,
     returning: false,
-    hash: 0,
 };
+
+/// Folds a 64-bit key hash into the 32 bits a node keeps. Two keys collide with probability
+/// 2^-32, and a collision only merges their frequency counts.
+#[inline]
+pub(crate) fn fold_hash(hash: u64) -> u32 {
+    (hash ^ (hash >> 32)) as u32
+}
 
 /// The queues, bounds and ghost of one W-TinyLFU cache, without the sketch: the real policy and
 /// its miniature copies in [`Experts`] share this code and consult one sketch.
 #[derive(Debug, Clone)]
 pub(crate) struct Segments {
     nodes: Vec<Node>,
+    /// Entry weights by index, only in weighted caches (otherwise every weight is 1).
+    weights: Vec<u32>,
+    weighted: bool,
     window: Deque,
     probation: Deque,
     protected: Deque,
@@ -115,9 +125,11 @@ pub(crate) struct Segments {
 }
 
 impl Segments {
-    pub(crate) fn new(maximum: u64, mode: Mode) -> Self {
+    pub(crate) fn new(maximum: u64, mode: Mode, weighted: bool) -> Self {
         let mut segments = Self {
             nodes: Vec::new(),
+            weights: Vec::new(),
+            weighted,
             window: Deque::default(),
             probation: Deque::default(),
             protected: Deque::default(),
@@ -176,40 +188,63 @@ impl Segments {
     fn ensure_node(&mut self, i: u32) {
         if i as usize >= self.nodes.len() {
             let len = (i as usize + 1).max(self.nodes.len() * 2).max(16);
-            self.nodes.resize(len, EMPTY);
+            self.resize_nodes(len);
+        }
+    }
+
+    fn resize_nodes(&mut self, len: usize) {
+        self.nodes.resize(len, EMPTY);
+        if self.weighted {
+            self.weights.resize(len, 0);
         }
     }
 
     /// Reserves node storage for `entries` entries.
     pub(crate) fn reserve(&mut self, entries: usize) {
         if entries > self.nodes.len() {
-            self.nodes.resize(entries, EMPTY);
+            self.resize_nodes(entries);
         }
     }
 
-    pub(crate) fn insert(&mut self, i: u32, hash: u64, weight: u32) {
+    /// The weight of the entry at `i`.
+    #[inline]
+    fn weight(&self, i: u32) -> u64 {
+        if self.weighted {
+            u64::from(self.weights[i as usize])
+        } else {
+            1
+        }
+    }
+
+    /// Inserts the entry at `i` with its folded hash (see [`fold_hash`]) and weight (1 unless
+    /// the cache is weighted).
+    pub(crate) fn insert(&mut self, i: u32, hash: u32, weight: u32) {
         self.ensure_node(i);
-        self.weighted_size += u64::from(weight);
-        self.window_weight += u64::from(weight);
+        if self.weighted {
+            self.weights[i as usize] = weight;
+        }
+        let weight = self.weight(i);
+        self.weighted_size += weight;
+        self.window_weight += weight;
+        let returning = self.ghost.contains(u64::from(hash));
         let node = &mut self.nodes[i as usize];
         debug_assert_eq!(node.queue, Queue::None, "node {i} inserted twice");
         *node = Node {
             queue: Queue::Window,
-            weight,
-            returning: self.ghost.contains(hash),
+            returning,
             hash,
             ..EMPTY
         };
-        if u64::from(weight) > self.window_max {
+        if weight > self.window_max {
             self.window.push_front(&mut self.nodes, i);
         } else {
             self.window.push_back(&mut self.nodes, i);
         }
     }
 
-    /// The hash of the entry at `i` (or of the last one there, after its removal).
+    /// The folded hash of the entry at `i` (or of the last one there, after its removal).
     #[inline]
-    pub(crate) fn hash_of(&self, i: u32) -> u64 {
+    pub(crate) fn hash_of(&self, i: u32) -> u32 {
         self.nodes[i as usize].hash
     }
 
@@ -226,9 +261,8 @@ impl Segments {
     fn promote(&mut self, i: u32) {
         self.probation.unlink(&mut self.nodes, i);
         self.protected.push_back(&mut self.nodes, i);
-        let node = &mut self.nodes[i as usize];
-        node.queue = Queue::Protected;
-        self.protected_weight += u64::from(node.weight);
+        self.nodes[i as usize].queue = Queue::Protected;
+        self.protected_weight += self.weight(i);
         self.demote_from_protected();
     }
 
@@ -242,31 +276,30 @@ impl Segments {
             };
             self.protected.unlink(&mut self.nodes, i);
             self.probation.push_back(&mut self.nodes, i);
-            let node = &mut self.nodes[i as usize];
-            node.queue = Queue::Probation;
-            self.protected_weight -= u64::from(node.weight);
+            self.nodes[i as usize].queue = Queue::Probation;
+            self.protected_weight -= self.weight(i);
         }
     }
 
     /// A value was replaced: the entry may change weight (the caller records the use).
     pub(crate) fn update(&mut self, i: u32, weight: u32) {
-        let node = &mut self.nodes[i as usize];
-        let old = u64::from(node.weight);
-        let new = u64::from(weight);
-        node.weight = weight;
-        self.weighted_size = self.weighted_size - old + new;
-        match node.queue {
-            Queue::Window => self.window_weight = self.window_weight - old + new,
-            Queue::Protected => self.protected_weight = self.protected_weight - old + new,
-            _ => {}
+        if self.weighted {
+            let old = u64::from(self.weights[i as usize]);
+            let new = u64::from(weight);
+            self.weights[i as usize] = weight;
+            self.weighted_size = self.weighted_size - old + new;
+            match self.nodes[i as usize].queue {
+                Queue::Window => self.window_weight = self.window_weight - old + new,
+                Queue::Protected => self.protected_weight = self.protected_weight - old + new,
+                _ => {}
+            }
         }
         self.access(i);
     }
 
     pub(crate) fn remove(&mut self, i: u32) {
-        let node = self.nodes[i as usize];
-        let weight = u64::from(node.weight);
-        match node.queue {
+        let weight = self.weight(i);
+        match self.nodes[i as usize].queue {
             Queue::Window => {
                 self.window.unlink(&mut self.nodes, i);
                 self.window_weight -= weight;
@@ -283,9 +316,7 @@ impl Segments {
         }
         self.weighted_size -= weight;
         // The hash stays until the slot is reused (the experts' index looks it up).
-        let node = &mut self.nodes[i as usize];
-        node.queue = Queue::None;
-        node.weight = 0;
+        self.nodes[i as usize].queue = Queue::None;
     }
 
     /// Evicts until the weighted size fits the maximum, pushing each victim's index.
@@ -309,9 +340,8 @@ impl Segments {
             };
             self.window.unlink(&mut self.nodes, i);
             self.probation.push_back(&mut self.nodes, i);
-            let node = &mut self.nodes[i as usize];
-            node.queue = Queue::Probation;
-            self.window_weight -= u64::from(node.weight);
+            self.nodes[i as usize].queue = Queue::Probation;
+            self.window_weight -= self.weight(i);
             if first == NIL {
                 first = i;
             }
@@ -363,13 +393,18 @@ impl Segments {
                 evict = candidate;
                 victim = self.nodes[victim as usize].next;
                 candidate = NIL;
-            } else if u64::from(self.nodes[candidate as usize].weight) > self.maximum {
+            } else if self.weight(candidate) > self.maximum {
                 evict = candidate;
                 candidate = self.nodes[candidate as usize].next;
             } else {
                 let (c, v) = (self.nodes[candidate as usize], self.nodes[victim as usize]);
                 let returning = c.returning && self.mode.ghost;
-                if admission.admit(c.hash, v.hash, returning, self.mode.lenient) {
+                if admission.admit(
+                    u64::from(c.hash),
+                    u64::from(v.hash),
+                    returning,
+                    self.mode.lenient,
+                ) {
                     evict = victim;
                     victim = v.next;
                     candidate = c.next;
@@ -388,7 +423,8 @@ impl Segments {
                 candidate = self.nodes[evict as usize].next;
             }
             if rejected {
-                self.ghost.insert(self.nodes[evict as usize].hash);
+                self.ghost
+                    .insert(u64::from(self.nodes[evict as usize].hash));
             }
             self.remove(evict);
             evicted.push(evict);
@@ -409,7 +445,11 @@ impl Segments {
             .chain(self.window.iter(&self.nodes))
             .chain(self.protected.iter(&self.nodes))
             .collect();
-        order.sort_by_key(|&i| admission.sketch.frequency(self.nodes[i as usize].hash));
+        order.sort_by_key(|&i| {
+            admission
+                .sketch
+                .frequency(u64::from(self.nodes[i as usize].hash))
+        });
         order
     }
 
@@ -425,12 +465,14 @@ impl Segments {
     }
 
     pub(crate) fn weight_of(&self, i: u32) -> u32 {
-        self.nodes[i as usize].weight
+        self.weight(i) as u32
     }
 
-    /// Heap bytes of the nodes and the ghost.
+    /// Heap bytes of the nodes, the weights and the ghost.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>() + self.ghost.memory_bytes()
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.weights.capacity() * 4
+            + self.ghost.memory_bytes()
     }
 
     /// Panics unless the queues, tags and weights agree; returns every linked index.
@@ -444,7 +486,7 @@ impl Segments {
                     self.nodes[i as usize].queue, queue,
                     "node {i} in wrong queue"
                 );
-                weight += u64::from(self.nodes[i as usize].weight);
+                weight += self.weight(i);
             }
             all.extend_from_slice(&members);
             weight
@@ -506,7 +548,7 @@ impl WTinyLfu {
             Adaptation::Lead | Adaptation::Follow => MODES[START_MODE],
         };
         Self {
-            segments: Segments::new(maximum, mode),
+            segments: Segments::new(maximum, mode, weighted),
             admission: Admission::new(seed),
             adaptation,
             mode_index: START_MODE as u8,
@@ -553,23 +595,29 @@ impl WTinyLfu {
         self.admission.ensure_capacity(entries);
         self.segments.size_ghost(entries);
         if self.adaptation == Adaptation::Lead {
-            let experts = Experts::new(self.segments.maximum(), entries, self.mode_index as usize);
+            let experts = Experts::new(
+                self.segments.maximum(),
+                entries,
+                self.weighted,
+                self.mode_index as usize,
+            );
             self.experts = Some(Box::new(experts));
         }
     }
 
     pub(crate) fn insert(&mut self, i: u32, hash: u64, weight: u32) {
+        let hash = fold_hash(hash);
         self.segments.insert(i, hash, weight);
         if !self.admission.is_sized() && self.segments.weighted_size() >= self.maximum() / 2 {
             self.size_for_capacity();
         }
-        self.admission.record(hash);
+        self.admission.record(u64::from(hash));
         self.consult_experts(hash, weight);
     }
 
     pub(crate) fn access(&mut self, i: u32) {
         let hash = self.segments.hash_of(i);
-        self.admission.record(hash);
+        self.admission.record(u64::from(hash));
         self.segments.access(i);
         self.consult_experts(hash, self.segments.weight_of(i));
     }
@@ -577,13 +625,13 @@ impl WTinyLfu {
     /// A value was replaced: the entry counts as used and may change weight.
     pub(crate) fn update(&mut self, i: u32, weight: u32) {
         let hash = self.segments.hash_of(i);
-        self.admission.record(hash);
+        self.admission.record(u64::from(hash));
         self.segments.update(i, weight);
         self.consult_experts(hash, weight);
     }
 
     #[inline]
-    fn consult_experts(&mut self, hash: u64, weight: u32) {
+    fn consult_experts(&mut self, hash: u32, weight: u32) {
         if let Some(experts) = &mut self.experts {
             if let Some(index) = experts.record(hash, weight, &mut self.admission) {
                 self.mode_index = index as u8;
@@ -756,13 +804,14 @@ mod tests {
                 window: 0.5,
                 ..STATIC_MODE
             },
+            false,
         );
         let mut admission = Admission::new(Some(6));
         admission.ensure_capacity(100);
         let mut evicted = Vec::new();
         // Past the capacity, so the window holds exactly its half.
         for i in 0..150u32 {
-            p.insert(i, mix64(u64::from(i)), 1);
+            p.insert(i, fold_hash(mix64(u64::from(i))), 1);
             p.evict(&mut admission, &mut evicted);
             for j in evicted.drain(..) {
                 assert!(j < i, "evicted {j} at {i}");
@@ -774,7 +823,7 @@ mod tests {
         assert_eq!(p.window_maximum(), 1);
         // Nothing moved yet; the next insertion's eviction moves the window's overflow.
         assert_eq!(p.window.len(), 50);
-        p.insert(150, mix64(150), 1);
+        p.insert(150, fold_hash(mix64(150)), 1);
         p.evict(&mut admission, &mut evicted);
         assert_eq!(p.window.len(), 1);
         assert_eq!(p.weighted_size(), 100);
@@ -783,31 +832,31 @@ mod tests {
 
     #[test]
     fn evict_returning_candidate_admitted_over_hot_victim() {
-        let mut p = Segments::new(10, STATIC_MODE);
+        let mut p = Segments::new(10, STATIC_MODE, false);
         p.size_ghost(10);
         let mut admission = Admission::new(Some(7));
         admission.ensure_capacity(10);
         let mut evicted = Vec::new();
         for i in 0..10u32 {
-            let hash = mix64(u64::from(i));
+            let hash = fold_hash(mix64(u64::from(i)));
             for _ in 0..10 {
-                admission.record(hash);
+                admission.record(u64::from(hash));
             }
             p.insert(i, hash, 1);
             p.evict(&mut admission, &mut evicted);
         }
         // A cold newcomer loses to the hot residents and is remembered as rejected...
-        let cold = mix64(1_000);
-        admission.record(cold);
+        let cold = fold_hash(mix64(1_000));
+        admission.record(u64::from(cold));
         p.insert(10, cold, 1);
         p.evict(&mut admission, &mut evicted);
-        p.insert(11, mix64(1_001), 1);
+        p.insert(11, fold_hash(mix64(1_001)), 1);
         p.evict(&mut admission, &mut evicted);
         assert!(evicted.contains(&10), "evicted {evicted:?}");
         // ...so when it comes back it is admitted without a duel.
         evicted.clear();
         p.insert(10, cold, 1);
-        p.insert(12, mix64(1_002), 1);
+        p.insert(12, fold_hash(mix64(1_002)), 1);
         p.evict(&mut admission, &mut evicted);
         assert!(!evicted.contains(&10), "evicted {evicted:?}");
         p.validate();
