@@ -1,4 +1,4 @@
-//! A single-threaded cache: one [`Shard`](crate::shard) with a clock and a listener.
+//! A single-threaded cache: one shard of the cache core, with a clock and a listener.
 //!
 //! Use it where one thread owns the cache (or wraps it in its own lock); `get` takes `&mut self`
 //! because every hit updates the policy.

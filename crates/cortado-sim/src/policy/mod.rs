@@ -7,7 +7,7 @@
 //! # Design
 //!
 //! Two families behind one registry. [`library`] wraps the library's `unsync::Cache` itself, so a
-//! hit ratio measured here is the hit ratio users get; [`reference`] holds independent
+//! hit ratio measured here is the hit ratio users get; [`reference`](mod@reference) holds independent
 //! implementations of published algorithms, matched against libCacheSim. Names are unique across
 //! both families (a test checks it), lowercase, and [`build`] accepts them in any case. The name
 //! list is assembled at compile time from the two families' tables, so adding a policy to a

@@ -6,24 +6,33 @@
 //!
 //! # Design
 //!
-//! Each policy keeps its own node array indexed by the shard's slab index, with `u32` links
-//! ([`deque`]), so the cache's entries stay plain data and there are no pointers to keep valid.
-//! The policies are an enum rather than trait objects: the cache dispatches with one predictable
-//! branch and the compiler can inline each policy's hot path.
+//! Each policy keeps its own node array indexed by the shard's slab index, with `u32` links, so
+//! the cache's entries stay plain data and there are no pointers to keep valid. The policies are
+//! an enum rather than trait objects: the cache dispatches with one predictable branch and the
+//! compiler can inline each policy's hot path.
 //!
-//! - [`EvictionPolicy::tiny_lfu`] (the default): W-TinyLFU whose window and admission adapt
-//!   to the workload ([`wtinylfu`], [`admission`], [`experts`]).
-//! - [`EvictionPolicy::tiny_lfu_static`]: the same with the window fixed at 1%.
+//! - [`EvictionPolicy::tiny_lfu`] (the default): W-TinyLFU. New entries enter an LRU window;
+//!   one leaving it enters the main space (a segmented LRU) only if the frequency sketch has seen
+//!   it more often than the main space's eviction victim, or if it was turned away recently and
+//!   came back. The window's share of the capacity and how lenient admission is adapt to the
+//!   workload: miniature copies of the cache (on a hash sample of the keys for large caches)
+//!   replay the requests under six candidate modes, and the cache follows the copy that hits
+//!   most. On the simulator's 84 reference cells (21 real traces at 1%, 5%, 10% and 25% of their
+//!   keys) it averages 41.9% against 40.2% for Caffeine 2.6.2, 40.5% for S3-FIFO and 34.3% for
+//!   LRU.
+//! - [`EvictionPolicy::tiny_lfu_static`]: the same with the window fixed at 1% and no
+//!   miniatures (40.98% on the same cells), for small caches where six miniature copies cost too
+//!   much memory.
 //! - [`EvictionPolicy::lru`]: least recently used.
 //! - [`EvictionPolicy::lfu`]: least frequently used, ties broken by recency.
 
-pub mod admission;
-pub(crate) mod deque;
-pub mod experts;
-pub mod ghost;
+mod admission;
+mod deque;
+mod experts;
+mod ghost;
 mod lfu;
 mod lru;
-pub mod wtinylfu;
+mod wtinylfu;
 
 use lfu::Lfu;
 use lru::Lru;
