@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::expiry::{Expiry, ExpiryRules};
 use crate::notification::{Listener, RemovalCause};
-use crate::policy::EvictionPolicy;
+use crate::policy::{EvictionPolicy, PolicyError};
 use crate::scheduler::Scheduler;
 use crate::shard::{ShardConfig, Weigher};
 use crate::time::{duration_nanos, Clock};
@@ -40,6 +40,8 @@ pub enum BuildError {
         /// The shard count asked for.
         shards: usize,
     },
+    /// A parameter of the [`EvictionPolicy`] is out of range.
+    InvalidPolicy(PolicyError),
 }
 
 impl fmt::Display for BuildError {
@@ -65,11 +67,19 @@ impl fmt::Display for BuildError {
                 f,
                 "max_capacity {capacity} leaves some of the {shards} shards no room"
             ),
+            Self::InvalidPolicy(error) => write!(f, "invalid eviction policy: {error}"),
         }
     }
 }
 
-impl std::error::Error for BuildError {}
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::InvalidPolicy(error) => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// Builds the [`unsync::Cache`](crate::unsync::Cache) (marker [`Unsynchronized`]).
 #[derive(Debug)]
@@ -252,6 +262,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
         if self.weigher.is_some() && self.max_capacity.is_none() {
             return Err(BuildError::WeigherWithoutCapacity);
         }
+        self.policy.check().map_err(BuildError::InvalidPolicy)?;
         if let Some(max) = self.max_capacity {
             if self.weigher.is_none() && max >= u64::from(u32::MAX) {
                 return Err(BuildError::CapacityTooLarge { requested: max });

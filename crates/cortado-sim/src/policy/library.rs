@@ -49,6 +49,9 @@ pub const LIBRARY_POLICIES: &[LibraryPolicy] = &[
     ("wtinylfu-static", EvictionPolicy::tiny_lfu_static),
     ("lru", EvictionPolicy::lru),
     ("lfu", EvictionPolicy::lfu),
+    ("redis-lru", EvictionPolicy::redis_lru),
+    ("redis-lfu", EvictionPolicy::redis_lfu),
+    ("random", EvictionPolicy::random),
 ];
 
 /// The library policy named `name` (exact, lowercase), without a seed.

@@ -25,6 +25,9 @@
 //!   much memory.
 //! - [`EvictionPolicy::lru`]: least recently used.
 //! - [`EvictionPolicy::lfu`]: least frequently used, ties broken by recency.
+//! - [`EvictionPolicy::redis_lru`], [`EvictionPolicy::redis_lfu`]: Redis's approximations, which
+//!   evict the best of a pool of randomly sampled entries ([`sampled`]).
+//! - [`EvictionPolicy::random`]: a uniformly random entry.
 
 mod admission;
 mod deque;
@@ -32,10 +35,14 @@ mod experts;
 mod ghost;
 mod lfu;
 mod lru;
+pub mod sampled;
 mod wtinylfu;
+
+use std::fmt;
 
 use lfu::Lfu;
 use lru::Lru;
+use sampled::{Decay, Rule, Sampled, DEFAULT_LFU_LOG_FACTOR, DEFAULT_SAMPLES, MAX_SAMPLES};
 use wtinylfu::{Adaptation, WTinyLfu};
 
 /// Which eviction policy a cache uses.
@@ -43,6 +50,10 @@ use wtinylfu::{Adaptation, WTinyLfu};
 pub struct EvictionPolicy {
     kind: Kind,
     seed: Option<u64>,
+    samples: u32,
+    lfu_log_factor: u32,
+    /// `None`: automatic.
+    lfu_decay_period: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,7 +62,35 @@ enum Kind {
     TinyLfuStatic,
     Lru,
     Lfu,
+    RedisLru,
+    RedisLfu,
+    Random,
 }
+
+/// A policy parameter out of range, reported by [`EvictionPolicy::check`] and by the cache
+/// builders' `build()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// [`EvictionPolicy::samples`] must be between 1 and [`MAX_SAMPLES`].
+    SamplesOutOfRange {
+        /// The count asked for.
+        requested: u32,
+    },
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::SamplesOutOfRange { requested } => write!(
+                f,
+                "{requested} samples per eviction: must be between 1 and {MAX_SAMPLES}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PolicyError {}
 
 impl Default for EvictionPolicy {
     fn default() -> Self {
@@ -60,52 +99,123 @@ impl Default for EvictionPolicy {
 }
 
 impl EvictionPolicy {
+    const fn of(kind: Kind) -> Self {
+        Self {
+            kind,
+            seed: None,
+            samples: DEFAULT_SAMPLES,
+            lfu_log_factor: DEFAULT_LFU_LOG_FACTOR,
+            lfu_decay_period: None,
+        }
+    }
+
     /// W-TinyLFU with a window that adapts to the workload (the default).
     pub fn tiny_lfu() -> Self {
-        Self {
-            kind: Kind::TinyLfu,
-            seed: None,
-        }
+        Self::of(Kind::TinyLfu)
     }
 
     /// W-TinyLFU with the window fixed at 1% of the capacity.
     pub fn tiny_lfu_static() -> Self {
-        Self {
-            kind: Kind::TinyLfuStatic,
-            seed: None,
-        }
+        Self::of(Kind::TinyLfuStatic)
     }
 
     /// Least recently used.
     pub fn lru() -> Self {
-        Self {
-            kind: Kind::Lru,
-            seed: None,
-        }
+        Self::of(Kind::Lru)
     }
 
     /// Least frequently used; among equally used entries the least recently used goes first.
     pub fn lfu() -> Self {
-        Self {
-            kind: Kind::Lfu,
-            seed: None,
-        }
+        Self::of(Kind::Lfu)
     }
 
-    /// Fixes the seed of the policy's randomness (sketch hashing and random admission), for
-    /// reproducible experiments. By default every cache draws a random seed.
+    /// Redis's approximated LRU (`allkeys-lru`): each eviction samples a few entries into a pool
+    /// of 16 candidates and evicts the one idle longest. Idle time counts requests. See
+    /// [`sampled`].
+    pub fn redis_lru() -> Self {
+        Self::of(Kind::RedisLru)
+    }
+
+    /// Redis's approximated LFU (`allkeys-lfu`): the pool of sampled candidates ranked by an
+    /// 8-bit logarithmic use counter that decays while an entry is not used. See [`sampled`].
+    pub fn redis_lfu() -> Self {
+        Self::of(Kind::RedisLfu)
+    }
+
+    /// A uniformly random entry (Redis's `allkeys-random`).
+    pub fn random() -> Self {
+        Self::of(Kind::Random)
+    }
+
+    /// Entries sampled per eviction round by `redis-lru` and `redis-lfu` (Redis's
+    /// `maxmemory-samples`): 1 to [`MAX_SAMPLES`], default [`DEFAULT_SAMPLES`] (5). More samples
+    /// come closer to exact LRU or LFU and cost more per eviction. Other policies ignore it.
+    pub fn samples(mut self, samples: u32) -> Self {
+        self.samples = samples;
+        self
+    }
+
+    /// How much harder each increment of `redis-lfu`'s counter gets (Redis's `lfu-log-factor`,
+    /// default [`DEFAULT_LFU_LOG_FACTOR`], 10): at counter c > 5 a use increments with
+    /// probability 1 / ((c - 5) * factor + 1). 0 counts every use until the counter saturates at
+    /// 255. Other policies ignore it.
+    pub fn lfu_log_factor(mut self, factor: u32) -> Self {
+        self.lfu_log_factor = factor;
+        self
+    }
+
+    /// `redis-lfu`'s counters lose one per this many requests (insertions, reads and updates)
+    /// without a use (Redis's `lfu-decay-time`, which counts minutes); 0 never decays. By
+    /// default a period lasts [`AUTO_DECAY_TICKS_PER_ENTRY`](sampled::AUTO_DECAY_TICKS_PER_ENTRY)
+    /// (10) requests per entry the cache holds. Other policies ignore it.
+    pub fn lfu_decay_period(mut self, requests: u64) -> Self {
+        self.lfu_decay_period = Some(requests);
+        self
+    }
+
+    /// Checks the parameters (the cache builders call this in `build()`).
+    pub fn check(&self) -> Result<(), PolicyError> {
+        if !(1..=MAX_SAMPLES).contains(&self.samples) {
+            return Err(PolicyError::SamplesOutOfRange {
+                requested: self.samples,
+            });
+        }
+        Ok(())
+    }
+
+    /// Fixes the seed of the policy's randomness (sketch hashing, random admission, sampling),
+    /// for reproducible experiments. By default every cache draws a random seed.
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self
     }
 
-    /// The policy's short name: `tiny-lfu`, `tiny-lfu-static`, `lru` or `lfu`.
+    /// The policy's short name: `tiny-lfu`, `tiny-lfu-static`, `lru`, `lfu`, `redis-lru`,
+    /// `redis-lfu` or `random`.
     pub fn name(&self) -> &'static str {
         match self.kind {
             Kind::TinyLfu => "tiny-lfu",
             Kind::TinyLfuStatic => "tiny-lfu-static",
             Kind::Lru => "lru",
             Kind::Lfu => "lfu",
+            Kind::RedisLru => "redis-lru",
+            Kind::RedisLfu => "redis-lfu",
+            Kind::Random => "random",
+        }
+    }
+
+    /// The sampled policy's parameters, with the rule for its kind.
+    fn sampled_config(&self, rule: Rule) -> sampled::Config {
+        sampled::Config {
+            rule,
+            // Out-of-range counts are rejected by `check`; clamping keeps an unchecked policy sane.
+            samples: self.samples.clamp(1, MAX_SAMPLES),
+            log_factor: self.lfu_log_factor,
+            decay: match self.lfu_decay_period {
+                None => Decay::Auto,
+                Some(0) => Decay::Never,
+                Some(period) => Decay::Every(period),
+            },
         }
     }
 }
@@ -116,6 +226,7 @@ pub(crate) enum Policy {
     TinyLfu(WTinyLfu),
     Lru(Lru),
     Lfu(Lfu),
+    Sampled(Sampled),
 }
 
 macro_rules! dispatch {
@@ -124,6 +235,7 @@ macro_rules! dispatch {
             Policy::TinyLfu($p) => $body,
             Policy::Lru($p) => $body,
             Policy::Lfu($p) => $body,
+            Policy::Sampled($p) => $body,
         }
     };
 }
@@ -153,7 +265,18 @@ impl Policy {
             )),
             Kind::Lru => Self::Lru(Lru::new(maximum)),
             Kind::Lfu => Self::Lfu(Lfu::new(maximum)),
+            Kind::RedisLru => Self::sampled(maximum, config, Rule::Lru),
+            Kind::RedisLfu => Self::sampled(maximum, config, Rule::Lfu),
+            Kind::Random => Self::sampled(maximum, config, Rule::Random),
         }
+    }
+
+    fn sampled(maximum: u64, config: EvictionPolicy, rule: Rule) -> Self {
+        Self::Sampled(Sampled::new(
+            maximum,
+            config.sampled_config(rule),
+            config.seed,
+        ))
     }
 
     #[inline]
@@ -162,6 +285,7 @@ impl Policy {
             Policy::TinyLfu(p) => p.insert(i, hash, weight),
             Policy::Lru(p) => p.insert(i, weight),
             Policy::Lfu(p) => p.insert(i, weight),
+            Policy::Sampled(p) => p.insert(i, weight),
         }
     }
 
