@@ -23,8 +23,10 @@
 //! - **Memory.** Per entry, without expiry: the slot (`K` + `V` + 8 bytes of tag and padding for
 //!   `u64` keys and values), the policy node (24 bytes for W-TinyLFU, 16 for LRU), the table
 //!   (4 bytes + 1 control byte, at a load factor of at most 7/8), plus the admission sketch
-//!   (8 bytes per unit of capacity). Expiry adds the wheel's 16 bytes per slot (plus about
-//!   4 KiB of bucket heads per shard), and a time-to-idle another 8.
+//!   (8 bytes per unit of capacity). Expiry adds the wheel's 12 bytes per slot and 4 per
+//!   entry with a deadline in its bucket's array (so 16 in all, plus the arrays' spare room: up
+//!   to as much again while one grows; see [`timer_wheel`](crate::timer_wheel)), plus about
+//!   11 KiB of bucket array headers per shard, and a time-to-idle another 8.
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};

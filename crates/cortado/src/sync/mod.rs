@@ -71,8 +71,8 @@
 //! Per entry as in [`unsync`](crate::unsync) (the same core; the admission sketches of the
 //! shards add up to one sized for the whole capacity). Per shard, fixed: the core's own fields,
 //! the lock, the 64-slot read buffer, counters and an empty map of loads in flight, padded to
-//! 128 bytes: about 1.8 KiB for `u64` keys and values, plus the timer wheel's 4 KiB of bucket
-//! heads once entries expire. With a `negative_ttl`, each shard also keeps an LRU of absent keys
+//! 128 bytes: about 1.8 KiB for `u64` keys and values, plus the timer wheel's 11 KiB of bucket
+//! array headers once entries expire. With a `negative_ttl`, each shard also keeps an LRU of absent keys
 //! (an eighth of its capacity).
 //!
 //! # References
