@@ -11,9 +11,10 @@
 //!   Cortado beside its peer (the `lru` crate, or the [`deadline_index`] baseline) on the same
 //!   stream, and the README quotes ratios first and absolute times second.
 //! - **Per-operation timing.** Micro-benchmarks walk a pre-generated stream of
-//!   [`STREAM_LEN`] keys with a wrapping index, one operation per criterion iteration, so the
-//!   reported time is the time of one operation. The stream is a power of two long so the wrap
-//!   is a mask, and long enough (8 MiB of keys) that its tail is not cache-resident by accident.
+//!   [`STREAM_LEN`](workload::STREAM_LEN) keys with a wrapping index, one operation per
+//!   criterion iteration, so the reported time is the time of one operation. The stream is a
+//!   power of two long so the wrap is a mask, and long enough (8 MiB of keys) that its tail is
+//!   not cache-resident by accident.
 //! - **Bulk timing.** The timer benchmarks work on a million timers per iteration; their setup
 //!   (building the loaded structure) runs outside the timed region, see `benches/timer_wheel.rs`.
 //! - **Whole caches against whole caches.** The `peers` binary ([`peers`]) runs throughput,

@@ -3,7 +3,7 @@
 //! tables (see `cortado_bench::peers` and the crate's README).
 //!
 //! ```text
-//! cargo run --release -p cortado-bench --bin peers                 # everything (~10 min)
+//! cargo run --release -p cortado-bench --bin peers                 # everything (~5 min)
 //! cargo run --release -p cortado-bench --bin peers -- --quick      # smoke run (~20 s)
 //! cargo run --release -p cortado-bench --bin peers -- --only hit --json hit.json
 //! ```

@@ -26,13 +26,13 @@
 //! 2. B. Manes: Caffeine's simulator and JMH benchmarks (the same three measurements).
 
 pub mod args;
-mod cortado_sync;
+pub mod cortado_sync;
 pub mod hit_ratio;
-mod lru_mutex;
+pub mod lru_mutex;
 pub mod memory;
-mod mini_moka_sync;
-mod moka_sync;
-mod quick_cache_sync;
+pub mod mini_moka_sync;
+pub mod moka_sync;
+pub mod quick_cache_sync;
 pub mod report;
 pub mod throughput;
 
