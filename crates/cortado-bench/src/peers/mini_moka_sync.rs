@@ -1,0 +1,52 @@
+//! `mini_moka::sync::Cache` (moka's earlier design on `dashmap`), which applies reads and
+//! writes to its policy lazily; `sync_maintenance` is its `sync`.
+
+use std::time::Duration;
+
+use foldhash::fast::FixedState;
+use mini_moka::sync::{Cache, ConcurrentCacheExt};
+
+use super::{BuildFailure, CacheSpec, ConcurrentCache};
+
+/// mini-moka panics on a time to live above 1,000 years; refuse such specs instead.
+const MAX_TTL: Duration = Duration::from_secs(1_000 * 365 * 24 * 3600);
+
+/// The adapter; see the [module docs](self).
+pub struct MiniMokaSync(Cache<u64, u64, FixedState>);
+
+impl ConcurrentCache<u64, u64> for MiniMokaSync {
+    const NAME: &'static str = "mini_moka";
+
+    fn build(spec: &CacheSpec) -> Result<Self, BuildFailure> {
+        let mut builder = Cache::builder().max_capacity(spec.capacity);
+        if let Some(ttl) = spec.ttl {
+            if ttl > MAX_TTL {
+                return Err(BuildFailure::Rejected(
+                    "mini-moka's TTL limit is 1,000 years".into(),
+                ));
+            }
+            builder = builder.time_to_live(ttl);
+        }
+        Ok(MiniMokaSync(
+            builder.build_with_hasher(FixedState::with_seed(spec.seed)),
+        ))
+    }
+
+    #[inline]
+    fn get(&self, key: &u64) -> Option<u64> {
+        self.0.get(key)
+    }
+
+    #[inline]
+    fn insert(&self, key: u64, value: u64) {
+        self.0.insert(key, value);
+    }
+
+    fn sync_maintenance(&self) {
+        self.0.sync();
+    }
+
+    fn entries(&self) -> u64 {
+        self.0.entry_count()
+    }
+}

@@ -1,0 +1,652 @@
+//! The `peers` binary's results: what was measured ([`Report`]), rendered as Markdown tables
+//! with the goals checked, or as JSON.
+//!
+//! # Design
+//!
+//! - **Ratios in the same run.** The machine is shared, so absolute rates move between runs;
+//!   every throughput table has a twin of ratios against `quick_cache` measured in the same run,
+//!   and the goals are judged on ratios.
+//! - **Failures are cells, not aborts.** A cache that cannot be built for a cell (no TTL) or a
+//!   child that fails shows as `n/a` or `error`, and the rest of the report stands.
+//! - **JSON by hand**: a flat list of records with string and number fields is all it takes,
+//!   and the bench crate keeps its dependencies to the caches it measures.
+
+use std::fmt::Write as _;
+
+use super::memory::{Footprint, Scenario};
+use super::throughput::Measurement;
+use super::Peer;
+
+/// The throughput of one cache in one cell (workload, threads, read share).
+#[derive(Clone, Debug)]
+pub struct ThroughputCell {
+    /// The cache.
+    pub peer: Peer,
+    /// Workload label (`A`, `B`).
+    pub workload: &'static str,
+    /// Distinct keys of the workload.
+    pub keys: u64,
+    /// Capacity of the cache.
+    pub capacity: u64,
+    /// Threads sharing the cache.
+    pub threads: usize,
+    /// Share of reads, in percent.
+    pub read_percent: u32,
+    /// The measurement, or why there is none.
+    pub result: Result<Measurement, String>,
+}
+
+impl ThroughputCell {
+    fn column(&self) -> String {
+        format!("{} t{} r{}", self.workload, self.threads, self.read_percent)
+    }
+
+    fn median(&self, clock: Clock) -> Option<f64> {
+        let measured = self.result.as_ref().ok()?;
+        match clock {
+            Clock::Wall => Some(measured.median_mops()),
+            Clock::Unqueued => measured.median_mops_unqueued(),
+        }
+    }
+
+    fn runs(&self, clock: Clock) -> &[f64] {
+        match (&self.result, clock) {
+            (Ok(m), Clock::Wall) => &m.mops,
+            (Ok(m), Clock::Unqueued) => &m.mops_unqueued,
+            (Err(_), _) => &[],
+        }
+    }
+}
+
+/// Which of the two throughput figures (see `throughput`'s module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Clock {
+    /// Operations over the wall-clock span of a pass.
+    Wall,
+    /// Operations over each thread's wall time less its run-queue wait, summed.
+    Unqueued,
+}
+
+impl Clock {
+    fn describe(self) -> &'static str {
+        match self {
+            Clock::Wall => "wall clock",
+            Clock::Unqueued => "run-queue waits excluded",
+        }
+    }
+}
+
+/// One hit ratio of one cache (or `opt`) on one stream at one capacity.
+#[derive(Clone, Debug)]
+pub struct HitCell {
+    /// The stream, as `cortado_sim` names it (`zipf:0.99`, ...).
+    pub stream: String,
+    /// Capacity, in entries.
+    pub capacity: u64,
+    /// A cache's name, or `opt`.
+    pub cache: String,
+    /// Hits over requests, or why there is none.
+    pub result: Result<f64, String>,
+}
+
+/// One cache's memory in one scenario.
+#[derive(Clone, Debug)]
+pub struct MemoryCell {
+    /// The cache.
+    pub peer: Peer,
+    /// With or without a TTL.
+    pub scenario: Scenario,
+    /// The footprint, `None` when the crate has no TTL, or why the child failed.
+    pub result: Result<Option<Footprint>, String>,
+}
+
+/// Everything one run measured.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Lines describing the run (command, sizes, machine load), printed first.
+    pub context: Vec<String>,
+    /// Throughput cells, in run order.
+    pub throughput: Vec<ThroughputCell>,
+    /// Hit-ratio cells, in run order.
+    pub hit: Vec<HitCell>,
+    /// Memory cells, in run order.
+    pub memory: Vec<MemoryCell>,
+}
+
+/// The reference of the throughput ratios.
+const REFERENCE: Peer = Peer::QuickCache;
+/// The goal's thread count.
+const GOAL_THREADS: usize = 2;
+/// Heap goals, bytes per entry: without expiry, and with a TTL.
+const HEAP_GOAL_NO_EXPIRY: f64 = 64.0;
+const HEAP_GOAL_TTL: f64 = 80.0;
+/// Cortado's throughput goal against moka.
+const MOKA_FACTOR_GOAL: f64 = 5.0;
+
+impl Report {
+    /// The whole report as Markdown.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        for line in &self.context {
+            let _ = writeln!(out, "{line}  ");
+        }
+        if !self.throughput.is_empty() {
+            out.push_str(&self.throughput_markdown());
+        }
+        if !self.hit.is_empty() {
+            out.push_str(&self.hit_markdown());
+        }
+        if !self.memory.is_empty() {
+            out.push_str(&self.memory_markdown());
+        }
+        out.push_str(&self.goals_markdown());
+        out
+    }
+
+    fn columns(&self) -> Vec<String> {
+        let mut columns: Vec<String> = Vec::new();
+        for cell in &self.throughput {
+            let column = cell.column();
+            if !columns.contains(&column) {
+                columns.push(column);
+            }
+        }
+        columns
+    }
+
+    fn throughput_cell(&self, peer: Peer, column: &str) -> Option<&ThroughputCell> {
+        self.throughput
+            .iter()
+            .find(|c| c.peer == peer && c.column() == column)
+    }
+
+    fn peers_in(&self, peers: impl Iterator<Item = Peer>) -> Vec<Peer> {
+        let present: Vec<Peer> = peers.collect();
+        Peer::ALL
+            .into_iter()
+            .filter(|p| present.contains(p))
+            .collect()
+    }
+
+    fn throughput_markdown(&self) -> String {
+        let columns = self.columns();
+        let peers = self.peers_in(self.throughput.iter().map(|c| c.peer));
+        let mut out = String::new();
+        let header = |out: &mut String, title: &str| {
+            let _ = writeln!(out, "\n### {title}\n");
+            let _ = writeln!(out, "| cache | {} |", columns.join(" | "));
+            let _ = writeln!(out, "| --- |{}", " ---: |".repeat(columns.len()));
+        };
+        for clock in [Clock::Wall, Clock::Unqueued] {
+            if !self.throughput.iter().any(|c| c.median(clock).is_some()) {
+                continue;
+            }
+            header(
+                &mut out,
+                &format!(
+                    "Throughput, Mops/s, {} (median of the runs; min-max in brackets)",
+                    clock.describe()
+                ),
+            );
+            for &peer in &peers {
+                let cells: Vec<String> = columns
+                    .iter()
+                    .map(|column| match self.throughput_cell(peer, column) {
+                        Some(cell) => match cell.median(clock) {
+                            Some(median) => {
+                                let runs = cell.runs(clock);
+                                let min = runs.iter().copied().fold(f64::INFINITY, f64::min);
+                                let max = runs.iter().copied().fold(0.0, f64::max);
+                                format!("{median:.2} [{min:.2}-{max:.2}]")
+                            }
+                            None => "error".to_owned(),
+                        },
+                        None => "-".to_owned(),
+                    })
+                    .collect();
+                let _ = writeln!(out, "| {peer} | {} |", cells.join(" | "));
+            }
+            if peers.contains(&REFERENCE) {
+                header(
+                    &mut out,
+                    &format!("Throughput ratio to quick_cache, {}", clock.describe()),
+                );
+                for &peer in &peers {
+                    let cells: Vec<String> = columns
+                        .iter()
+                        .map(|column| match self.ratio(peer, REFERENCE, column, clock) {
+                            Some(r) => format!("{r:.2}x"),
+                            None => "-".to_owned(),
+                        })
+                        .collect();
+                    let _ = writeln!(out, "| {peer} | {} |", cells.join(" | "));
+                }
+            }
+        }
+        header(&mut out, "Hit ratio of the gets during the throughput runs");
+        for &peer in &peers {
+            let cells: Vec<String> = columns
+                .iter()
+                .map(|column| match self.throughput_cell(peer, column) {
+                    Some(ThroughputCell { result: Ok(m), .. }) => format!("{:.4}", m.hit_ratio),
+                    _ => "-".to_owned(),
+                })
+                .collect();
+            let _ = writeln!(out, "| {peer} | {} |", cells.join(" | "));
+        }
+        out
+    }
+
+    /// Median throughput of `peer` over that of `reference` in `column`.
+    fn ratio(&self, peer: Peer, reference: Peer, column: &str, clock: Clock) -> Option<f64> {
+        let mine = self.throughput_cell(peer, column)?.median(clock)?;
+        let theirs = self.throughput_cell(reference, column)?.median(clock)?;
+        (theirs > 0.0).then(|| mine / theirs)
+    }
+
+    fn streams(&self) -> Vec<&str> {
+        let mut streams: Vec<&str> = Vec::new();
+        for cell in &self.hit {
+            if !streams.contains(&cell.stream.as_str()) {
+                streams.push(&cell.stream);
+            }
+        }
+        streams
+    }
+
+    fn hit_markdown(&self) -> String {
+        let mut out = String::new();
+        for stream in self.streams() {
+            let cells: Vec<&HitCell> = self.hit.iter().filter(|c| c.stream == stream).collect();
+            let mut capacities: Vec<u64> = cells.iter().map(|c| c.capacity).collect();
+            capacities.sort_unstable();
+            capacities.dedup();
+            let mut caches: Vec<&str> = Vec::new();
+            for cell in &cells {
+                if !caches.contains(&cell.cache.as_str()) {
+                    caches.push(&cell.cache);
+                }
+            }
+            let _ = writeln!(
+                out,
+                "\n### Hit ratio, `{stream}` (strict replay; best cache in bold)\n"
+            );
+            let heads: Vec<String> = capacities.iter().map(|c| format!("cap {c}")).collect();
+            let _ = writeln!(out, "| cache | {} |", heads.join(" | "));
+            let _ = writeln!(out, "| --- |{}", " ---: |".repeat(capacities.len()));
+            let find = |cache: &str, capacity: u64| {
+                cells
+                    .iter()
+                    .find(|c| c.cache == cache && c.capacity == capacity)
+                    .and_then(|c| c.result.as_ref().ok().copied())
+            };
+            let best = |capacity: u64| {
+                caches
+                    .iter()
+                    .filter(|&&c| c != "opt")
+                    .filter_map(|&c| find(c, capacity))
+                    .fold(f64::NEG_INFINITY, f64::max)
+            };
+            for &cache in &caches {
+                let row: Vec<String> = capacities
+                    .iter()
+                    .map(|&capacity| match find(cache, capacity) {
+                        Some(h) if cache != "opt" && h == best(capacity) => {
+                            format!("**{:.2}%**", h * 100.0)
+                        }
+                        Some(h) => format!("{:.2}%", h * 100.0),
+                        None => "error".to_owned(),
+                    })
+                    .collect();
+                let _ = writeln!(out, "| {cache} | {} |", row.join(" | "));
+            }
+        }
+        out
+    }
+
+    fn memory_markdown(&self) -> String {
+        let mut out = String::new();
+        let capacity = self
+            .memory
+            .iter()
+            .find_map(|c| c.result.as_ref().ok().copied().flatten())
+            .map_or(0, |f| f.capacity);
+        let _ = writeln!(
+            out,
+            "\n### Heap bytes per entry (u64 -> u64, capacity {capacity}; bytes / capacity; \
+             entries held in brackets)\n"
+        );
+        let mut heads = Vec::new();
+        for scenario in Scenario::ALL {
+            let name = scenario.name();
+            heads.push(format!("{name} empty (MiB)"));
+            heads.push(format!("{name} full"));
+            heads.push(format!("{name} evicting"));
+        }
+        let _ = writeln!(out, "| cache | {} |", heads.join(" | "));
+        let _ = writeln!(out, "| --- |{}", " ---: |".repeat(heads.len()));
+        for peer in self.peers_in(self.memory.iter().map(|c| c.peer)) {
+            let mut row = Vec::new();
+            for scenario in Scenario::ALL {
+                let cell = self
+                    .memory
+                    .iter()
+                    .find(|c| c.peer == peer && c.scenario == scenario);
+                match cell.map(|c| &c.result) {
+                    Some(Ok(Some(f))) => {
+                        row.push(format!("{:.2}", f.empty as f64 / (1 << 20) as f64));
+                        row.push(format!("{:.1} [{}]", f.full_per_entry(), f.full_entries));
+                        row.push(format!(
+                            "{:.1} [{}]",
+                            f.evicting_per_entry(),
+                            f.evicting_entries
+                        ));
+                    }
+                    Some(Ok(None)) => row.extend(["n/a"; 3].map(String::from)),
+                    Some(Err(_)) => row.extend(["error"; 3].map(String::from)),
+                    None => row.extend(["-"; 3].map(String::from)),
+                }
+            }
+            let _ = writeln!(out, "| {peer} | {} |", row.join(" | "));
+        }
+        for cell in &self.memory {
+            if let Err(error) = &cell.result {
+                let _ = writeln!(out, "\n{} {}: {error}", cell.peer, cell.scenario.name());
+            }
+        }
+        out
+    }
+
+    /// Each goal of the spec with the measured value and whether it is met (`None`: not
+    /// measured in this run).
+    pub fn goals(&self) -> Vec<(String, String, Option<bool>)> {
+        let mut goals = Vec::new();
+        let columns: Vec<String> = self
+            .columns()
+            .into_iter()
+            .filter(|c| c.contains(&format!(" t{GOAL_THREADS} ")))
+            .collect();
+        for column in &columns {
+            for clock in [Clock::Wall, Clock::Unqueued] {
+                for (reference, factor) in [(REFERENCE, 1.0), (Peer::Moka, MOKA_FACTOR_GOAL)] {
+                    let Some(ratio) = self.ratio(Peer::Cortado, reference, column, clock) else {
+                        continue;
+                    };
+                    goals.push((
+                        format!(
+                            "throughput {column} >= {factor:.1}x {reference} ({})",
+                            clock.describe()
+                        ),
+                        format!("{ratio:.2}x"),
+                        Some(ratio >= factor),
+                    ));
+                }
+            }
+        }
+        for scenario in Scenario::ALL {
+            let limit = match scenario {
+                Scenario::NoExpiry => HEAP_GOAL_NO_EXPIRY,
+                Scenario::Ttl => HEAP_GOAL_TTL,
+            };
+            let cell = self
+                .memory
+                .iter()
+                .find(|c| c.peer == Peer::Cortado && c.scenario == scenario);
+            if let Some(Ok(Some(f))) = cell.map(|c| &c.result) {
+                let worst = f.full_per_entry().max(f.evicting_per_entry());
+                goals.push((
+                    format!(
+                        "heap {} <= {limit} B/entry (full and evicting)",
+                        scenario.name()
+                    ),
+                    format!(
+                        "{:.1} full, {:.1} evicting",
+                        f.full_per_entry(),
+                        f.evicting_per_entry()
+                    ),
+                    Some(worst <= limit),
+                ));
+            }
+        }
+        for stream in self.streams() {
+            if !(stream.starts_with("drift") || stream.starts_with("scan")) {
+                continue;
+            }
+            let mut capacities: Vec<u64> = self
+                .hit
+                .iter()
+                .filter(|c| c.stream == stream)
+                .map(|c| c.capacity)
+                .collect();
+            capacities.sort_unstable();
+            capacities.dedup();
+            for capacity in capacities {
+                let at = |name: &str| {
+                    self.hit
+                        .iter()
+                        .find(|c| c.stream == stream && c.capacity == capacity && c.cache == name)
+                        .and_then(|c| c.result.as_ref().ok().copied())
+                };
+                let Some(mine) = at(Peer::Cortado.name()) else {
+                    continue;
+                };
+                let best_peer = Peer::ALL
+                    .into_iter()
+                    .filter(|&p| p != Peer::Cortado)
+                    .filter_map(|p| at(p.name()).map(|h| (p, h)))
+                    .max_by(|a, b| a.1.total_cmp(&b.1));
+                if let Some((peer, theirs)) = best_peer {
+                    goals.push((
+                        format!("hit ratio {stream} cap {capacity} above every peer"),
+                        format!(
+                            "{:.2}% vs {peer} {:.2}% ({:+.2} points)",
+                            mine * 100.0,
+                            theirs * 100.0,
+                            (mine - theirs) * 100.0
+                        ),
+                        Some(mine > theirs),
+                    ));
+                }
+            }
+        }
+        goals
+    }
+
+    fn goals_markdown(&self) -> String {
+        let goals = self.goals();
+        if goals.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from("\n### Goals (cortado, ratios from this run)\n\n");
+        out.push_str("| goal | measured | met |\n| --- | --- | --- |\n");
+        for (goal, measured, met) in goals {
+            let met = match met {
+                Some(true) => "yes",
+                Some(false) => "**no**",
+                None => "-",
+            };
+            let _ = writeln!(out, "| {goal} | {measured} | {met} |");
+        }
+        out
+    }
+
+    /// The whole report as one JSON object.
+    pub fn json(&self) -> String {
+        let mut out = String::from("{\n  \"context\": [");
+        let context: Vec<String> = self.context.iter().map(|l| quote(l)).collect();
+        out.push_str(&context.join(", "));
+        out.push_str("],\n  \"throughput\": [\n");
+        let rows: Vec<String> = self
+            .throughput
+            .iter()
+            .map(|c| {
+                let list = |runs: &[f64]| {
+                    let runs: Vec<String> = runs.iter().map(|r| format!("{r:.4}")).collect();
+                    format!("[{}]", runs.join(", "))
+                };
+                let number =
+                    |value: Option<f64>| value.map_or("null".into(), |v| format!("{v:.4}"));
+                let (hit, error) = match &c.result {
+                    Ok(m) => (format!("{:.6}", m.hit_ratio), "null".into()),
+                    Err(e) => ("null".into(), quote(e)),
+                };
+                format!(
+                    "    {{\"cache\": {}, \"workload\": {}, \"keys\": {}, \"capacity\": {}, \
+                     \"threads\": {}, \"read_percent\": {}, \"median_mops\": {}, \"mops\": {}, \
+                     \"median_mops_unqueued\": {}, \"mops_unqueued\": {}, \"hit_ratio\": {hit}, \
+                     \"error\": {error}}}",
+                    quote(c.peer.name()),
+                    quote(c.workload),
+                    c.keys,
+                    c.capacity,
+                    c.threads,
+                    c.read_percent,
+                    number(c.median(Clock::Wall)),
+                    list(c.runs(Clock::Wall)),
+                    number(c.median(Clock::Unqueued)),
+                    list(c.runs(Clock::Unqueued)),
+                )
+            })
+            .collect();
+        out.push_str(&rows.join(",\n"));
+        out.push_str("\n  ],\n  \"hit_ratio\": [\n");
+        let rows: Vec<String> =
+            self.hit
+                .iter()
+                .map(|c| {
+                    format!(
+                    "    {{\"cache\": {}, \"stream\": {}, \"capacity\": {}, \"hit_ratio\": {}}}",
+                    quote(&c.cache),
+                    quote(&c.stream),
+                    c.capacity,
+                    c.result.as_ref().map_or("null".into(), |h| format!("{h:.6}"))
+                )
+                })
+                .collect();
+        out.push_str(&rows.join(",\n"));
+        out.push_str("\n  ],\n  \"memory\": [\n");
+        let rows: Vec<String> = self
+            .memory
+            .iter()
+            .map(|c| {
+                let body = match &c.result {
+                    Ok(Some(f)) => format!(
+                        "\"capacity\": {}, \"empty_bytes\": {}, \"full_bytes\": {}, \
+                         \"full_entries\": {}, \"evicting_bytes\": {}, \"evicting_entries\": {}, \
+                         \"full_per_entry\": {:.3}, \"evicting_per_entry\": {:.3}",
+                        f.capacity,
+                        f.empty,
+                        f.full,
+                        f.full_entries,
+                        f.evicting,
+                        f.evicting_entries,
+                        f.full_per_entry(),
+                        f.evicting_per_entry()
+                    ),
+                    Ok(None) => "\"unsupported\": true".into(),
+                    Err(e) => format!("\"error\": {}", quote(e)),
+                };
+                format!(
+                    "    {{\"cache\": {}, \"scenario\": {}, {body}}}",
+                    quote(c.peer.name()),
+                    quote(c.scenario.name())
+                )
+            })
+            .collect();
+        out.push_str(&rows.join(",\n"));
+        out.push_str("\n  ]\n}\n");
+        out
+    }
+}
+
+/// `text` as a JSON string literal.
+fn quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for ch in text.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(peer: Peer, mops: f64) -> ThroughputCell {
+        ThroughputCell {
+            peer,
+            workload: "A",
+            keys: 10,
+            capacity: 5,
+            threads: 2,
+            read_percent: 100,
+            result: Ok(Measurement {
+                mops: vec![mops],
+                mops_unqueued: vec![mops * 2.0],
+                hit_ratio: 0.5,
+            }),
+        }
+    }
+
+    #[test]
+    fn goals_throughput_ratio_compares_medians() {
+        let report = Report {
+            throughput: vec![
+                cell(Peer::Cortado, 30.0),
+                cell(Peer::QuickCache, 20.0),
+                cell(Peer::Moka, 10.0),
+            ],
+            ..Report::default()
+        };
+        let goals = report.goals();
+        // Wall clock against quick_cache, then moka; then the same without run-queue waits
+        // (doubled for every cache in `cell`, so the ratios are unchanged).
+        let ratios: Vec<(&str, Option<bool>)> = goals.iter().map(|g| (g.1.as_str(), g.2)).collect();
+        assert_eq!(
+            ratios,
+            [
+                ("1.50x", Some(true)),
+                ("3.00x", Some(false)),
+                ("1.50x", Some(true)),
+                ("3.00x", Some(false)),
+            ]
+        );
+    }
+
+    #[test]
+    fn goals_hit_ratio_names_the_best_peer() {
+        let hit = |cache: &str, h: f64| HitCell {
+            stream: "drift+zipf:0.99".into(),
+            capacity: 100,
+            cache: cache.into(),
+            result: Ok(h),
+        };
+        let report = Report {
+            hit: vec![
+                hit("cortado", 0.40),
+                hit("moka", 0.45),
+                hit("lru_mutex", 0.30),
+                hit("opt", 0.60),
+            ],
+            ..Report::default()
+        };
+        let goals = report.goals();
+        assert_eq!(goals.len(), 1);
+        assert!(goals[0].1.contains("moka 45.00%"), "{}", goals[0].1);
+        assert_eq!(goals[0].2, Some(false));
+    }
+
+    #[test]
+    fn json_escapes_quotes_and_control_characters() {
+        assert_eq!(quote("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    }
+}
