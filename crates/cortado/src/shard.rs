@@ -31,7 +31,7 @@
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
 
 use hashbrown::HashTable;
@@ -39,6 +39,7 @@ use hashbrown::HashTable;
 use crate::expiry::{Deadlines, ExpiryRules};
 use crate::notification::RemovalCause;
 use crate::policy::{EvictionPolicy, Policy};
+use crate::read_buffer::ReadBuffer;
 use crate::stats::CacheStats;
 use crate::timer_wheel::TimerWheel;
 
@@ -84,12 +85,26 @@ struct Entry<K, V> {
     value: V,
 }
 
+/// The hash every part of the cache uses for `key`: the user's hasher's output, spread.
+///
+/// The shard is chosen from high bits, the table's tags are its top bits and the policy keeps
+/// a 32-bit fold, so all 64 bits must be well mixed. Fast hashers do not promise that: an
+/// identity hasher leaves the high bits of small integers zero, and with some process seeds
+/// hashbrown's default hasher sent 300 sequential `u64` keys to only 2 of 4 shards (the other
+/// two sat empty). One SplitMix64 finalizer (two multiplies) fixes both.
+#[inline]
+pub(crate) fn hash_key<Q: Hash + ?Sized, S: BuildHasher>(hasher: &S, key: &Q) -> u64 {
+    crate::random::mix64(hasher.hash_one(key))
+}
+
 /// The single-threaded core. See the [module docs](self).
 pub(crate) struct Shard<K, V, S> {
     table: HashTable<u32>,
     slots: Vec<Option<Entry<K, V>>>,
     free: Vec<u32>,
-    policy: Policy,
+    /// Behind its own lock so that readers, holding only the shard's read lock, can replay
+    /// their buffered reads into it (see [`drain_reads`](Self::drain_reads)).
+    policy: Mutex<Policy>,
     hasher: S,
     weigher: Option<Weigher<K, V>>,
     rules: ExpiryRules<K, V>,
@@ -111,8 +126,14 @@ impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Shard")
             .field("len", &self.table.len())
-            .field("weighted_size", &self.policy.weighted_size())
-            .field("max_capacity", &self.policy.maximum())
+            .field(
+                "weighted_size",
+                &self.policy.try_lock().ok().map(|p| p.weighted_size()),
+            )
+            .field(
+                "max_capacity",
+                &self.policy.try_lock().ok().map(|p| p.maximum()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -142,7 +163,7 @@ where
             table: HashTable::with_capacity(config.initial_capacity),
             slots: Vec::with_capacity(config.initial_capacity),
             free: Vec::new(),
-            policy,
+            policy: Mutex::new(policy),
             hasher,
             weigher: config.weigher.clone(),
             rules: config.rules.clone(),
@@ -155,14 +176,27 @@ where
             pending: Vec::new(),
             scratch: Vec::new(),
         };
-        shard.policy.reserve(config.initial_capacity);
+        shard.policy_mut().reserve(config.initial_capacity);
         shard
+    }
+
+    /// The policy, for a caller that holds the shard exclusively (no locking).
+    #[inline]
+    fn policy_mut(&mut self) -> &mut Policy {
+        self.policy
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The policy, for a caller that shares the shard (locks the policy).
+    fn policy(&self) -> MutexGuard<'_, Policy> {
+        self.policy.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The hash of a key, as the front ends must compute it.
     #[inline]
     pub(crate) fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
-        self.hasher.hash_one(key)
+        hash_key(&self.hasher, key)
     }
 
     #[inline]
@@ -271,11 +305,32 @@ where
         Some((i, &entry.value))
     }
 
+    /// Replays the buffered reads into the policy while the shard is shared, unless another
+    /// reader is doing it: the policy's own lock is tried, never waited for. Writers drain
+    /// under the write lock instead ([`record_read`](Self::record_read)).
+    pub(crate) fn drain_reads(&self, reads: &ReadBuffer) {
+        let mut policy = match self.policy.try_lock() {
+            Ok(policy) => policy,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return,
+        };
+        reads.drain(|i| {
+            if self.slots.get(i as usize).is_some_and(Option::is_some) {
+                policy.access(i);
+            }
+        });
+    }
+
+    /// Whether some entry's deadline has passed (removing it needs the write lock).
+    pub(crate) fn expiry_due(&self, now: u64) -> bool {
+        self.next_expiration().is_some_and(|next| next <= now)
+    }
+
     /// Tells the policy that slot `i` was read, if it still holds an entry.
     #[inline]
     pub(crate) fn record_read(&mut self, i: u32) {
         if self.slots.get(i as usize).is_some_and(Option::is_some) {
-            self.policy.access(i);
+            self.policy_mut().access(i);
         }
     }
 
@@ -289,7 +344,7 @@ where
             self.record_miss();
             return None;
         };
-        self.policy.access(i);
+        self.policy_mut().access(i);
         if self.record_stats {
             self.stats.hits += 1;
         }
@@ -327,7 +382,7 @@ where
                 };
             let slot = self.slots[i as usize].as_mut().expect("live slot");
             let old = std::mem::replace(&mut slot.value, value);
-            self.policy.update(i, weight);
+            self.policy_mut().update(i, weight);
             if let Some(deadlines) = deadlines {
                 self.set_deadlines(i, deadlines);
             }
@@ -348,10 +403,10 @@ where
                 ..
             } = self;
             table.insert_unique(hash, i, |&j| match &slots[j as usize] {
-                Some(entry) => hasher.hash_one(&entry.key),
+                Some(entry) => hash_key(hasher, &entry.key),
                 None => unreachable!("the table names only live slots"),
             });
-            self.policy.insert(i, hash, weight);
+            self.policy_mut().insert(i, hash, weight);
             if let Some(deadlines) = deadlines {
                 self.set_deadlines(i, deadlines);
             }
@@ -378,11 +433,11 @@ where
 
     /// Evicts with the policy until the weighted size fits the maximum.
     fn evict(&mut self) {
-        if self.policy.weighted_size() <= self.policy.maximum() {
+        if self.policy_mut().weighted_size() <= self.policy_mut().maximum() {
             return;
         }
         let mut victims = std::mem::take(&mut self.scratch);
-        self.policy.evict(&mut victims);
+        self.policy_mut().evict(&mut victims);
         for i in victims.drain(..) {
             let entry = self.detach(i);
             self.notify_removal(entry.key, entry.value, RemovalCause::Size);
@@ -394,7 +449,7 @@ where
     /// dropped it).
     fn detach(&mut self, i: u32) -> Entry<K, V> {
         let entry = self.slots[i as usize].take().expect("live slot");
-        let hash = self.hasher.hash_one(&entry.key);
+        let hash = hash_key(&self.hasher, &entry.key);
         match self.table.find_entry(hash, |&j| j == i) {
             Ok(found) => {
                 found.remove();
@@ -409,7 +464,7 @@ where
     }
 
     fn remove_index(&mut self, i: u32, cause: RemovalCause) {
-        self.policy.remove(i);
+        self.policy_mut().remove(i);
         let entry = self.detach(i);
         self.notify_removal(entry.key, entry.value, cause);
     }
@@ -435,7 +490,7 @@ where
             self.remove_index(i, RemovalCause::Expired);
             return None;
         }
-        self.policy.remove(i);
+        self.policy_mut().remove(i);
         let entry = self.detach(i);
         if self.record_stats {
             self.stats.record_removal(RemovalCause::Explicit);
@@ -462,7 +517,7 @@ where
                 None => {}
                 Some(deadline) if deadline > now => self.schedule(i, Some(deadline)),
                 Some(_) => {
-                    self.policy.remove(i);
+                    self.policy_mut().remove(i);
                     let entry = self.detach(i);
                     self.notify_removal(entry.key, entry.value, RemovalCause::Expired);
                 }
@@ -503,7 +558,7 @@ where
         self.free.clear();
         self.read_deadlines.clear();
         self.write_deadlines.clear();
-        self.policy.clear();
+        self.policy_mut().clear();
         if let Some(wheel) = &mut self.wheel {
             wheel.clear();
         }
@@ -519,7 +574,7 @@ where
 
     /// Up to `n` live keys, from the most likely to be evicted (`coldest`) or the least.
     pub(crate) fn keys_by_eviction_order(&self, n: usize, now: u64, coldest: bool) -> Vec<&K> {
-        let order = self.policy.coldest();
+        let order = self.policy().coldest();
         let live = |&i: &u32| (!self.is_expired(i, now)).then(|| &self.entry(i).key);
         if coldest {
             order.iter().filter_map(live).take(n).collect()
@@ -530,7 +585,7 @@ where
 
     /// Changes the maximum weight, evicting at once if the cache is now over it.
     pub(crate) fn set_max_capacity(&mut self, maximum: u64) {
-        self.policy.set_maximum(maximum);
+        self.policy_mut().set_maximum(maximum);
         self.evict();
     }
 
@@ -540,11 +595,11 @@ where
     }
 
     pub(crate) fn weighted_size(&self) -> u64 {
-        self.policy.weighted_size()
+        self.policy().weighted_size()
     }
 
     pub(crate) fn max_capacity(&self) -> u64 {
-        self.policy.maximum()
+        self.policy().maximum()
     }
 
     pub(crate) fn stats(&self) -> CacheStats {
@@ -553,17 +608,17 @@ where
 
     /// The adaptive policy's current mode, to share with follower shards.
     pub(crate) fn policy_mode(&self) -> Option<u8> {
-        self.policy.mode_index()
+        self.policy().mode_index()
     }
 
     /// Switches a follower's adaptive policy to the mode another shard chose.
     pub(crate) fn adopt_policy_mode(&mut self, mode: u8) {
-        self.policy.adopt_mode(mode);
+        self.policy_mut().adopt_mode(mode);
     }
 
     /// The admission window's current bound, for W-TinyLFU.
     pub(crate) fn window_maximum(&self) -> Option<u64> {
-        self.policy.window_maximum()
+        self.policy().window_maximum()
     }
 
     /// Heap bytes of the shard's own structures (not of what keys and values point to).
@@ -573,7 +628,7 @@ where
             + self.free.capacity() * 4
             + self.read_deadlines.capacity() * 8
             + self.write_deadlines.capacity() * 8
-            + self.policy.memory_bytes()
+            + self.policy().memory_bytes()
             + self.wheel.as_ref().map_or(0, TimerWheel::memory_bytes)
     }
 
@@ -605,26 +660,25 @@ where
             "free list names a live slot"
         );
         assert_eq!(free.len() + live.len(), self.slots.len(), "slots leaked");
-        let mut in_policy = self.policy.validate();
+        let policy = self.policy();
+        let mut in_policy = policy.validate();
         in_policy.sort_unstable();
         assert_eq!(in_policy, live, "policy and slab disagree");
-        let weights: u64 = live
-            .iter()
-            .map(|&i| u64::from(self.policy.weight_of(i)))
-            .sum();
-        assert_eq!(weights, self.policy.weighted_size(), "weights");
+        let weights: u64 = live.iter().map(|&i| u64::from(policy.weight_of(i))).sum();
+        assert_eq!(weights, policy.weighted_size(), "weights");
         if let Some(weigher) = &self.weigher {
             for &i in &live {
                 let entry = self.entry(i);
-                assert_eq!(weigher(&entry.key, &entry.value), self.policy.weight_of(i));
+                assert_eq!(weigher(&entry.key, &entry.value), policy.weight_of(i));
             }
         }
         assert!(
-            self.policy.weighted_size() <= self.policy.maximum(),
+            policy.weighted_size() <= policy.maximum(),
             "over capacity: {} > {}",
-            self.policy.weighted_size(),
-            self.policy.maximum()
+            policy.weighted_size(),
+            policy.maximum()
         );
+        drop(policy);
         if let Some(wheel) = &self.wheel {
             wheel.validate();
             for (i, _) in wheel.iter() {

@@ -63,6 +63,41 @@ fn cache_is_send_sync_and_clones_share_entries() {
     assert_eq!(cache.get(&1), Some(10));
 }
 
+/// Hashes a `u64` to itself, as `nohash`-style hashers do: the high bits of small keys are 0.
+#[derive(Default)]
+struct Identity(u64);
+
+impl std::hash::Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+#[test]
+fn identity_hasher_sequential_keys_fill_every_shard() {
+    let cache = Cache::builder()
+        .max_capacity(64)
+        .shards(4)
+        .eviction_policy(EvictionPolicy::lru())
+        .hasher(BuildHasherDefault::<Identity>::default())
+        .build()
+        .unwrap();
+    for key in 0..300u64 {
+        cache.insert(key, key);
+    }
+    cache.validate();
+    // Unspread, every key would land in shard 0 and the cache would hold only its 16.
+    assert_eq!(cache.len(), 64);
+}
+
 #[test]
 fn insert_many_stays_within_capacity() {
     for policy in [

@@ -34,6 +34,7 @@ use std::time::Instant;
 use super::{Cache, Inner};
 use crate::loader::{LoadGuard, Outcome, Role};
 use crate::notification::RemovalCause;
+use crate::shard::hash_key;
 use crate::shim::block_on;
 
 /// How the waiting caller waits.
@@ -88,7 +89,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
         publish: impl Fn(&T) -> Outcome<V>,
         accept: impl Fn(Outcome<V>) -> Option<T>,
     ) -> T {
-        let hash = self.hasher.hash_one(key);
+        let hash = hash_key(&self.hasher, key);
         let slot = self.slot(hash);
         let mut init = Some(init);
         loop {
@@ -206,12 +207,12 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
 
     /// Whether an `optionally_get_with` that just missed should return `None` at once.
     pub(crate) fn known_absent(&self, key: &K) -> bool {
-        self.negative_ttl.is_some() && self.is_absent(self.hasher.hash_one(key), key)
+        self.negative_ttl.is_some() && self.is_absent(hash_key(&self.hasher, key), key)
     }
 
     /// See [`Entry::and_compute_with`].
     pub(crate) fn compute(&self, key: K, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
-        let hash = self.hasher.hash_one(&key);
+        let hash = hash_key(&self.hasher, &key);
         let ((held, removed_live), mut removed) =
             self.write(hash, |core, now| match f(core.peek(hash, &key, now)) {
                 Compute::Put(value) => {

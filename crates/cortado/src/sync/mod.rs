@@ -100,7 +100,7 @@ use crate::notification::{Listener, RemovalCause};
 use crate::read_buffer::ReadBuffer;
 use crate::scheduler::PacerHandle;
 pub use crate::scheduler::Scheduler;
-use crate::shard::{Shard, ShardConfig};
+use crate::shard::{hash_key, Shard, ShardConfig};
 use crate::stats::CacheStats;
 use crate::time::{duration_nanos, Clock};
 
@@ -445,28 +445,34 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let hash = self.hasher.hash_one(key);
+        let hash = hash_key(&self.hasher, key);
         let slot = self.slot(hash);
         let now = self.now();
-        let found = read(&slot.core)
-            .get_shared(hash, key, now)
-            .map(|(i, value)| (i, value.clone()));
-        let Some((i, value)) = found else {
+        let core = read(&slot.core);
+        let Some((i, value)) = core.get_shared(hash, key, now) else {
+            drop(core);
             if self.record_stats {
                 slot.misses.fetch_add(1, Ordering::Relaxed);
             }
             return None;
         };
+        let value = value.clone();
+        if slot.reads.record(i) {
+            if core.expiry_due(now) {
+                // Removing expired entries needs the write lock: do the full maintenance.
+                drop(core);
+                if let Some(mut core) = try_write(&slot.core) {
+                    self.maintain(slot, &mut core, now);
+                    let removed = std::mem::take(&mut core.pending);
+                    drop(core);
+                    self.notify(removed);
+                }
+            } else {
+                core.drain_reads(&slot.reads);
+            }
+        }
         if self.record_stats {
             slot.hits.fetch_add(1, Ordering::Relaxed);
-        }
-        if slot.reads.record(i) {
-            if let Some(mut core) = try_write(&slot.core) {
-                self.maintain(slot, &mut core, now);
-                let removed = std::mem::take(&mut core.pending);
-                drop(core);
-                self.notify(removed);
-            }
         }
         Some(value)
     }
@@ -485,7 +491,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         if ttl.is_some() {
             self.uses_time.store(true, Ordering::Relaxed);
         }
-        let hash = self.hasher.hash_one(&key);
+        let hash = hash_key(&self.hasher, &key);
         self.forget_absence(hash, &key);
         let ((), removed) = self.write(hash, |core, now| core.insert(hash, key, value, now, ttl));
         self.notify(removed);
@@ -496,7 +502,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let hash = self.hasher.hash_one(key);
+        let hash = hash_key(&self.hasher, key);
         let (removed_live, mut removed) = self.write(hash, |core, now| core.remove(hash, key, now));
         // Maintenance (or the key itself, expired) may have removed entries even on a miss.
         let value = removed_live.map(|(key, value)| {
@@ -601,7 +607,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.inner.peek(self.inner.hasher.hash_one(key), key)
+        self.inner.peek(hash_key(&self.inner.hasher, key), key)
     }
 
     /// Whether `key` is present and not expired (no effect on eviction).
@@ -611,7 +617,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         Q: Hash + Eq + ?Sized,
     {
         let inner = &self.inner;
-        let hash = inner.hasher.hash_one(key);
+        let hash = hash_key(&inner.hasher, key);
         let now = inner.now();
         read(&inner.slot(hash).core).peek(hash, key, now).is_some()
     }
@@ -810,7 +816,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
             let core = read(&slot.core);
             core.validate();
             for (key, _) in core.iter(0) {
-                let home = (inner.hasher.hash_one(key) >> 40) as usize & inner.shard_mask;
+                let home = (hash_key(&inner.hasher, key) >> 40) as usize & inner.shard_mask;
                 assert_eq!(home, i, "a key in shard {i} belongs to shard {home}");
             }
         }
