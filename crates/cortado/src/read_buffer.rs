@@ -44,7 +44,7 @@ pub(crate) const DRAIN_EVERY: u32 = 32;
 pub(crate) struct ReadBuffer {
     slots: [AtomicU32; CAPACITY],
     claims: AtomicU32,
-    /// Claims up to here have been drained (written only by the drainer, under the write lock).
+    /// Claims up to here have been drained (written only by the drainer, under the policy lock).
     drained: AtomicU32,
 }
 
@@ -67,26 +67,33 @@ impl ReadBuffer {
         claim & (DRAIN_EVERY - 1) == DRAIN_EVERY - 1
     }
 
-    /// Empties the positions claimed since the last drain (at most one lap), calling `apply`
-    /// with each recorded index. Callers must not drain concurrently (they hold the shard's
-    /// write lock).
-    pub(crate) fn drain(&self, mut apply: impl FnMut(u32)) {
+    /// Empties the positions claimed since the last drain (at most one lap) and hands the
+    /// recorded indices, in claim order, to `apply` as one batch. Callers must not drain
+    /// concurrently (they hold the shard's policy lock).
+    pub(crate) fn drain(&self, apply: impl FnOnce(&[u32])) {
         let end = self.claims.load(Ordering::Relaxed);
         let start = self.drained.load(Ordering::Relaxed);
         // Claims wrap around u32; a gap over one lap means older reads were overwritten.
         let pending = end.wrapping_sub(start).min(CAPACITY as u32);
         let first = end.wrapping_sub(pending);
+        let mut batch = [0u32; CAPACITY];
+        let mut len = 0;
+        let mut stop = end;
         for k in 0..pending {
             let claim = first.wrapping_add(k);
             let value = self.slots[claim as usize & (CAPACITY - 1)].swap(0, Ordering::Relaxed);
             if value == 0 {
                 // Claimed, but the reader has not stored yet: resume here next time.
-                self.drained.store(claim, Ordering::Relaxed);
-                return;
+                stop = claim;
+                break;
             }
-            apply(value - 1);
+            batch[len] = value - 1;
+            len += 1;
         }
-        self.drained.store(end, Ordering::Relaxed);
+        self.drained.store(stop, Ordering::Relaxed);
+        if len > 0 {
+            apply(&batch[..len]);
+        }
     }
 }
 
@@ -97,7 +104,7 @@ mod tests {
 
     fn drained(buffer: &ReadBuffer) -> Vec<u32> {
         let mut seen = Vec::new();
-        buffer.drain(|i| seen.push(i));
+        buffer.drain(|batch| seen.extend_from_slice(batch));
         seen
     }
 

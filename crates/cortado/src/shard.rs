@@ -314,11 +314,7 @@ where
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             Err(TryLockError::WouldBlock) => return,
         };
-        reads.drain(|i| {
-            if self.slots.get(i as usize).is_some_and(Option::is_some) {
-                policy.access(i);
-            }
-        });
+        reads.drain(|batch| Self::replay(&self.slots, &mut policy, batch));
     }
 
     /// Whether some entry's deadline has passed (removing it needs the write lock).
@@ -326,12 +322,25 @@ where
         self.next_expiration().is_some_and(|next| next <= now)
     }
 
-    /// Tells the policy that slot `i` was read, if it still holds an entry.
-    #[inline]
-    pub(crate) fn record_read(&mut self, i: u32) {
-        if self.slots.get(i as usize).is_some_and(Option::is_some) {
-            self.policy_mut().access(i);
+    /// Tells the policy that the slots in `batch` were read (those that still hold entries).
+    pub(crate) fn record_reads(&mut self, batch: &[u32]) {
+        let policy = self
+            .policy
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        Self::replay(&self.slots, policy, batch);
+    }
+
+    fn replay(slots: &[Option<Entry<K, V>>], policy: &mut Policy, batch: &[u32]) {
+        let mut live = [0u32; crate::read_buffer::CAPACITY];
+        let mut len = 0;
+        for &i in batch {
+            if slots.get(i as usize).is_some_and(Option::is_some) && len < live.len() {
+                live[len] = i;
+                len += 1;
+            }
         }
+        policy.access_batch(&live[..len]);
     }
 
     /// The live value of `key`, recording the access with the policy and the expiry rules.

@@ -294,6 +294,14 @@ impl Policy {
         dispatch!(self, p => p.access(i))
     }
 
+    /// Several reads in a row, as the read buffer replays them.
+    pub(crate) fn access_batch(&mut self, batch: &[u32]) {
+        match self {
+            Self::TinyLfu(p) => p.access_batch(batch),
+            _ => batch.iter().for_each(|&i| self.access(i)),
+        }
+    }
+
     #[inline]
     pub(crate) fn update(&mut self, i: u32, weight: u32) {
         dispatch!(self, p => p.update(i, weight))

@@ -390,7 +390,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
     /// Replays buffered reads, expires due entries and shares the adaptive policy's mode: shard
     /// 0 publishes the mode it chose, the others adopt it. The caller holds the write lock.
     fn maintain(&self, slot: &Slot<K, V, S>, core: &mut Shard<K, V, S>, now: u64) {
-        slot.reads.drain(|i| core.record_read(i));
+        slot.reads.drain(|batch| core.record_reads(batch));
         core.advance(now);
         if let Some(mode) = core.policy_mode() {
             if std::ptr::eq(slot, &self.slots[0]) {
