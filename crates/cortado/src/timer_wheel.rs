@@ -294,6 +294,13 @@ impl TimerWheel {
         self.time
     }
 
+    /// Makes room for ids below `ids` without growing again, and without the spare room of a
+    /// doubling: a cache sizes the wheel like its slab.
+    pub fn reserve(&mut self, ids: usize) {
+        self.nodes
+            .reserve_exact(ids.saturating_sub(self.nodes.len()));
+    }
+
     /// Schedules `id` to expire at `deadline`, replacing its previous deadline if it had one. A
     /// deadline at or before the current time expires on the next [`advance`](Self::advance)
     /// that reaches it.

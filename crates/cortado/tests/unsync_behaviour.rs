@@ -436,3 +436,24 @@ fn scan_of_one_off_keys_does_not_flush_hot_set() {
     assert!(after_scan > 0.5, "hit ratio after the scan: {after_scan}");
     cache.validate();
 }
+
+#[test]
+fn memory_capacity_just_over_power_of_two_no_doubling_slack() {
+    // 4,097 entries: plain doubling would give every per-slot array 8,192 places.
+    let filled = |capacity: u64| {
+        let mut cache = Cache::builder()
+            .max_capacity(capacity)
+            .eviction_policy(EvictionPolicy::lru())
+            .build()
+            .unwrap();
+        // Fill, with a single eviction: no deleted table entries to make the table grow.
+        for key in 0..=capacity {
+            cache.insert(key, key);
+        }
+        cache.memory_bytes()
+    };
+    // 4,095 entries need at most 4,096 slots (one over, before an eviction): no slack either way.
+    let (small, large) = (filled(4_095), filled(4_097));
+    // One more unit of capacity costs about one entry, not a doubling of the slab.
+    assert!(large <= small + small / 16, "{small} -> {large}");
+}

@@ -82,6 +82,7 @@ impl Lfu {
 
     pub(crate) fn reserve(&mut self, entries: usize) {
         if entries > self.nodes.len() {
+            self.nodes.reserve_exact(entries - self.nodes.len());
             self.nodes.resize(entries, EMPTY);
         }
     }

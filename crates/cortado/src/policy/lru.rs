@@ -52,6 +52,7 @@ impl Lru {
 
     pub(crate) fn reserve(&mut self, entries: usize) {
         if entries > self.nodes.len() {
+            self.nodes.reserve_exact(entries - self.nodes.len());
             self.nodes.resize(entries, EMPTY);
         }
     }

@@ -134,10 +134,11 @@ impl DenseSet {
 
     pub(crate) fn reserve(&mut self, slots: usize) {
         if slots > self.positions.len() {
+            self.positions.reserve_exact(slots - self.positions.len());
             self.positions.resize(slots, NIL);
         }
         self.members
-            .reserve(slots.saturating_sub(self.members.len()));
+            .reserve_exact(slots.saturating_sub(self.members.len()));
     }
 
     pub(crate) fn insert(&mut self, i: u32) {

@@ -193,8 +193,12 @@ impl Segments {
     }
 
     fn resize_nodes(&mut self, len: usize) {
+        self.nodes
+            .reserve_exact(len.saturating_sub(self.nodes.len()));
         self.nodes.resize(len, EMPTY);
         if self.weighted {
+            self.weights
+                .reserve_exact(len.saturating_sub(self.weights.len()));
             self.weights.resize(len, 0);
         }
     }

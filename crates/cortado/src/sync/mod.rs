@@ -49,8 +49,11 @@
 //!   a long scan is harder on small shards, whose adaptive windows each react on their own.
 //! - **Reads** take the shard's read lock, look the key up and clone the value; the hit is
 //!   recorded in the shard's lossy read buffer (the `read_buffer` module: BP-Wrapper, as in
-//!   Caffeine) and replayed into the policy under the write lock by the next writer, or by a
-//!   reader that finds the lock free (`try_write`, never waiting) every 32nd read. Time-to-idle
+//!   Caffeine) and replayed into the policy by the next writer, or every 32nd read by the
+//!   reader itself: still under the read lock, it replays the batch if it wins a `try_lock` of
+//!   the policy's own mutex (never waiting), so readers never block each other or queue for
+//!   the write lock. Only when an entry's deadline has passed does that reader try the write
+//!   lock instead (`try_write`), to remove it. Time-to-idle
 //!   deadlines move at the read itself (an atomic per entry). A read that finds its entry expired
 //!   reports a miss and leaves the removal to maintenance.
 //! - **Writes** take the write lock and do the maintenance there, amortized on the calling
