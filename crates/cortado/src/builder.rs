@@ -42,6 +42,10 @@ pub enum BuildError {
     },
     /// A parameter of the [`EvictionPolicy`] is out of range.
     InvalidPolicy(PolicyError),
+    /// [`Scheduler::Tokio`] was asked for, but `build()` was not
+    /// called from within a tokio runtime.
+    #[cfg(feature = "tokio")]
+    NoTokioRuntime,
 }
 
 impl fmt::Display for BuildError {
@@ -68,6 +72,11 @@ impl fmt::Display for BuildError {
                 "max_capacity {capacity} leaves some of the {shards} shards no room"
             ),
             Self::InvalidPolicy(error) => write!(f, "invalid eviction policy: {error}"),
+            #[cfg(feature = "tokio")]
+            Self::NoTokioRuntime => write!(
+                f,
+                "Scheduler::Tokio needs build() to be called within a tokio runtime"
+            ),
         }
     }
 }

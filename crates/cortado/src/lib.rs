@@ -1,9 +1,57 @@
 //! Cortado: an embeddable cache with W-TinyLFU eviction, and the structures it is built from.
 //!
+//! A cache holds at most its configured capacity (entries, or total weight with a weigher) and
+//! never returns an expired value. It keeps the entries most likely to be used again: new keys
+//! enter a small recency window, and leave it for the main space only if the admission sketch
+//! says they are used more often than the entry they would replace.
+//!
+//! # Which cache
+//!
+//! - [`unsync::Cache`]: one thread, `&mut self`, no locking.
+//! - [`sync::Cache`]: `Send + Sync`, a cheap `Clone` handle over shards of the same core; reads
+//!   take a shard's read lock only; loaders (`get_with`, `try_get_with`,
+//!   `optionally_get_with`) run once per key however many threads miss it at once.
+//! - [`future::Cache`]: the same core with `async` loaders, for any runtime.
+//!
+//! All three share one builder ([`builder::CacheBuilder`]): `max_capacity`, `weigher`,
+//! `time_to_live`, `time_to_idle`, `expire_after` (per entry), `eviction_listener` (with a
+//! [`notification::RemovalCause`]), `record_stats`, `clock`, `hasher` and `eviction_policy`;
+//! a setting that cannot work is a [`builder::BuildError`] from `build()`, never a panic.
+//!
+//! ```
+//! use std::time::Duration;
+//! use cortado::sync::Cache;
+//!
+//! let cache: Cache<String, u64> = Cache::builder()
+//!     .max_capacity(10_000)
+//!     .time_to_live(Duration::from_secs(60))
+//!     .build()
+//!     .unwrap();
+//! assert_eq!(cache.get_with("answer".to_string(), || 42), 42);
+//! assert_eq!(cache.get("answer"), Some(42));
+//! ```
+//!
+//! # Design
+//!
+//! Entries live in a slab and are named by `u32` indices everywhere (table, policy lists, timer
+//! wheel), so the whole crate is safe code. The default policy is an adaptive W-TinyLFU
+//! ([`policy`]): miniature copies of the cache try six window and admission modes on a sample
+//! of the keys and the cache follows the best. On the simulator's 84 reference cells it
+//! averages 41.93% against 40.22% for Caffeine 2.6.2 and 40.51% for S3-FIFO (see
+//! `docs/hit-ratios-84.md`). Heap cost with `u64` keys and values is about 60 bytes per entry
+//! without expiry and 77 with a time to live, at a capacity of 1,000,000 (see `shard`'s notes
+//! for how it varies with the capacity).
+//!
+//! # Features
+//!
+//! - `tokio`: [`sync::Scheduler::Tokio`](crate::sync::Scheduler), expiry run by a task on the
+//!   tokio runtime instead of a thread.
+//!
 //! The standalone structures are public so they can be used on their own: the admission
 //! [`sketch`] (a 4-bit Count-Min sketch with aging), a general [`count_min`] sketch with top-k,
 //! a [`bloom`] filter, the hierarchical [`timer_wheel`], and Storm's [`rotating`] map.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod bloom;

@@ -1,8 +1,8 @@
-//! The optional maintenance thread ("pacer"): it sleeps until the next entry is due, then expires
-//! what is due, so expired entries leave (and their listener runs) even when nobody touches the
-//! cache.
+//! The optional maintenance thread or tokio task ("pacer"): it sleeps until the next entry is
+//! due, then expires what is due, so expired entries leave (and their listener runs) even when
+//! nobody touches the cache.
 //!
-//! The thread holds only a weak reference to the cache and ends as soon as the last handle is
+//! The pacer holds only a weak reference to the cache and ends as soon as the last handle is
 //! dropped.
 //!
 //! # Design
@@ -20,6 +20,11 @@
 //! and it is stopped by the cache's `Drop` (a flag plus an unpark). Should a listener panic on
 //! it, the thread ends and the cache goes on with maintenance on the calling threads.
 //!
+//! The tokio task (feature `tokio`) runs the same rounds; it waits with `tokio::time::timeout`
+//! on a `Notify` instead of parking, and a notification sent while it is not waiting is kept for
+//! its next wait, as an unpark is kept by the park token. A round is short, synchronous work
+//! (one shard's lock at a time), so it runs on the runtime's worker directly.
+//!
 //! # References
 //!
 //! 1. B. Manes: Caffeine's `Pacer` and `Scheduler` (scheduled cleanup of expired entries).
@@ -30,6 +35,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::thread::Thread;
 use std::time::Duration;
 
+use crate::builder::BuildError;
 use crate::sync::Inner;
 
 /// The longest the thread sleeps while some entry has a deadline.
@@ -49,24 +55,58 @@ pub enum Scheduler {
     None,
     /// A dedicated thread (named `cortado-pacer`) that wakes when the next entry is due.
     Thread,
+    /// A task on the tokio runtime that `build()` is called from (`build()` returns
+    /// [`BuildError::NoTokioRuntime`](crate::builder::BuildError::NoTokioRuntime) outside of
+    /// one). The runtime needs its time driver (`enable_time` or `enable_all`); the task runs
+    /// the maintenance, and so the eviction listener, on the runtime's threads.
+    #[cfg(feature = "tokio")]
+    Tokio,
 }
 
 #[derive(Debug)]
 struct Shared {
     stop: AtomicBool,
-    /// When the thread plans to wake, in the cache's clock.
+    /// When the pacer plans to wake, in the cache's clock.
     planned: AtomicU64,
-    thread: OnceLock<Thread>,
+    waker: OnceLock<Waker>,
     alive: Arc<AtomicBool>,
 }
 
-/// The cache's side of the maintenance thread.
+/// How to wake the pacer early.
+#[derive(Debug)]
+enum Waker {
+    Thread(Thread),
+    #[cfg(feature = "tokio")]
+    Task(Arc<tokio::sync::Notify>),
+}
+
+impl Waker {
+    fn wake(&self) {
+        match self {
+            Self::Thread(thread) => thread.unpark(),
+            // A notification with nobody waiting is kept for the next wait, as a park token is.
+            #[cfg(feature = "tokio")]
+            Self::Task(notify) => notify.notify_one(),
+        }
+    }
+}
+
+/// Where the pacer runs.
+#[derive(Debug)]
+enum Runner {
+    Thread,
+    #[cfg(feature = "tokio")]
+    Tokio(tokio::runtime::Handle),
+}
+
+/// The cache's side of the pacer.
 #[derive(Debug)]
 pub(crate) struct PacerHandle {
     shared: Arc<Shared>,
+    runner: Runner,
 }
 
-/// Clears the `alive` flag however the thread ends.
+/// Clears the `alive` flag however the pacer ends.
 struct Alive(Arc<AtomicBool>);
 
 impl Drop for Alive {
@@ -76,18 +116,28 @@ impl Drop for Alive {
 }
 
 impl PacerHandle {
-    pub(crate) fn new() -> Self {
-        Self {
+    /// The pacer that `scheduler` asks for, if any, or why it cannot run here.
+    pub(crate) fn for_scheduler(scheduler: Scheduler) -> Result<Option<Self>, BuildError> {
+        let runner = match scheduler {
+            Scheduler::None => return Ok(None),
+            Scheduler::Thread => Runner::Thread,
+            #[cfg(feature = "tokio")]
+            Scheduler::Tokio => Runner::Tokio(
+                tokio::runtime::Handle::try_current().map_err(|_| BuildError::NoTokioRuntime)?,
+            ),
+        };
+        Ok(Some(Self {
             shared: Arc::new(Shared {
                 stop: AtomicBool::new(false),
                 planned: AtomicU64::new(IDLE),
-                thread: OnceLock::new(),
+                waker: OnceLock::new(),
                 alive: Arc::new(AtomicBool::new(false)),
             }),
-        }
+            runner,
+        }))
     }
 
-    /// Starts the thread for the cache behind `cache`.
+    /// Starts the pacer for the cache behind `cache`.
     ///
     /// # Panics
     ///
@@ -101,64 +151,89 @@ impl PacerHandle {
         let shared = self.shared.clone();
         shared.alive.store(true, Ordering::SeqCst);
         let alive = Alive(shared.alive.clone());
-        let handle = std::thread::Builder::new()
-            .name("cortado-pacer".into())
-            .spawn(move || {
-                let _alive = alive;
-                run(&shared, &cache);
-            })
-            .expect("spawn the cache's maintenance thread");
-        let _ = self.shared.thread.set(handle.thread().clone());
-    }
-
-    /// Makes sure the thread wakes by `deadline` (cache clock).
-    #[inline]
-    pub(crate) fn wake_by(&self, deadline: u64) {
-        if deadline < self.shared.planned.load(Ordering::SeqCst) {
-            self.shared.planned.fetch_min(deadline, Ordering::SeqCst);
-            if let Some(thread) = self.shared.thread.get() {
-                thread.unpark();
+        match &self.runner {
+            Runner::Thread => {
+                let handle = std::thread::Builder::new()
+                    .name("cortado-pacer".into())
+                    .spawn(move || {
+                        let _alive = alive;
+                        while let Some(wait) = step(&shared, &cache) {
+                            match wait {
+                                Some(wait) => std::thread::park_timeout(wait),
+                                None => std::thread::park(),
+                            }
+                        }
+                    })
+                    .expect("spawn the cache's maintenance thread");
+                let _ = self
+                    .shared
+                    .waker
+                    .set(Waker::Thread(handle.thread().clone()));
+            }
+            #[cfg(feature = "tokio")]
+            Runner::Tokio(runtime) => {
+                let notify = Arc::new(tokio::sync::Notify::new());
+                let _ = self.shared.waker.set(Waker::Task(notify.clone()));
+                runtime.spawn(async move {
+                    let _alive = alive;
+                    while let Some(wait) = step(&shared, &cache) {
+                        match wait {
+                            Some(wait) => {
+                                let _ = tokio::time::timeout(wait, notify.notified()).await;
+                            }
+                            None => notify.notified().await,
+                        }
+                    }
+                });
             }
         }
     }
 
-    /// Asks the thread to end.
-    pub(crate) fn stop(&self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        if let Some(thread) = self.shared.thread.get() {
-            thread.unpark();
+    /// Makes sure the pacer wakes by `deadline` (cache clock).
+    #[inline]
+    pub(crate) fn wake_by(&self, deadline: u64) {
+        if deadline < self.shared.planned.load(Ordering::SeqCst) {
+            self.shared.planned.fetch_min(deadline, Ordering::SeqCst);
+            if let Some(waker) = self.shared.waker.get() {
+                waker.wake();
+            }
         }
     }
 
-    /// A flag that is true while the thread runs.
+    /// Asks the pacer to end.
+    pub(crate) fn stop(&self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        if let Some(waker) = self.shared.waker.get() {
+            waker.wake();
+        }
+    }
+
+    /// A flag that is true while the pacer runs.
     pub(crate) fn alive(&self) -> Arc<AtomicBool> {
         self.shared.alive.clone()
     }
 }
 
-fn run<K, V, S>(shared: &Shared, cache: &Weak<Inner<K, V, S>>)
+/// One round of the pacer: expires what is due and says how long to wait before the next
+/// round (`Some(None)`: until woken), or `None` when the pacer should end.
+fn step<K, V, S>(shared: &Shared, cache: &Weak<Inner<K, V, S>>) -> Option<Option<Duration>>
 where
     K: Hash + Eq,
     V: Clone,
     S: BuildHasher,
 {
-    while !shared.stop.load(Ordering::SeqCst) {
-        let Some(inner) = cache.upgrade() else {
-            return;
-        };
-        shared.planned.store(IDLE, Ordering::SeqCst);
-        inner.run_pending_tasks();
-        let next = inner.next_expiration();
-        let now = inner.now();
-        // Never sleep holding the cache: the last handle may go meanwhile.
-        drop(inner);
-        match next {
-            Some(next) => {
-                shared.planned.fetch_min(next, Ordering::SeqCst);
-                let wait = Duration::from_nanos(next.saturating_sub(now)).min(MAX_PARK);
-                std::thread::park_timeout(wait);
-            }
-            None => std::thread::park(),
-        }
+    if shared.stop.load(Ordering::SeqCst) {
+        return None;
     }
+    // Never wait holding the cache: the last handle may go meanwhile.
+    let inner = cache.upgrade()?;
+    shared.planned.store(IDLE, Ordering::SeqCst);
+    inner.run_pending_tasks();
+    let next = inner.next_expiration();
+    let now = inner.now();
+    drop(inner);
+    Some(next.map(|next| {
+        shared.planned.fetch_min(next, Ordering::SeqCst);
+        Duration::from_nanos(next.saturating_sub(now)).min(MAX_PARK)
+    }))
 }

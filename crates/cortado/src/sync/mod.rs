@@ -64,8 +64,9 @@
 //!   is written once, as a future, which the async front end awaits and the blocking one drives
 //!   with a thread-parking executor.
 //! - **Scheduler.** With [`Scheduler::Thread`], a background thread removes entries when they
-//!   are due (the `scheduler` module, after Caffeine's `Pacer`); without it, no thread is
-//!   started.
+//!   are due (the `scheduler` module, after Caffeine's `Pacer`); with `Scheduler::Tokio`
+//!   (feature `tokio`), a task on the runtime that builds the cache does; by default, no thread
+//!   or task is started.
 //! - **No `unsafe`.** The whole front end, like the core, is safe code, so it needs no Miri run
 //!   of its own; the lock-free pieces are model checked with shuttle instead.
 //!
@@ -272,7 +273,8 @@ impl<K, V, S, F: Concurrent> CacheBuilder<K, V, S, F> {
 
     /// Who runs maintenance besides the cache's users: with [`Scheduler::Thread`] a background
     /// thread removes expired entries (and calls the listener) when they are due, even when
-    /// nobody touches the cache. The thread ends when the last handle of the cache is dropped.
+    /// nobody touches the cache; with `Scheduler::Tokio` (feature `tokio`) a task on the current
+    /// tokio runtime does. Either ends when the last handle of the cache is dropped.
     pub fn scheduler(mut self, scheduler: Scheduler) -> Self {
         self.scheduler = scheduler;
         self
@@ -362,7 +364,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             load_failures: AtomicU64::new(0),
             load_nanos: AtomicU64::new(0),
             policy_mode: AtomicU8::new(NO_MODE),
-            pacer: (builder.scheduler == Scheduler::Thread).then(PacerHandle::new),
+            pacer: PacerHandle::for_scheduler(builder.scheduler)?,
         })
     }
 }
