@@ -7,7 +7,8 @@
 //! waiting for it are woken and retry.
 //!
 //! ```
-//! # async fn demo() {
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
 //! let cache = cortado::future::Cache::new(1_000);
 //! let value = cache.get_with(1, async { "loaded" }).await;
 //! assert_eq!(value, "loaded");

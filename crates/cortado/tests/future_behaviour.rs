@@ -318,3 +318,51 @@ async fn cancelled_waiter_does_not_disturb_the_load() {
     })
     .await;
 }
+
+/// A minimal executor with no runtime behind it: polls on the calling thread and parks until
+/// the future's waker unparks it.
+fn plain_block_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut context = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
+#[test]
+fn get_with_without_tokio_coalesces_and_wakes_waiters() {
+    // Two plain threads, no runtime: the second caller waits for the first caller's load and
+    // is woken through its own waker when the value is stored.
+    let cache: Cache<u32, u64> = Cache::new(100);
+    let loads = Arc::new(AtomicUsize::new(0));
+    let started = Arc::new(std::sync::Barrier::new(2));
+    let loader = {
+        let (cache, loads, started) = (cache.clone(), loads.clone(), started.clone());
+        std::thread::spawn(move || {
+            plain_block_on(cache.get_with(7, async {
+                loads.fetch_add(1, Ordering::SeqCst);
+                started.wait();
+                std::thread::sleep(Duration::from_millis(50));
+                70
+            }))
+        })
+    };
+    started.wait();
+    let waited = plain_block_on(cache.get_with(7, async {
+        loads.fetch_add(1, Ordering::SeqCst);
+        71
+    }));
+    assert_eq!(loader.join().unwrap(), 70);
+    assert_eq!(waited, 70, "the waiter got the first load's value");
+    assert_eq!(loads.load(Ordering::SeqCst), 1);
+}

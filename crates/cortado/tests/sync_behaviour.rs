@@ -831,3 +831,40 @@ fn adaptive_mode_chosen_by_shard_zero_followed_by_all_shards() {
     let ratio = hits as f64 / total as f64;
     assert!(ratio > 0.40, "hit ratio {ratio}");
 }
+
+#[test]
+fn reads_alone_reach_the_policy_before_the_buffer_laps() {
+    // No write between the reads: only the readers' own drains (every 32nd read) can replay
+    // them. Without those, the 200 reads of key 5 would overwrite the 64-slot ring and the
+    // read of key 0 would be lost, leaving 0 the coldest key.
+    let cache: Cache<u32, u32> = Cache::builder()
+        .max_capacity(10)
+        .shards(1)
+        .eviction_policy(EvictionPolicy::lru())
+        .build()
+        .unwrap();
+    for key in 0..10 {
+        cache.insert(key, key);
+    }
+    assert_eq!(cache.get(&0), Some(0));
+    for _ in 0..200 {
+        assert_eq!(cache.get(&5), Some(5));
+    }
+    assert_eq!(cache.coldest(1), vec![1]);
+    assert_eq!(cache.hottest(2), vec![5, 0]);
+}
+
+#[test]
+fn reads_alone_expire_due_entries_through_the_write_lock() {
+    let clock = ManualClock::new();
+    let (cache, log) = logging_cache(10, 1, &clock);
+    cache.insert_with_ttl(1, 1, Duration::from_secs(10));
+    cache.insert_with_ttl(2, 2, Duration::from_secs(3_600));
+    clock.advance(Duration::from_secs(20));
+    // Hits only: every 32nd asks for a drain, which finds key 1 due and takes the write lock.
+    for _ in 0..64 {
+        assert_eq!(cache.get(&2), Some(2));
+    }
+    assert_eq!(*log.lock().unwrap(), vec![(1, 1, RemovalCause::Expired)]);
+    assert_eq!(cache.len(), 1, "removed, not only invisible");
+}

@@ -662,3 +662,62 @@ fn no_scheduler_by_default() {
     let cache: Cache<u32, u32> = Cache::new(10);
     assert!(cache.scheduler_alive().is_none());
 }
+
+/// A value whose clone waits until another thread clones one too.
+struct Rendezvous(Arc<Barrier>);
+
+impl Clone for Rendezvous {
+    fn clone(&self) -> Self {
+        self.0.wait();
+        Self(self.0.clone())
+    }
+}
+
+#[test]
+fn get_concurrent_readers_share_the_shard() {
+    // `get` clones the value while it holds the shard's lock. Both clones must be in progress
+    // at once to pass the barrier, so this hangs (and times out) if reads are exclusive.
+    with_timeout(LIMIT, || {
+        let cache: Cache<u32, Rendezvous> =
+            Cache::builder().max_capacity(10).shards(1).build().unwrap();
+        cache.insert(1, Rendezvous(Arc::new(Barrier::new(2))));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let cache = cache.clone();
+                std::thread::spawn(move || cache.get(&1).is_some())
+            })
+            .collect();
+        for reader in readers {
+            assert!(reader.join().unwrap());
+        }
+    });
+}
+
+#[test]
+fn scheduler_thread_insert_due_sooner_wakes_sleeping_thread() {
+    // The thread first sleeps towards an hour-long deadline (capped at MAX_PARK, 1 s); a
+    // 50 ms entry written meanwhile must wake it well before then.
+    with_timeout(LIMIT, || {
+        let (heard, hear) = mpsc::channel();
+        let heard = Mutex::new(heard);
+        let cache: Cache<u32, u32> = Cache::builder()
+            .max_capacity(100)
+            .time_to_live(Duration::from_secs(3_600))
+            .scheduler(Scheduler::Thread)
+            .eviction_listener(move |k: &u32, _: &u32, cause| {
+                heard.lock().unwrap().send((*k, cause)).unwrap();
+            })
+            .build()
+            .unwrap();
+        cache.insert(1, 1);
+        std::thread::sleep(Duration::from_millis(20));
+        let written = Instant::now();
+        cache.insert_with_ttl(2, 2, Duration::from_millis(50));
+        let event = hear.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(event, (2, RemovalCause::Expired));
+        assert!(
+            written.elapsed() < Duration::from_millis(900),
+            "woken early, not at MAX_PARK"
+        );
+    });
+}
