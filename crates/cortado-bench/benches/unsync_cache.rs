@@ -15,9 +15,10 @@
 //!   hit: the read path alone.
 //! - **`cortado`** is the default configuration (W-TinyLFU with the adaptive window) with the
 //!   policy's seed fixed, so every run admits the same keys.
-//! - **`cortado_lru`** is Cortado's cache with its LRU policy instead of W-TinyLFU: the same
-//!   slab, table and hashing, so the gap to `cortado` is the cost of the policy (the sketch, the
-//!   segmented queues, the window climber), and the gap to `lru` the cost of the cache's core.
+//! - **`cortado_lru`** is Cortado's cache with its LRU policy instead of W-TinyLFU: the same slab,
+//!   table and hashing, so the gap to `cortado` is the cost of the policy (the sketch, the
+//!   segmented queues, the adaptive mode's miniatures), and the gap to `lru` the cost of the
+//!   cache's core.
 //! - **Steady state.** Each cache is built and warmed with one pass over the 2^20-request stream
 //!   before timing, and keeps its state across criterion's samples; the stream then repeats.
 //! - Every cache hashes with foldhash (hashbrown's default hasher) under one fixed seed, so the

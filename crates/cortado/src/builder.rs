@@ -22,7 +22,8 @@ pub enum BuildError {
     ExpiryConflict,
     /// A weigher needs `max_capacity` (the total weight it bounds).
     WeigherWithoutCapacity,
-    /// Counting entries, a shard holds at most `u32::MAX - 1` of them.
+    /// Counting entries (no weigher), the capacity must be below `u32::MAX`: slots are named by
+    /// `u32` indices.
     CapacityTooLarge {
         /// The capacity asked for.
         requested: u64,

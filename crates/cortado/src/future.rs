@@ -1,10 +1,11 @@
 //! The async front end: the same sharded core as [`sync`], with loaders that take
 //! futures and wait without blocking the executor.
 //!
-//! Runtime-agnostic: waiting uses wakers only, and nothing is spawned or timed. Plain operations
-//! such as `get` and `insert` are synchronous because they never wait for anything but a shard's
-//! short critical section. If a loading future is dropped (its caller cancelled), the callers
-//! waiting for it are woken and retry.
+//! Runtime-agnostic: waiting uses wakers only, and the cache spawns nothing and sets no timer
+//! (unless a [`Scheduler`](crate::sync::Scheduler) is asked for). Plain operations such as `get`
+//! and `insert` are synchronous because they never wait for anything but a shard's short critical
+//! section. If a loading future is dropped (its caller cancelled), the callers waiting for it are
+//! woken and retry.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]

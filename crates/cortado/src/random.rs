@@ -40,10 +40,8 @@ pub(crate) fn keyed_hash<Q: Hash + ?Sized>(seed: u64, key: &Q) -> u64 {
 
 /// A xorshift64* generator: a few instructions per draw, never zero state.
 #[derive(Debug, Clone)]
-#[allow(dead_code)] // used by admission, which lands next
 pub(crate) struct SmallRng(u64);
 
-#[allow(dead_code)]
 impl SmallRng {
     /// A generator started from `seed` (any value, zero included).
     pub(crate) fn new(seed: u64) -> Self {

@@ -18,8 +18,9 @@
 //! back to zero, and stops early at a position whose reader has claimed it but not stored yet, to
 //! resume there next time. Swapping all 64 slots on every drain took half of a single-threaded
 //! run's time in the peer benchmark. The batch goes to the policy in one call so that W-TinyLFU can
-//! touch all of its sketch blocks before incrementing any (their cache misses then overlap: 0.51x
-//! to 0.64x quick_cache's throughput on the peer benchmark's workload A at 2 threads). A replayed
+//! touch all of its sketch blocks and list neighbours before changing any (their cache misses then
+//! overlap: from 0.51x to 0.58-0.64x quick_cache's throughput on the peer benchmark's workload A
+//! at 2 threads, over several runs). A replayed
 //! index may name a slot that was freed or reused meanwhile; the shard ignores free slots, and a
 //! reused one gets a hit it did not earn, which is harmless.
 //!
@@ -48,7 +49,7 @@ pub(crate) const DRAIN_EVERY: u32 = 32;
 pub(crate) struct ReadBuffer {
     slots: [AtomicU32; CAPACITY],
     claims: AtomicU32,
-    /// Claims up to here have been drained (written only by the drainer, under the policy lock).
+    /// Claims up to here have been drained (written only by the one drainer at a time).
     drained: AtomicU32,
 }
 
@@ -73,7 +74,8 @@ impl ReadBuffer {
 
     /// Empties the positions claimed since the last drain (at most one lap) and hands the
     /// recorded indices, in claim order, to `apply` as one batch. Callers must not drain
-    /// concurrently (they hold the shard's policy lock).
+    /// concurrently: a reader drains holding the policy's mutex, a writer holding the shard's
+    /// write lock, and either excludes the other.
     pub(crate) fn drain(&self, apply: impl FnOnce(&[u32])) {
         let end = self.claims.load(Ordering::Relaxed);
         let start = self.drained.load(Ordering::Relaxed);

@@ -49,8 +49,9 @@ const IDLE: u64 = u64::MAX;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Scheduler {
-    /// Nobody: expired entries are removed by the next write or
-    /// [`run_pending_tasks`](crate::sync::Cache::run_pending_tasks) on their shard (the default).
+    /// Nobody: expired entries are removed by the next write on their shard, by a read that
+    /// finds them due when it replays the read buffer (every 32nd read), or by
+    /// [`run_pending_tasks`](crate::sync::Cache::run_pending_tasks) (the default).
     #[default]
     None,
     /// A dedicated thread (named `cortado-pacer`) that wakes when the next entry is due.

@@ -12,29 +12,31 @@
 //! same way. Nothing holds a pointer, so moving a slot's neighbours never invalidates anything and
 //! the whole core is safe code.
 //!
-//! - **Expiry.** An entry's deadline lives in the timer wheel; a read checks it first, so an
-//!   expired entry is never returned even before [`Shard::advance`] removes it. With a
-//!   time-to-idle, the deadline set by writes is kept beside it (8 bytes per slot) so reads can
-//!   extend the idle deadline without passing the write deadline. The wheel exists only once some
-//!   entry has a deadline.
+//! - **Expiry.** An entry's deadline is filed in the timer wheel; a read checks it first, so an
+//!   expired entry is never returned even before [`Shard::advance`] removes it. When reads can move
+//!   deadlines (a time-to-idle or a custom [`Expiry`](crate::expiry::Expiry)), each slot keeps its
+//!   current deadline in an atomic (8 bytes) that reads update under a shared borrow, and with a
+//!   time-to-idle also the deadline set by writes (another 8), so reads extend the idle deadline
+//!   without passing the write deadline; the wheel then holds a lower bound and re-files an entry
+//!   that turns out not to be due. The wheel exists only once some entry has a deadline.
 //! - **Eviction** runs inside every insert, so after each operation the weighted size is within
 //!   the maximum. Removed entries are queued with their [`RemovalCause`] for the front end, which
 //!   calls the user's listener outside of the shard (and outside of any lock).
 //! - **Memory.** Per entry, without expiry: the slot (`K` + `V` + 8 bytes of tag and padding for
 //!   `u64` keys and values), the policy node (16 bytes for W-TinyLFU), the table (4 bytes + 1
-//!   control byte per bucket, a power of two of buckets at a load factor of at most 7/8), plus
-//!   the admission sketch (8 bytes per unit of capacity, rounded up to a power of two). Expiry
-//!   adds the wheel's 12 bytes per slot and 4 per entry with a deadline in its bucket's array
-//!   (plus the arrays' spare room; see [`timer_wheel`](crate::timer_wheel)), about 11 KiB of
-//!   bucket array headers per shard, and a time-to-idle another 8. The slab and the per-slot
-//!   arrays double as they grow but stop at the shard's maximum (unweighted caches), so a
-//!   capacity just over a power of two costs no spare half. Measured with the peer
-//!   benchmark's counting allocator (`u64` keys and values, 8 shards, full / after as many
-//!   evictions): 60.1 / 60.3 bytes per entry at a capacity of 1,000,000, 58.6 / 65.3 at
-//!   800,000, 66.8 / 67.0 at 1,100,000; with a one-hour TTL 76.4 / 76.6, 75.9 / 82.6 and
-//!   86.5 / 86.7. Two things still swing with the capacity: the sketch's power-of-two rounding
-//!   (the 1,100,000 case), and hashbrown's table, which doubles once deleted entries use up
-//!   its spare room while it is more than half full (the 800,000 case).
+//!   control byte per bucket, a power of two of buckets at a load factor of at most 7/8), plus the
+//!   admission sketch (8 bytes per unit of capacity, rounded up to a power of two) and ghost (about
+//!   1 byte per unit). Expiry adds the wheel's 12 bytes per slot and 4 per entry with a deadline in
+//!   its bucket's array (plus the arrays' spare room; see [`timer_wheel`](crate::timer_wheel)),
+//!   about 11 KiB of bucket array headers per shard, and deadlines that reads move another 8 or 16
+//!   (above). The slab and the per-slot arrays double as they grow but stop at the shard's maximum
+//!   (unweighted caches), so a capacity just over a power of two costs no spare half. Measured with
+//!   the peer benchmark's counting allocator (`u64` keys and values, 8 shards, full / after as many
+//!   evictions): 60.1 / 60.3 bytes per entry at a capacity of 1,000,000, 58.6 / 65.3 at 800,000,
+//!   66.8 / 67.0 at 1,100,000; with a one-hour TTL 76.4 / 76.6, 75.9 / 82.6 and 86.5 / 86.7. Two
+//!   things still swing with the capacity: the sketch's power-of-two rounding (the 1,100,000 case),
+//!   and hashbrown's table, which doubles once deleted entries use up its spare room while it is
+//!   more than half full (the 800,000 case).
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
@@ -295,8 +297,8 @@ where
 
     /// Looks `key` up without changing the policy: the slot and value of a live entry. A read
     /// that moves the entry's deadline (time to idle, custom expiry) does so here, atomically,
-    /// so it works under a shared borrow; the policy learns of the read through
-    /// [`record_read`](Self::record_read).
+    /// so it works under a shared borrow; the policy learns of the read later, from the read
+    /// buffer, through [`drain_reads`](Self::drain_reads) or [`record_reads`](Self::record_reads).
     #[inline]
     pub(crate) fn get_shared<Q>(&self, hash: u64, key: &Q, now: u64) -> Option<(u32, &V)>
     where
@@ -321,7 +323,7 @@ where
 
     /// Replays the buffered reads into the policy while the shard is shared, unless another
     /// reader is doing it: the policy's own lock is tried, never waited for. Writers drain
-    /// under the write lock instead ([`record_read`](Self::record_read)).
+    /// under the write lock instead ([`record_reads`](Self::record_reads)).
     pub(crate) fn drain_reads(&self, reads: &ReadBuffer) {
         let mut policy = match self.policy.try_lock() {
             Ok(policy) => policy,

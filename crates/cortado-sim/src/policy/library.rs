@@ -8,16 +8,16 @@
 //!
 //! - **The library, not a copy.** Each request is `get(&key)`, and on a miss `insert(key, ())`:
 //!   exactly what an application does on a cache-aside read. Everything on that path (the hash
-//!   table, the slab, the policy, the sketch, the hill climber) is the library's, so a change to
-//!   the library shows up here with no porting, and the speed measured here is the library's.
+//!   table, the slab, the policy, the sketch, the adaptive mode's miniature caches) is the
+//!   library's, so a change to the library shows up here with no porting, and the speed measured
+//!   here is the library's.
 //! - **Deterministic.** A cache normally draws a random policy seed (sketch hashing, random
 //!   admission) and hashes with a randomly keyed hasher; here the seed is fixed
 //!   ([`crate::policy::DEFAULT_SEED`] unless `--seed` says otherwise) and the hasher is
-//!   [`MixState`], a keyless bijective mix of the `u64` key. The mix matters beyond the table:
-//!   W-TinyLFU feeds the same 64-bit hash to its frequency sketch and admission, so every bit
-//!   must depend on every key bit. SplitMix64's finalizer does that at the cost of two
-//!   multiplies, where a plain multiply would leave the low bits of sequential block numbers
-//!   (the ARC traces) poorly mixed.
+//!   [`MixState`], a keyless bijective mix of the `u64` key (SplitMix64's finalizer). The
+//!   library spreads every hash again with the same finalizer before its table, shards and
+//!   sketch use it, so any deterministic hasher would do; this one is cheap and keeps sequential
+//!   block numbers (the ARC traces) well apart on its own.
 //! - **One line per policy.** [`LIBRARY_POLICIES`] maps a name to a constructor of the library's
 //!   [`EvictionPolicy`]; [`crate::policy::POLICIES`] and [`crate::policy::build`] read it, so a
 //!   new library policy is one line here.

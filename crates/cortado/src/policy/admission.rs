@@ -20,7 +20,7 @@
 //! with probability 1/[`RANDOM_ADMIT_ODDS`] (1/128); cold one-hit wonders are never let in by
 //! chance.
 //!
-//! The sketch covers at least [`MIN_SKETCH_ENTRIES`] (4,096) entries and ages at least every
+//! The sketch covers at least [`MIN_SKETCH_ENTRIES`] (4,096) entries and ages at most once per
 //! 10 x [`MIN_SAMPLE_ENTRIES`] (10,000) increments. A small cache still sees many distinct keys
 //! between two agings; a table sized to the cache alone made their counters collide, and a period
 //! of 10 x capacity was shorter than the loops such caches are asked to hold. On the simulator's

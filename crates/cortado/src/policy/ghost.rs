@@ -2,7 +2,7 @@
 //!
 //! [`Ghost::insert`] remembers a rejected key's hash; [`Ghost::contains`] tells, with a small
 //! false-positive rate and no false negatives within its span, whether a key was rejected among
-//! the last `capacity` rejections (and possibly up to twice as many).
+//! the last `capacity / 2` rejections (and possibly up to `capacity`).
 //!
 //! # Design
 //!

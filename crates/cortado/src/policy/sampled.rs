@@ -53,9 +53,10 @@
 //! - **Weights.** Each round evicts one candidate, until the weighted size fits.
 //! - **Random** draws a uniform resident entry (not the newest) and needs no pool, clock or
 //!   counter.
-//! - **Volatile policies** (Redis's `volatile-lru`, `-lfu`, `-random`, `-ttl`) sample only entries
-//!   that have a time to live: that is a second `DenseSet` of those entries to sample from, and
-//!   for `volatile-ttl` a score from the deadline. Nothing else changes.
+//! - **Not yet: volatile policies** (Redis's `volatile-lru`, `-lfu`, `-random`, `-ttl`), which
+//!   sample only entries that have a time to live. They would need a second `DenseSet` of those
+//!   entries to sample from, and for `volatile-ttl` a score from the deadline; nothing else
+//!   would change. They belong with the server, which has not been built.
 //! - **Memory.** 16 bytes per slot for the node (stamp, weight, counter), 8 for the dense set
 //!   (position and member), and the pool inline (256 bytes).
 //!

@@ -547,7 +547,8 @@ pub(crate) struct WTinyLfu {
     adaptation: Adaptation,
     /// The index in [`MODES`] of the mode in force, when adaptive.
     mode_index: u8,
-    /// Created with the sketch, once the cache is half full.
+    /// Created once the cache is half full (the sketch exists from the start, at its minimum
+    /// size, and grows then); only a leading policy has them.
     experts: Option<Box<Experts>>,
     /// Whether entries carry weights; if not, the capacity counts entries.
     weighted: bool,
@@ -583,7 +584,8 @@ impl WTinyLfu {
     }
 
     /// Resets the bounds for a new capacity (eviction happens on the next `evict`); the sketch,
-    /// ghost and experts are sized again when the cache is next half full.
+    /// ghost and experts are sized again at once if they were sized already, else when the
+    /// cache is first half full.
     pub(crate) fn set_maximum(&mut self, maximum: u64) {
         self.segments.set_maximum(maximum);
         if self.admission.is_sized() {

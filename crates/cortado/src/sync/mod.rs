@@ -1,5 +1,5 @@
 //! A thread-safe cache: shards of the single-threaded core, each behind a read-write lock, with
-//! reads that never wait for a write lock.
+//! reads that share their shard and never queue for its write lock.
 //!
 //! [`Cache`] is `Send + Sync` and a cheap `Clone` (a shared handle); `get` returns a clone of the
 //! value, so put large values in an `Arc`. Loaders ([`get_with`](Cache::get_with) and friends)
@@ -40,22 +40,25 @@
 //!
 //! # Design
 //!
-//! - **Shards.** Keys are spread over a power-of-two number of shards (each the `shard`
-//!   module's single-threaded core) by bits 40..56 of their hash (the table itself uses the low
-//!   bits and the top seven). The default count is the smallest power of two at least four times
-//!   the number of CPUs, lowered so that every shard holds at least [`MIN_SHARD_CAPACITY`] units.
-//!   Each shard has its own policy, sketch and timer wheel: nothing is shared between shards, so
-//!   nothing contends. On a Zipf stream, 8 shards hit as often as one (`tests/sync_hit_ratio.rs`);
-//!   a long scan is harder on small shards, whose adaptive windows each react on their own.
-//! - **Reads** take the shard's read lock, look the key up and clone the value; the hit is
-//!   recorded in the shard's lossy read buffer (the `read_buffer` module: BP-Wrapper, as in
-//!   Caffeine) and replayed into the policy by the next writer, or every 32nd read by the
-//!   reader itself: still under the read lock, it replays the batch if it wins a `try_lock` of
-//!   the policy's own mutex (never waiting), so readers never block each other or queue for
-//!   the write lock. Only when an entry's deadline has passed does that reader try the write
-//!   lock instead (`try_write`), to remove it. Time-to-idle
-//!   deadlines move at the read itself (an atomic per entry). A read that finds its entry expired
-//!   reports a miss and leaves the removal to maintenance.
+//! - **Shards.** Keys are spread over a power-of-two number of shards (each the `shard` module's
+//!   single-threaded core) by bits 40..56 of their hash (the table itself uses the low bits and the
+//!   top seven). The default count is the smallest power of two at least four times the number of
+//!   CPUs, lowered so that every shard holds at least [`MIN_SHARD_CAPACITY`] units. Each shard has
+//!   its own policy, sketch and timer wheel, so shards never contend. One thing is shared: the
+//!   adaptive W-TinyLFU's mode. Only shard 0 runs the miniature caches that choose it (see
+//!   [`policy`](crate::policy)) and publishes its choice in an atomic, which the other shards adopt
+//!   at their next maintenance, so a sharded cache pays for one set of miniatures and all shards
+//!   agree. Replaying a Zipf stream with 2 threads hits within half a point of 1 thread, with 1
+//!   shard and with 8 (`tests/sync_hit_ratio.rs`).
+//! - **Reads** take the shard's read lock, look the key up and clone the value; the hit is recorded
+//!   in the shard's lossy read buffer (the `read_buffer` module: BP-Wrapper, as in Caffeine) and
+//!   replayed into the policy by the next writer, or every 32nd read by the reader itself: still
+//!   under the read lock, it replays the batch if it wins a `try_lock` of the policy's own mutex
+//!   (never waiting), so readers never block each other or queue for the write lock. Only when an
+//!   entry's deadline has passed does that reader try the write lock instead (`try_write`), to
+//!   remove it. A read still waits while a writer holds its shard (a short critical section).
+//!   Time-to-idle deadlines move at the read itself (an atomic per entry). A read that finds its
+//!   entry expired reports a miss and leaves the removal to maintenance.
 //! - **Writes** take the write lock and do the maintenance there, amortized on the calling
 //!   thread: replay buffered reads (so the policy sees reads and writes in order), expire due
 //!   entries, write, evict to fit.
@@ -72,11 +75,13 @@
 //!
 //! # Memory
 //!
-//! Per entry as in [`unsync`](crate::unsync) (the same core; the admission sketches of the
-//! shards add up to one sized for the whole capacity). Per shard, fixed: the core's own fields,
-//! the lock, the 64-slot read buffer, counters and an empty map of loads in flight, padded to
-//! 128 bytes: about 1.8 KiB for `u64` keys and values, plus the timer wheel's 11 KiB of bucket
-//! array headers once entries expire. With a `negative_ttl`, each shard also keeps an LRU of absent keys
+//! Per entry as in [`unsync`](crate::unsync) (the same core). The admission sketches of the shards
+//! add up to about one sized for the whole capacity, but each is rounded up to a power of two and
+//! is at least 4,096 entries (32 KiB), so many small shards cost more; shard 0 also holds the
+//! adaptive policy's miniatures (at most about 0.5 MiB). Per shard, fixed: the core's own fields,
+//! the lock, the 64-slot read buffer, counters and an empty map of loads in flight, padded to 128
+//! bytes: about 1.8 KiB for `u64` keys and values, plus the timer wheel's 11 KiB of bucket array
+//! headers once entries expire. With a `negative_ttl`, each shard also keeps an LRU of absent keys
 //! (an eighth of its capacity).
 //!
 //! # References
@@ -719,8 +724,8 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
             .each_shard(|i, core, _| core.set_max_capacity(share(max_capacity, n, i)));
     }
 
-    /// Replays buffered reads and removes expired entries now (otherwise done on writes, or by
-    /// the [scheduler](Scheduler)).
+    /// Replays buffered reads and removes expired entries now (otherwise done on writes, now
+    /// and then on reads, or by the [scheduler](Scheduler)).
     pub fn run_pending_tasks(&self) {
         self.inner.run_pending_tasks();
     }
