@@ -340,18 +340,18 @@ where
 
     /// Tells the policy that the slots in `batch` were read (those that still hold entries).
     pub(crate) fn record_reads(&mut self, batch: &[u32]) {
-        let policy = self
-            .policy
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
-        Self::replay(&self.slots, policy, batch);
+        let Self { slots, policy, .. } = self;
+        let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
+        Self::replay(slots, policy, batch);
     }
 
+    /// Hands the policy the reads in `batch` (at most one read buffer's worth) whose slots still
+    /// hold entries.
     fn replay(slots: &[Option<Entry<K, V>>], policy: &mut Policy, batch: &[u32]) {
         let mut live = [0u32; crate::read_buffer::CAPACITY];
         let mut len = 0;
         for &i in batch {
-            if slots.get(i as usize).is_some_and(Option::is_some) && len < live.len() {
+            if slots.get(i as usize).is_some_and(Option::is_some) {
                 live[len] = i;
                 len += 1;
             }
@@ -484,7 +484,8 @@ where
 
     /// Evicts with the policy until the weighted size fits the maximum.
     fn evict(&mut self) {
-        if self.policy_mut().weighted_size() <= self.policy_mut().maximum() {
+        let policy = self.policy_mut();
+        if policy.weighted_size() <= policy.maximum() {
             return;
         }
         let mut victims = std::mem::take(&mut self.scratch);

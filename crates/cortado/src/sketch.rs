@@ -123,7 +123,7 @@ impl FrequencySketch {
     #[inline]
     fn positions(&self, hash: u64) -> (usize, [(usize, u32); 4]) {
         let h = mix64(hash ^ self.seed);
-        let block = ((h >> 32) as usize & self.block_mask) * BLOCK_WORDS;
+        let block = self.block_of(h);
         let counter_hash = h as u32;
         let mut out = [(0, 0); 4];
         for (i, slot) in out.iter_mut().enumerate() {
@@ -134,13 +134,18 @@ impl FrequencySketch {
         (block, out)
     }
 
+    /// The first word of the block that the mixed hash `h` selects (its high half).
+    #[inline]
+    fn block_of(&self, h: u64) -> usize {
+        ((h >> 32) as usize & self.block_mask) * BLOCK_WORDS
+    }
+
     /// Loads the block of the key with this hash, so that a following
     /// [`increment`](Self::increment) or [`frequency`](Self::frequency) finds it in the CPU
     /// cache. Issuing several of these back to back overlaps their cache misses.
     #[inline]
     pub fn prefetch(&self, hash: u64) {
-        let h = mix64(hash ^ self.seed);
-        let block = ((h >> 32) as usize & self.block_mask) * BLOCK_WORDS;
+        let block = self.block_of(mix64(hash ^ self.seed));
         std::hint::black_box(self.table[block]);
     }
 

@@ -593,20 +593,26 @@ fn listener_may_use_the_cache_during_a_load() {
     });
 }
 
+/// A cache with a maintenance thread whose listener reports each removal on the channel.
+fn paced_cache(ttl: Duration) -> (Cache<u32, u32>, mpsc::Receiver<(u32, RemovalCause)>) {
+    let (heard, hear) = mpsc::channel();
+    let heard = Mutex::new(heard);
+    let cache = Cache::builder()
+        .max_capacity(100)
+        .time_to_live(ttl)
+        .scheduler(Scheduler::Thread)
+        .eviction_listener(move |k: &u32, _: &u32, cause| {
+            heard.lock().unwrap().send((*k, cause)).unwrap();
+        })
+        .build()
+        .unwrap();
+    (cache, hear)
+}
+
 #[test]
 fn scheduler_thread_expires_entries_without_traffic() {
     with_timeout(LIMIT, || {
-        let (heard, hear) = mpsc::channel();
-        let heard = Mutex::new(heard);
-        let cache: Cache<u32, u32> = Cache::builder()
-            .max_capacity(100)
-            .time_to_live(Duration::from_millis(100))
-            .scheduler(Scheduler::Thread)
-            .eviction_listener(move |k: &u32, _: &u32, cause| {
-                heard.lock().unwrap().send((*k, cause)).unwrap();
-            })
-            .build()
-            .unwrap();
+        let (cache, hear) = paced_cache(Duration::from_millis(100));
         let inserted = Instant::now();
         for key in 0..3 {
             cache.insert(key, key);
@@ -698,17 +704,7 @@ fn scheduler_thread_insert_due_sooner_wakes_sleeping_thread() {
     // The thread first sleeps towards an hour-long deadline (capped at MAX_PARK, 1 s); a
     // 50 ms entry written meanwhile must wake it well before then.
     with_timeout(LIMIT, || {
-        let (heard, hear) = mpsc::channel();
-        let heard = Mutex::new(heard);
-        let cache: Cache<u32, u32> = Cache::builder()
-            .max_capacity(100)
-            .time_to_live(Duration::from_secs(3_600))
-            .scheduler(Scheduler::Thread)
-            .eviction_listener(move |k: &u32, _: &u32, cause| {
-                heard.lock().unwrap().send((*k, cause)).unwrap();
-            })
-            .build()
-            .unwrap();
+        let (cache, hear) = paced_cache(Duration::from_secs(3_600));
         cache.insert(1, 1);
         std::thread::sleep(Duration::from_millis(20));
         let written = Instant::now();

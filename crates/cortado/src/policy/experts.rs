@@ -36,10 +36,12 @@
 //!   ([`WARM_UP_PERIODS`]) mostly measures how fast each mode fills up, where the lenient modes
 //!   lead, not how it evicts; its hits are discarded. On a short trace (ps, 10,448 requests at 308
 //!   entries) that early lead used to walk the cache to the 35% window and back. Measured on the 84
-//!   reference cells, three policy seeds: discarding the first period raised the mean by 0.06-0.08
-//!   points and the cells within a point of the best reference by 1-3; decay 0.9 instead of 0.8
-//!   added 0.01-0.02 and a cell; requiring a strict lead over the current mode (ties used to move
-//!   towards the lower mode) changed the mean by -0.01 and took the drifting-Zipf stream at
+//!   reference cells (`cortado-sim --trace <the 21 traces> --sizes 1%,5%,10%,25% --policies
+//!   wtinylfu --seed N`, seeds 1 to 3): discarding the first period raised the mean by 0.06-0.08
+//!   points and the cells within a point of the best reference by 2; decay 0.9 instead of 0.8
+//!   added 0.01-0.02 points and 0-2 cells; requiring a strict lead over the current mode (ties
+//!   used to move towards the lower mode) changed the mean by -0.01 and took a drifting-Zipf
+//!   stream (`cortado-sim gen --dist drift+zipf:0.99 --keys 100000 --requests 1000000`) at
 //!   capacity 50,000 from 82.9% to 84.8%.
 //!
 //! # References

@@ -361,6 +361,7 @@ impl Sampled {
 
     pub(crate) fn reserve(&mut self, entries: usize) {
         if entries > self.nodes.len() {
+            self.nodes.reserve_exact(entries - self.nodes.len());
             self.nodes.resize(entries, EMPTY);
         }
         self.resident.reserve(entries);
