@@ -19,6 +19,11 @@
 //!   time-to-idle also the deadline set by writes (another 8), so reads extend the idle deadline
 //!   without passing the write deadline; the wheel then holds a lower bound and re-files an entry
 //!   that turns out not to be due. The wheel exists only once some entry has a deadline.
+//! - **Deferred reads.** Most reads are not told to the policy when they happen: the reader
+//!   counts them in a byte of the entry's slot (which it has just loaded) and the policy
+//!   applies them when the entry reaches the eviction end of its queue, as CLOCK does (see
+//!   [`Deferral`] for which reads, and the measurements). This is what lets readers of the
+//!   concurrent cache skip the read buffer's shared counter and the policy's cache misses.
 //! - **Eviction** runs inside every insert, so after each operation the weighted size is within
 //!   the maximum. Removed entries are queued with their [`RemovalCause`] for the front end, which
 //!   calls the user's listener outside of the shard (and outside of any lock).
@@ -40,7 +45,7 @@
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
 
@@ -48,13 +53,18 @@ use hashbrown::HashTable;
 
 use crate::expiry::{Deadlines, ExpiryRules};
 use crate::notification::RemovalCause;
-use crate::policy::{EvictionPolicy, Policy};
+use crate::policy::{Deferral, EvictionPolicy, Policy, MAX_DEFERRED};
 use crate::read_buffer::ReadBuffer;
 use crate::stats::CacheStats;
 use crate::timer_wheel::TimerWheel;
 
 /// Computes an entry's weight.
 pub(crate) type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u32 + Send + Sync>;
+
+/// In [`Entry::reads`]: the entry is in the policy's main space, whose reads may be deferred.
+const IN_MAIN: u8 = 0x80;
+/// In [`Entry::reads`]: the deferred read count.
+const DEFERRED_COUNT: u8 = 0x7f;
 
 /// No deadline (in `read_deadlines` and `write_deadlines`).
 const NO_DEADLINE: u64 = u64::MAX;
@@ -93,6 +103,29 @@ impl<K, V> Clone for ShardConfig<K, V> {
 struct Entry<K, V> {
     key: K,
     value: V,
+    /// Reads not yet told to the policy (see [`Shard::defer_read`]), at most [`MAX_DEFERRED`],
+    /// in the low bits, and [`IN_MAIN`]; atomic because readers sharing the shard count them.
+    reads: AtomicU8,
+    /// Lets `Option<Entry>` keep its tag here instead of in a word of its own (an atomic has
+    /// no spare values): 24 bytes per slot for `u64` keys and values, not 32.
+    _live: Live,
+}
+
+#[derive(Clone, Copy)]
+#[repr(u8)]
+enum Live {
+    Yes = 1,
+}
+
+impl<K, V> Entry<K, V> {
+    fn new(key: K, value: V) -> Self {
+        Self {
+            key,
+            value,
+            reads: AtomicU8::new(0),
+            _live: Live::Yes,
+        }
+    }
 }
 
 /// The hash every part of the cache uses for `key`: the user's hasher's output, spread.
@@ -130,6 +163,15 @@ pub(crate) struct Shard<K, V, S> {
     /// Removed entries waiting for the front end's listener.
     pub(crate) pending: Vec<(K, V, RemovalCause)>,
     scratch: Vec<u32>,
+    /// The policy's current [`Deferral`], copied here so that readers sharing the shard need
+    /// not lock the policy to consult it.
+    deferral: Deferral,
+    /// The policy's window holds more than its share: the cache is still filling (nothing is
+    /// evicted) or has just filled and moves the excess out a batch per insert; reads of window
+    /// entries may be deferred meanwhile.
+    filling: bool,
+    /// The cache has been full at least once.
+    full: bool,
 }
 
 impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
@@ -185,6 +227,9 @@ where
             notify: config.notify,
             pending: Vec::new(),
             scratch: Vec::new(),
+            deferral: Deferral::Never,
+            filling: true,
+            full: false,
         };
         shard.policy_mut().reserve(config.initial_capacity);
         shard
@@ -321,6 +366,42 @@ where
         Some((i, &entry.value))
     }
 
+    /// Counts a read of the live slot `i` on its entry, if the policy lets this read wait
+    /// until the entry nears eviction ([`Deferral`]); false when the policy must be told now
+    /// (or, in the concurrent cache, through the read buffer). The count saturates at [`MAX_DEFERRED`] and is a plain
+    /// load and store, not a locked increment: two readers racing may count one read between
+    /// them, which only makes the policy's view of a hot key a little older.
+    #[inline]
+    pub(crate) fn defer_read(&self, i: u32, hash: u64) -> bool {
+        let reads = &self.entry(i).reads;
+        let byte = reads.load(Ordering::Relaxed);
+        if (byte & IN_MAIN == 0 && !self.filling) || !self.deferral.defers(hash) {
+            return false;
+        }
+        if byte & DEFERRED_COUNT < MAX_DEFERRED {
+            reads.store(byte + 1, Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// Sets the [`IN_MAIN`] flag of the entries the policy moved out of its window. Run after
+    /// every policy call that can evict.
+    fn mark_main(slots: &[Option<Entry<K, V>>], policy: &mut Policy) {
+        policy.drain_moved_to_main(&mut |i| {
+            if let Some(Some(entry)) = slots.get(i as usize) {
+                entry.reads.fetch_or(IN_MAIN, Ordering::Relaxed);
+            }
+        });
+    }
+
+    /// Takes the deferred read count of the entry at `i`, keeping its flag.
+    fn take_deferred(slots: &[Option<Entry<K, V>>], i: u32) -> u8 {
+        match slots.get(i as usize) {
+            Some(Some(entry)) => entry.reads.fetch_and(IN_MAIN, Ordering::Relaxed) & DEFERRED_COUNT,
+            _ => 0,
+        }
+    }
+
     /// Replays the buffered reads into the policy while the shard is shared, unless another
     /// reader is doing it: the policy's own lock is tried, never waited for. Writers drain
     /// under the write lock instead ([`record_reads`](Self::record_reads)).
@@ -357,6 +438,7 @@ where
             }
         }
         policy.access_batch(&live[..len]);
+        Self::mark_main(slots, policy);
     }
 
     /// The live value of `key`, recording the access with the policy and the expiry rules.
@@ -369,7 +451,12 @@ where
             self.record_miss();
             return None;
         };
-        self.policy_mut().access(i);
+        if !self.defer_read(i, hash) {
+            let Self { slots, policy, .. } = self;
+            let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
+            policy.access(i);
+            Self::mark_main(slots, policy);
+        }
         if self.record_stats {
             self.stats.hits += 1;
         }
@@ -407,7 +494,12 @@ where
                 };
             let slot = self.slots[i as usize].as_mut().expect("live slot");
             let old = std::mem::replace(&mut slot.value, value);
-            self.policy_mut().update(i, weight);
+            {
+                let Self { slots, policy, .. } = self;
+                let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
+                policy.update(i, weight);
+                Self::mark_main(slots, policy);
+            }
             if let Some(deadlines) = deadlines {
                 self.set_deadlines(i, deadlines);
             }
@@ -420,7 +512,7 @@ where
         } else {
             let deadlines = (self.rules.is_active() || ttl.is_some())
                 .then(|| self.rules.on_write(&key, &value, now, ttl, None));
-            let i = self.allocate(Entry { key, value });
+            let i = self.allocate(Entry::new(key, value));
             let Self {
                 table,
                 slots,
@@ -482,14 +574,38 @@ where
         }
     }
 
-    /// Evicts with the policy until the weighted size fits the maximum.
+    /// Evicts with the policy until the weighted size fits the maximum, first applying the
+    /// deferred reads of the entries the policy is about to look at.
     fn evict(&mut self) {
-        let policy = self.policy_mut();
+        let Self {
+            policy,
+            slots,
+            deferral,
+            filling,
+            full,
+            ..
+        } = self;
+        let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
+        // Inserts can change it (the adaptive policy starts sampling once it is half full).
+        *deferral = policy.deferral();
+        *filling = policy.window_overflowing();
+        if !*full && policy.weighted_size() >= policy.maximum() {
+            *full = true;
+            // Full for the first time: the reads deferred while filling reach the sketch now,
+            // before admission compares anyone (once per shard, like a table resize).
+            policy.fold_all(&mut |i| Self::take_deferred(slots, i));
+        }
         if policy.weighted_size() <= policy.maximum() {
+            // An insert can still have moved entries (a new adaptive mode resizes protected).
+            Self::mark_main(slots, policy);
             return;
         }
+        if *deferral != Deferral::Never {
+            policy.fold_deferred(&mut |i| Self::take_deferred(slots, i));
+        }
         let mut victims = std::mem::take(&mut self.scratch);
-        self.policy_mut().evict(&mut victims);
+        policy.evict(&mut victims);
+        Self::mark_main(slots, policy);
         for i in victims.drain(..) {
             let entry = self.detach(i);
             self.notify_removal(entry.key, entry.value, RemovalCause::Size);
@@ -626,7 +742,13 @@ where
 
     /// Up to `n` live keys, from the most likely to be evicted (`coldest`) or the least.
     pub(crate) fn keys_by_eviction_order(&self, n: usize, now: u64, coldest: bool) -> Vec<&K> {
-        let order = self.policy().coldest();
+        let order = {
+            let mut policy = self.policy();
+            // Deferred reads count: a key just read is not the coldest.
+            policy.fold_all(&mut |i| Self::take_deferred(&self.slots, i));
+            Self::mark_main(&self.slots, &mut policy);
+            policy.coldest()
+        };
         let live = |&i: &u32| (!self.is_expired(i, now)).then(|| &self.entry(i).key);
         if coldest {
             order.iter().filter_map(live).take(n).collect()
@@ -665,7 +787,10 @@ where
 
     /// Switches a follower's adaptive policy to the mode another shard chose.
     pub(crate) fn adopt_policy_mode(&mut self, mode: u8) {
-        self.policy_mut().adopt_mode(mode);
+        let Self { slots, policy, .. } = self;
+        let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
+        policy.adopt_mode(mode);
+        Self::mark_main(slots, policy);
     }
 
     /// The admission window's current bound, for W-TinyLFU.
@@ -751,5 +876,16 @@ where
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_u64_entry_tag_in_niche_24_bytes() {
+        // Key, value, the deferred-read count and the tag share three words.
+        assert_eq!(std::mem::size_of::<Option<Entry<u64, u64>>>(), 24);
     }
 }

@@ -868,3 +868,54 @@ fn reads_alone_expire_due_entries_through_the_write_lock() {
     assert_eq!(*log.lock().unwrap(), vec![(1, 1, RemovalCause::Expired)]);
     assert_eq!(cache.len(), 1, "removed, not only invisible");
 }
+
+#[test]
+fn coldest_after_deferred_read_not_the_read_key() {
+    // Reads of main-space entries are counted on the entry, not replayed; `coldest` must
+    // still see them.
+    let cache: Cache<u32, u32> = Cache::builder()
+        .max_capacity(50)
+        .shards(1)
+        .eviction_policy(EvictionPolicy::tiny_lfu_static())
+        .build()
+        .unwrap();
+    for key in 0..60 {
+        cache.insert(key, key);
+    }
+    let coldest = cache.coldest(1)[0];
+    assert_eq!(cache.get(&coldest), Some(coldest));
+    assert_ne!(cache.coldest(1), vec![coldest]);
+    cache.validate();
+}
+
+#[test]
+fn deferred_reads_protect_hot_keys_from_a_scan() {
+    // Hot keys read only while in the main space (their reads deferred) must survive a scan
+    // of keys seen twice each, which beat any unread entry at admission.
+    let cache: Cache<u32, u32> = Cache::builder()
+        .max_capacity(100)
+        .shards(1)
+        .eviction_policy(EvictionPolicy::tiny_lfu_static())
+        .build()
+        .unwrap();
+    for key in 0..200 {
+        cache.insert(key, key);
+    }
+    let hot: Vec<u32> = (0..200)
+        .filter(|k| cache.contains_key(k))
+        .take(20)
+        .collect();
+    assert_eq!(hot.len(), 20);
+    for _ in 0..5 {
+        for key in &hot {
+            assert!(cache.get(key).is_some());
+        }
+    }
+    for key in 1_000..3_000 {
+        cache.insert(key, key);
+        cache.insert(key, key);
+    }
+    let kept = hot.iter().filter(|k| cache.contains_key(k)).count();
+    assert!(kept >= 18, "{kept} of 20 hot keys kept");
+    cache.validate();
+}

@@ -175,6 +175,13 @@ impl Mini {
     }
 }
 
+/// Whether the miniatures replay requests for the key with this (folded) hash, under a sample
+/// mask of `rate - 1` (`0`: every key).
+#[inline]
+pub(crate) fn sampled(hash: u32, sample_mask: u64) -> bool {
+    mix64(u64::from(hash) ^ SAMPLE_SALT) & sample_mask == 0
+}
+
 /// See the [module docs](self).
 #[derive(Debug, Clone)]
 pub(crate) struct Experts {
@@ -221,6 +228,11 @@ impl Experts {
         }
     }
 
+    /// The mask [`sampled`] takes for this cache's keys.
+    pub(crate) fn sample_mask(&self) -> u64 {
+        self.sample_mask
+    }
+
     /// Replays one request if its key is sampled; returns the index in [`MODES`] of a newly
     /// chosen mode.
     #[inline]
@@ -230,7 +242,7 @@ impl Experts {
         weight: u32,
         admission: &mut Admission,
     ) -> Option<usize> {
-        if mix64(u64::from(hash) ^ SAMPLE_SALT) & self.sample_mask != 0 {
+        if !sampled(hash, self.sample_mask) {
             return None;
         }
         for mini in &mut self.minis {

@@ -40,9 +40,12 @@ use super::admission::Admission;
 use super::deque::{impl_linked, Deque, NIL};
 use super::experts::{Experts, MODES, START_MODE};
 use super::ghost::Ghost;
+use super::Deferral;
 
 /// Share of the main space that protected may hold.
 pub const PROTECTED_SHARE: f64 = 0.80;
+/// Most deferred reads of one entry counted at once (a sketch counter's ceiling).
+pub const MAX_DEFERRED: u8 = 15;
 /// Most entries moved between queues by one operation while bounds change.
 pub const QUEUE_TRANSFER_LIMIT: usize = 1_000;
 /// Rejected candidates remembered, as a share of the capacity in entries.
@@ -122,6 +125,9 @@ pub(crate) struct Segments {
     protected_weight: u64,
     mode: Mode,
     ghost: Ghost,
+    /// Entries that left the window for the main space since the shard last asked (see
+    /// [`WTinyLfu::drain_moved_to_main`]); kept only for the real cache, not the miniatures.
+    moved_to_main: Option<Vec<u32>>,
 }
 
 impl Segments {
@@ -141,9 +147,16 @@ impl Segments {
             protected_weight: 0,
             mode,
             ghost: Ghost::default(),
+            moved_to_main: None,
         };
         segments.set_maximum(maximum);
         segments
+    }
+
+    /// Keeps the list [`WTinyLfu::drain_moved_to_main`] reports.
+    fn reporting_moves_to_main(mut self) -> Self {
+        self.moved_to_main = Some(Vec::new());
+        self
     }
 
     pub(crate) fn maximum(&self) -> u64 {
@@ -243,6 +256,17 @@ impl Segments {
             self.window.push_front(&mut self.nodes, i);
         } else {
             self.window.push_back(&mut self.nodes, i);
+        }
+    }
+
+    /// The entry at the eviction end of `queue`.
+    #[inline]
+    fn front(&self, queue: Queue) -> Option<u32> {
+        match queue {
+            Queue::Window => self.window.front(),
+            Queue::Probation => self.probation.front(),
+            Queue::Protected => self.protected.front(),
+            Queue::None => None,
         }
     }
 
@@ -359,6 +383,9 @@ impl Segments {
             self.probation.push_back(&mut self.nodes, i);
             self.nodes[i as usize].queue = Queue::Probation;
             self.window_weight -= self.weight(i);
+            if let Some(moved) = &mut self.moved_to_main {
+                moved.push(i);
+            }
             if first == NIL {
                 first = i;
             }
@@ -566,7 +593,7 @@ impl WTinyLfu {
             Adaptation::Lead | Adaptation::Follow => MODES[START_MODE],
         };
         Self {
-            segments: Segments::new(maximum, mode, weighted),
+            segments: Segments::new(maximum, mode, weighted).reporting_moves_to_main(),
             admission: Admission::new(seed),
             adaptation,
             mode_index: START_MODE as u8,
@@ -653,6 +680,90 @@ impl WTinyLfu {
         for &i in batch {
             self.access(i);
         }
+    }
+
+    /// Reports the entries that left the window for the main space since the last call and
+    /// are still there: reads of main-space entries are the ones the shard may defer (see
+    /// [`Policy::deferral`](super::Policy::deferral)). Entries never move back.
+    pub(crate) fn drain_moved_to_main(&mut self, report: &mut dyn FnMut(u32)) {
+        let Some(mut moved) = self.segments.moved_to_main.take() else {
+            return;
+        };
+        for &i in &moved {
+            if matches!(
+                self.segments.nodes[i as usize].queue,
+                Queue::Probation | Queue::Protected
+            ) {
+                report(i);
+            }
+        }
+        moved.clear();
+        self.segments.moved_to_main = Some(moved);
+    }
+
+    /// See [`Policy::deferral`](super::Policy::deferral): reads of the keys the miniatures
+    /// sample are replayed, since the miniatures need them in order; with no miniatures (a
+    /// static or following policy, or before the cache is half full) every main-space entry's
+    /// read may wait.
+    pub(crate) fn deferral(&self) -> Deferral {
+        match &self.experts {
+            Some(experts) if experts.sample_mask() == 0 => Deferral::Never,
+            Some(experts) => Deferral::Unsampled {
+                mask: experts.sample_mask(),
+            },
+            None => Deferral::Always,
+        }
+    }
+
+    /// See [`Policy::fold_deferred`](super::Policy::fold_deferred). An entry's deferred reads
+    /// are counted in the sketch (at most [`MAX_DEFERRED`] of them, the counters' ceiling) and
+    /// it moves as one read would move it: window and protected entries to their queue's back,
+    /// a probation entry to protected. Protected's end goes first, so that entries demoted by
+    /// the promotions come from behind it.
+    pub(crate) fn fold_deferred(&mut self, take: &mut dyn FnMut(u32) -> u8) {
+        let mut budget = super::FOLD_LIMIT;
+        loop {
+            let before = budget;
+            for queue in [Queue::Protected, Queue::Probation, Queue::Window] {
+                while budget > 0 {
+                    let Some(i) = self.segments.front(queue) else {
+                        break;
+                    };
+                    let reads = take(i);
+                    if reads == 0 {
+                        break;
+                    }
+                    budget -= 1;
+                    self.fold(i, reads);
+                }
+            }
+            if budget == before || budget == 0 {
+                return;
+            }
+        }
+    }
+
+    pub(crate) fn window_overflowing(&self) -> bool {
+        self.segments.window_weight > self.segments.window_max
+    }
+
+    /// Applies every entry's deferred reads, from the coldest entry to the hottest.
+    pub(crate) fn fold_all(&mut self, take: &mut dyn FnMut(u32) -> u8) {
+        for i in self.segments.coldest(&self.admission) {
+            let reads = take(i);
+            if reads > 0 {
+                self.fold(i, reads);
+            }
+        }
+    }
+
+    /// Applies `reads` deferred reads of the entry at `i`.
+    fn fold(&mut self, i: u32, reads: u8) {
+        let hash = u64::from(self.segments.hash_of(i));
+        for _ in 0..reads.min(MAX_DEFERRED) {
+            self.admission.record(hash);
+        }
+        self.segments.access(i);
     }
 
     /// A value was replaced: the entry counts as used and may change weight.
@@ -766,6 +877,98 @@ mod tests {
             assert!(policy.weighted_size() <= policy.maximum());
         }
         (hits, total)
+    }
+
+    /// A static policy of `maximum` entries holding indices `0..=maximum` inserted in order,
+    /// so that the oldest have left the window for the main space.
+    fn full_static(maximum: u32) -> WTinyLfu {
+        let mut p = WTinyLfu::new(u64::from(maximum), Adaptation::Static, false, Some(3));
+        let mut evicted = Vec::new();
+        for i in 0..=maximum {
+            p.insert(i, mix64(u64::from(i)), 1);
+            p.evict(&mut evicted);
+        }
+        p
+    }
+
+    #[test]
+    fn fold_deferred_read_entry_at_probation_end_promoted_and_counted() {
+        let mut p = full_static(20);
+        let head = p.segments.front(Queue::Probation).unwrap();
+        let hash = u64::from(p.segments.hash_of(head));
+        let before = p.admission.sketch.frequency(hash);
+        let mut pending = 3;
+        // `take` semantics: the count is handed over once.
+        p.fold_deferred(&mut |i| {
+            if i == head {
+                std::mem::take(&mut pending)
+            } else {
+                0
+            }
+        });
+        assert_eq!(p.segments.nodes[head as usize].queue, Queue::Protected);
+        assert_eq!(p.admission.sketch.frequency(hash), before + 3);
+        assert_ne!(p.segments.front(Queue::Probation), Some(head));
+        p.validate();
+    }
+
+    #[test]
+    fn fold_deferred_every_entry_read_moves_at_most_fold_limit() {
+        let mut p = full_static(1_000);
+        let mut moved = 0;
+        p.fold_deferred(&mut |_| {
+            moved += 1;
+            1
+        });
+        assert_eq!(moved, crate::policy::FOLD_LIMIT);
+        p.validate();
+    }
+
+    #[test]
+    fn fold_deferred_unread_ends_changes_nothing() {
+        let mut p = full_static(50);
+        let order = p.segments.coldest(&p.admission);
+        p.fold_deferred(&mut |_| 0);
+        assert_eq!(p.segments.coldest(&p.admission), order);
+    }
+
+    #[test]
+    fn drain_moved_to_main_reports_window_leavers_once() {
+        let mut p = full_static(20);
+        let mut reported = Vec::new();
+        p.drain_moved_to_main(&mut |i| reported.push(i));
+        assert!(!reported.is_empty());
+        for &i in &reported {
+            assert_ne!(p.segments.nodes[i as usize].queue, Queue::Window);
+        }
+        let mut again = Vec::new();
+        p.drain_moved_to_main(&mut |i| again.push(i));
+        assert!(again.is_empty());
+    }
+
+    #[test]
+    fn deferral_static_always_adaptive_sampled_once_sized() {
+        assert_eq!(full_static(20).deferral(), Deferral::Always);
+        let mut p = WTinyLfu::new(100_000, Adaptation::Lead, false, Some(1));
+        assert_eq!(
+            p.deferral(),
+            Deferral::Always,
+            "no miniatures before half full"
+        );
+        for i in 0..50_000 {
+            p.insert(i, mix64(u64::from(i)), 1);
+        }
+        let Deferral::Unsampled { mask } = p.deferral() else {
+            panic!("a large adaptive cache samples: {:?}", p.deferral());
+        };
+        // Sampled keys are the ones the miniatures replay: never deferred.
+        let sampled = (0..10_000u64)
+            .filter(|&k| !p.deferral().defers(mix64(k)))
+            .count();
+        assert!(
+            mask > 0 && sampled > 0 && sampled < 10_000,
+            "{sampled} sampled"
+        );
     }
 
     #[test]

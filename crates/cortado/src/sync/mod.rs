@@ -50,7 +50,10 @@
 //!   at their next maintenance, so a sharded cache pays for one set of miniatures and all shards
 //!   agree. Replaying a Zipf stream with 2 threads hits within half a point of 1 thread, with 1
 //!   shard and with 8 (`tests/sync_hit_ratio.rs`).
-//! - **Reads** take the shard's read lock, look the key up and clone the value; the hit is recorded
+//! - **Reads** take the shard's read lock, look the key up and clone the value. Most hits are
+//!   only counted in a byte of the entry's slot, which the policy applies when the entry nears
+//!   eviction (deferred reads, see the `shard` module); the rest (window entries of a full cache,
+//!   keys the miniatures sample) are recorded
 //!   in the shard's lossy read buffer (the `read_buffer` module: BP-Wrapper, as in Caffeine) and
 //!   replayed into the policy by the next writer, or every 32nd read by the reader itself: still
 //!   under the read lock, it replays the batch if it wins a `try_lock` of the policy's own mutex
@@ -467,7 +470,12 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
             return None;
         };
         let value = value.clone();
-        if slot.reads.record(i) {
+        let act = if core.defer_read(i, hash) {
+            slot.reads.tick()
+        } else {
+            slot.reads.record(i)
+        };
+        if act {
             if core.expiry_due(now) {
                 // Removing expired entries needs the write lock: do the full maintenance.
                 drop(core);
