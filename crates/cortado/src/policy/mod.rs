@@ -21,7 +21,7 @@
 //!   keys) it averages 42.0% against 40.2% for Caffeine 2.6.2, 40.5% for S3-FIFO and 34.3% for
 //!   LRU; taking the best of the reference policies in each cell separately averages 42.3%.
 //! - [`EvictionPolicy::tiny_lfu_static`]: the same with the window fixed at 1% and no
-//!   miniatures (40.98% on the same cells), for small caches where six miniature copies cost too
+//!   miniatures (40.89% on the same cells), for small caches where six miniature copies cost too
 //!   much memory.
 //! - [`EvictionPolicy::lru`]: least recently used.
 //! - [`EvictionPolicy::lfu`]: least frequently used, ties broken by recency.
@@ -240,7 +240,7 @@ pub(crate) const FOLD_LIMIT: usize = 64;
 /// went from 0.30x to 0.77-0.85x quick_cache's throughput. Deferring window reads in a full
 /// cache costs hit ratio: on the 84 reference cells the static policy fell from 40.98% to
 /// 40.79% (the loop-like `cs` and `multi1` lost 5 to 6 points); with the rule above the
-/// adaptive policy gives 41.99% (42.00% with every read applied at once) and the static one
+/// adaptive policy gives 41.98% (42.00% with every read applied at once) and the static one
 /// 40.89%.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Deferral {
