@@ -384,8 +384,8 @@ where
         true
     }
 
-    /// Sets the [`IN_MAIN`] flag of the entries the policy moved out of its window. Run after
-    /// every policy call that can evict.
+    /// Sets the [`IN_MAIN`] flag of the entries the policy moved out of its window. Entries
+    /// leave the window only while the policy evicts, so this runs after each eviction.
     fn mark_main(slots: &[Option<Entry<K, V>>], policy: &mut Policy) {
         policy.drain_moved_to_main(&mut |i| {
             if let Some(Some(entry)) = slots.get(i as usize) {
@@ -438,7 +438,6 @@ where
             }
         }
         policy.access_batch(&live[..len]);
-        Self::mark_main(slots, policy);
     }
 
     /// The live value of `key`, recording the access with the policy and the expiry rules.
@@ -452,10 +451,7 @@ where
             return None;
         };
         if !self.defer_read(i, hash) {
-            let Self { slots, policy, .. } = self;
-            let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
-            policy.access(i);
-            Self::mark_main(slots, policy);
+            self.policy_mut().access(i);
         }
         if self.record_stats {
             self.stats.hits += 1;
@@ -494,12 +490,7 @@ where
                 };
             let slot = self.slots[i as usize].as_mut().expect("live slot");
             let old = std::mem::replace(&mut slot.value, value);
-            {
-                let Self { slots, policy, .. } = self;
-                let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
-                policy.update(i, weight);
-                Self::mark_main(slots, policy);
-            }
+            self.policy_mut().update(i, weight);
             if let Some(deadlines) = deadlines {
                 self.set_deadlines(i, deadlines);
             }
@@ -596,8 +587,6 @@ where
             policy.fold_all(&mut |i| Self::take_deferred(slots, i));
         }
         if policy.weighted_size() <= policy.maximum() {
-            // An insert can still have moved entries (a new adaptive mode resizes protected).
-            Self::mark_main(slots, policy);
             return;
         }
         if *deferral != Deferral::Never {
@@ -746,7 +735,6 @@ where
             let mut policy = self.policy();
             // Deferred reads count: a key just read is not the coldest.
             policy.fold_all(&mut |i| Self::take_deferred(&self.slots, i));
-            Self::mark_main(&self.slots, &mut policy);
             policy.coldest()
         };
         let live = |&i: &u32| (!self.is_expired(i, now)).then(|| &self.entry(i).key);
@@ -787,10 +775,7 @@ where
 
     /// Switches a follower's adaptive policy to the mode another shard chose.
     pub(crate) fn adopt_policy_mode(&mut self, mode: u8) {
-        let Self { slots, policy, .. } = self;
-        let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
-        policy.adopt_mode(mode);
-        Self::mark_main(slots, policy);
+        self.policy_mut().adopt_mode(mode);
     }
 
     /// The admission window's current bound, for W-TinyLFU.
