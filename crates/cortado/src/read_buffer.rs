@@ -49,8 +49,6 @@ pub(crate) const DRAIN_EVERY: u32 = 32;
 pub(crate) struct ReadBuffer {
     slots: [AtomicU32; CAPACITY],
     claims: AtomicU32,
-    /// Reads that were not recorded (deferred on their entries; see [`tick`](Self::tick)).
-    ticks: AtomicU32,
     /// Claims up to here have been drained (written only by the one drainer at a time).
     drained: AtomicU32,
 }
@@ -60,7 +58,6 @@ impl Default for ReadBuffer {
         Self {
             slots: std::array::from_fn(|_| AtomicU32::new(0)),
             claims: AtomicU32::new(0),
-            ticks: AtomicU32::new(0),
             drained: AtomicU32::new(0),
         }
     }
@@ -73,17 +70,6 @@ impl ReadBuffer {
         let claim = self.claims.fetch_add(1, Ordering::Relaxed);
         self.slots[claim as usize & (CAPACITY - 1)].store(index.wrapping_add(1), Ordering::Relaxed);
         claim & (DRAIN_EVERY - 1) == DRAIN_EVERY - 1
-    }
-
-    /// Counts a read that was not recorded; true every [`DRAIN_EVERY`] of them, when the caller
-    /// should do what a drain does besides replaying (remove expired entries, drain the reads
-    /// that were recorded). A plain load and store, not a locked increment: racing readers may
-    /// lose counts, which only spaces these calls out.
-    #[inline]
-    pub(crate) fn tick(&self) -> bool {
-        let tick = self.ticks.load(Ordering::Relaxed);
-        self.ticks.store(tick.wrapping_add(1), Ordering::Relaxed);
-        tick & (DRAIN_EVERY - 1) == DRAIN_EVERY - 1
     }
 
     /// Empties the positions claimed since the last drain (at most one lap) and hands the

@@ -125,9 +125,6 @@ pub(crate) struct Segments {
     protected_weight: u64,
     mode: Mode,
     ghost: Ghost,
-    /// Entries that left the window for the main space since the shard last asked (see
-    /// [`WTinyLfu::drain_moved_to_main`]); kept only for the real cache, not the miniatures.
-    moved_to_main: Option<Vec<u32>>,
 }
 
 impl Segments {
@@ -147,16 +144,9 @@ impl Segments {
             protected_weight: 0,
             mode,
             ghost: Ghost::default(),
-            moved_to_main: None,
         };
         segments.set_maximum(maximum);
         segments
-    }
-
-    /// Keeps the list [`WTinyLfu::drain_moved_to_main`] reports.
-    fn reporting_moves_to_main(mut self) -> Self {
-        self.moved_to_main = Some(Vec::new());
-        self
     }
 
     pub(crate) fn maximum(&self) -> u64 {
@@ -383,9 +373,6 @@ impl Segments {
             self.probation.push_back(&mut self.nodes, i);
             self.nodes[i as usize].queue = Queue::Probation;
             self.window_weight -= self.weight(i);
-            if let Some(moved) = &mut self.moved_to_main {
-                moved.push(i);
-            }
             if first == NIL {
                 first = i;
             }
@@ -593,7 +580,7 @@ impl WTinyLfu {
             Adaptation::Lead | Adaptation::Follow => MODES[START_MODE],
         };
         Self {
-            segments: Segments::new(maximum, mode, weighted).reporting_moves_to_main(),
+            segments: Segments::new(maximum, mode, weighted),
             admission: Admission::new(seed),
             adaptation,
             mode_index: START_MODE as u8,
@@ -682,29 +669,9 @@ impl WTinyLfu {
         }
     }
 
-    /// Reports the entries that left the window for the main space since the last call and
-    /// are still there: reads of main-space entries are the ones the shard may defer (see
-    /// [`Policy::deferral`](super::Policy::deferral)). Entries never move back.
-    pub(crate) fn drain_moved_to_main(&mut self, report: &mut dyn FnMut(u32)) {
-        let Some(mut moved) = self.segments.moved_to_main.take() else {
-            return;
-        };
-        for &i in &moved {
-            if matches!(
-                self.segments.nodes[i as usize].queue,
-                Queue::Probation | Queue::Protected
-            ) {
-                report(i);
-            }
-        }
-        moved.clear();
-        self.segments.moved_to_main = Some(moved);
-    }
-
     /// See [`Policy::deferral`](super::Policy::deferral): reads of the keys the miniatures
     /// sample are replayed, since the miniatures need them in order; with no miniatures (a
-    /// static or following policy, or before the cache is half full) every main-space entry's
-    /// read may wait.
+    /// static or following policy, or before the cache is half full) every read may wait.
     pub(crate) fn deferral(&self) -> Deferral {
         match &self.experts {
             Some(experts) if experts.sample_mask() == 0 => Deferral::Never,
@@ -741,10 +708,6 @@ impl WTinyLfu {
                 return;
             }
         }
-    }
-
-    pub(crate) fn window_overflowing(&self) -> bool {
-        self.segments.window_weight > self.segments.window_max
     }
 
     /// Applies every entry's deferred reads, from the coldest entry to the hottest.
@@ -930,20 +893,6 @@ mod tests {
         let order = p.segments.coldest(&p.admission);
         p.fold_deferred(&mut |_| 0);
         assert_eq!(p.segments.coldest(&p.admission), order);
-    }
-
-    #[test]
-    fn drain_moved_to_main_reports_window_leavers_once() {
-        let mut p = full_static(20);
-        let mut reported = Vec::new();
-        p.drain_moved_to_main(&mut |i| reported.push(i));
-        assert!(!reported.is_empty());
-        for &i in &reported {
-            assert_ne!(p.segments.nodes[i as usize].queue, Queue::Window);
-        }
-        let mut again = Vec::new();
-        p.drain_moved_to_main(&mut |i| again.push(i));
-        assert!(again.is_empty());
     }
 
     #[test]
