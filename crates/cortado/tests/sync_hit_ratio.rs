@@ -81,3 +81,8 @@ fn two_threads_one_shard_hit_ratio_within_half_point() {
 fn two_threads_eight_shards_hit_ratio_within_half_point() {
     check(8);
 }
+
+#[test]
+fn two_threads_thirty_two_shards_hit_ratio_within_half_point() {
+    check(32);
+}
