@@ -37,9 +37,10 @@
 //!   about 11 KiB of bucket array headers per shard, and deadlines that reads move another 8 or 16
 //!   (above). The slab and the per-slot arrays double as they grow but stop at the shard's maximum
 //!   (unweighted caches), so a capacity just over a power of two costs no spare half. Measured with
-//!   the peer benchmark's counting allocator (`u64` keys and values, 8 shards, full / after as many
-//!   evictions): 60.1 / 60.3 bytes per entry at a capacity of 1,000,000, 58.6 / 65.3 at 800,000,
-//!   66.8 / 67.0 at 1,100,000; with a one-hour TTL 76.4 / 76.6, 75.9 / 82.6 and 86.5 / 86.7. Two
+//!   the peer benchmark's counting allocator (`u64` keys and values, 32 shards, full / after as
+//!   many evictions): 60.2 / 60.3 bytes per entry at a capacity of 1,000,000, 58.6 / 65.4 at
+//!   800,000, 66.9 / 67.0 at 1,100,000; with a one-hour TTL 76.7 / 76.9, 76.3 / 83.1 and
+//!   86.9 / 87.0. Two
 //!   things still swing with the capacity: the sketch's power-of-two rounding (the 1,100,000 case),
 //!   and hashbrown's table, which doubles once deleted entries use up its spare room while it is
 //!   more than half full (the 800,000 case).
