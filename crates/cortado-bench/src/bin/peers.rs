@@ -24,7 +24,7 @@ use cortado_bench::peers::args::{self, Command, RunArgs, Section};
 use cortado_bench::peers::hit_ratio::{self, Replay};
 use cortado_bench::peers::memory::{self, Scenario};
 use cortado_bench::peers::report::{HitCell, MemoryCell, Report, ThroughputCell};
-use cortado_bench::peers::throughput::{self, Throughput, Workload};
+use cortado_bench::peers::throughput::{self, Measurement, Throughput, Workload};
 use cortado_bench::peers::SEED;
 
 #[global_allocator]
@@ -141,7 +141,9 @@ fn run_benchmark(run: &RunArgs) -> ExitCode {
 
 fn throughput_section(run: &RunArgs, sizes: &Sizes, report: &mut Report) {
     report.context.push(format!(
-        "throughput: Zipf({}), {} ops per thread per pass, 1 warm-up pass + {} timed (median)",
+        "throughput: Zipf({}), {} ops per thread per pass; {} rounds, each cache once per round \
+         (fresh, warm-filled, 1 untimed + 1 timed pass); rates: median pass, ratios: median \
+         of the rounds' ratios",
         throughput::ZIPF_S,
         sizes.ops_per_thread,
         run.runs
@@ -156,19 +158,37 @@ fn throughput_section(run: &RunArgs, sizes: &Sizes, report: &mut Report) {
                     read_percent,
                     SEED,
                 );
-                for &peer in &run.peers {
-                    eprintln!(
-                        "throughput {} t{threads} r{read_percent}: {peer}",
-                        workload.name
-                    );
-                    let result = peer
-                        .visit(Throughput {
-                            workload,
-                            streams: &streams,
-                            runs: run.runs,
-                            salt: throughput::salt(SEED),
-                        })
-                        .map_err(|e| e.to_string());
+                // One timed pass per cache per round, the caches in turn and each round
+                // starting with the next one, so that a slow phase of the machine is shared.
+                let peers = &run.peers;
+                let mut results: Vec<Option<Result<Measurement, String>>> = vec![None; peers.len()];
+                for round in 0..run.runs {
+                    for turn in 0..peers.len() {
+                        let k = (round + turn) % peers.len();
+                        if matches!(results[k], Some(Err(_))) {
+                            continue;
+                        }
+                        let peer = peers[k];
+                        eprintln!(
+                            "throughput {} t{threads} r{read_percent} round {}: {peer}",
+                            workload.name,
+                            round + 1
+                        );
+                        let measured = peer
+                            .visit(Throughput {
+                                workload,
+                                streams: &streams,
+                                runs: 1,
+                                salt: throughput::salt(SEED),
+                            })
+                            .map_err(|e| e.to_string());
+                        match (&mut results[k], measured) {
+                            (Some(Ok(so_far)), Ok(more)) => so_far.absorb(more),
+                            (slot, measured) => *slot = Some(measured),
+                        }
+                    }
+                }
+                for (&peer, result) in peers.iter().zip(results) {
                     report.throughput.push(ThroughputCell {
                         peer,
                         workload: workload.name,
@@ -176,7 +196,7 @@ fn throughput_section(run: &RunArgs, sizes: &Sizes, report: &mut Report) {
                         capacity: workload.capacity,
                         threads,
                         read_percent,
-                        result,
+                        result: result.unwrap_or_else(|| Err("not run".to_owned())),
                     });
                 }
             }

@@ -4,8 +4,9 @@
 //! # Design
 //!
 //! - **Ratios in the same run.** The machine is shared, so absolute rates move between runs;
-//!   every throughput table has a twin of ratios against `quick_cache` measured in the same run,
-//!   and the goals are judged on ratios.
+//!   every throughput table has a twin of ratios against `quick_cache` measured in the same run
+//!   (the median of per-round ratios, each round running every cache once), and the goals are
+//!   judged on ratios.
 //! - **Failures are cells, not aborts.** A cache that cannot be built for a cell (no TTL) or a
 //!   child that fails shows as `n/a` or `error`, and the rest of the report stands.
 //! - **JSON by hand**: a flat list of records with string and number fields is all it takes,
@@ -14,7 +15,7 @@
 use std::fmt::Write as _;
 
 use super::memory::{Footprint, Scenario};
-use super::throughput::Measurement;
+use super::throughput::{median, Measurement};
 use super::Peer;
 
 /// The throughput of one cache in one cell (workload, threads, read share).
@@ -237,10 +238,18 @@ impl Report {
         out
     }
 
-    /// Median throughput of `peer` over that of `reference` in `column`.
+    /// Throughput of `peer` over that of `reference` in `column`: the median of the ratios
+    /// of passes run in the same round (see `throughput`'s rounds), or, when the passes do not
+    /// pair up, the ratio of the medians.
     fn ratio(&self, peer: Peer, reference: Peer, column: &str, clock: Clock) -> Option<f64> {
-        let mine = self.throughput_cell(peer, column)?.median(clock)?;
-        let theirs = self.throughput_cell(reference, column)?.median(clock)?;
+        let mine = self.throughput_cell(peer, column)?;
+        let theirs = self.throughput_cell(reference, column)?;
+        let (a, b) = (mine.runs(clock), theirs.runs(clock));
+        if !a.is_empty() && a.len() == b.len() && b.iter().all(|&x| x > 0.0) {
+            let paired: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+            return Some(median(&paired));
+        }
+        let (mine, theirs) = (mine.median(clock)?, theirs.median(clock)?);
         (theirs > 0.0).then(|| mine / theirs)
     }
 
@@ -620,6 +629,28 @@ mod tests {
                 ("3.00x", Some(false)),
             ]
         );
+    }
+
+    #[test]
+    fn ratio_pairs_passes_of_the_same_round() {
+        let with = |peer, mops: Vec<f64>| ThroughputCell {
+            result: Ok(Measurement {
+                mops_unqueued: mops.clone(),
+                mops,
+                hit_ratio: 0.5,
+            }),
+            ..cell(peer, 0.0)
+        };
+        let report = Report {
+            throughput: vec![
+                with(Peer::Cortado, vec![10.0, 40.0, 30.0]),
+                with(Peer::QuickCache, vec![5.0, 40.0, 10.0]),
+            ],
+            ..Report::default()
+        };
+        // Per-round ratios 2, 1, 3: their median is 2; the ratio of medians would be 3.
+        let ratio = report.ratio(Peer::Cortado, Peer::QuickCache, "A t2 r100", Clock::Wall);
+        assert_eq!(ratio, Some(2.0));
     }
 
     #[test]

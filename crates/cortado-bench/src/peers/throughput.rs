@@ -16,12 +16,17 @@
 //!   and map rank `r` to `mix64(r ^ salt)` with one shared salt (the construction of
 //!   `cortado_sim::gen`, whose streams have a salt per seed): the threads agree on which keys
 //!   are hot without replaying the same sequence in lockstep.
-//! - **Warm start.** Each cache is built fresh per (workload, threads, read share) and filled
-//!   with the `capacity` most popular keys, coldest first; one untimed pass over the streams
-//!   then lets each policy learn the workload before the [`Throughput::runs`] timed passes.
+//! - **Warm start.** Each measurement builds its cache fresh and fills it with the `capacity`
+//!   most popular keys, coldest first; one untimed pass over the streams then lets each policy
+//!   learn the workload before the [`Throughput::runs`] timed passes.
 //! - **Timing.** A pass is timed from the first thread leaving the barrier to the last thread
 //!   finishing; the rate is all threads' operations over that span. The median of the passes is
 //!   reported, because the machine is shared and a pass can lose its core for a while.
+//! - **Rounds.** The `peers` binary measures one timed pass per cache per round and takes the
+//!   caches in turn, starting each round with the next cache, so that a slow phase of the
+//!   machine falls on every cache alike; its ratios are the median of the per-round ratios. Run
+//!   one cache after another, a slow phase lasting one cache's passes once showed quick_cache at
+//!   a third of its rate in one cell, and cortado at 2.78x of it.
 //! - **Run-queue time.** On a shared machine a thread also waits, ready but not running, for a
 //!   core. Linux reports that wait per thread (`/proc/thread-self/schedstat`, second field), so
 //!   a second rate leaves it out: each thread's operations over its wall time minus its
@@ -158,6 +163,17 @@ impl Measurement {
     /// The median of [`mops_unqueued`](Self::mops_unqueued), if measured.
     pub fn median_mops_unqueued(&self) -> Option<f64> {
         (!self.mops_unqueued.is_empty()).then(|| median(&self.mops_unqueued))
+    }
+
+    /// Appends the passes of `other` (a later round of the same cell); the hit ratio becomes
+    /// the mean over all passes (every pass replays the same operations).
+    pub fn absorb(&mut self, other: Measurement) {
+        let (before, added) = (self.mops.len() as f64, other.mops.len() as f64);
+        if before + added > 0.0 {
+            self.hit_ratio = (self.hit_ratio * before + other.hit_ratio * added) / (before + added);
+        }
+        self.mops.extend(other.mops);
+        self.mops_unqueued.extend(other.mops_unqueued);
     }
 }
 
