@@ -40,10 +40,9 @@
 //!   the peer benchmark's counting allocator (`u64` keys and values, 32 shards, full / after as
 //!   many evictions): 60.2 / 60.3 bytes per entry at a capacity of 1,000,000, 58.6 / 65.4 at
 //!   800,000, 66.9 / 67.0 at 1,100,000; with a one-hour TTL 76.7 / 76.9, 76.3 / 83.1 and
-//!   86.9 / 87.0. Two
-//!   things still swing with the capacity: the sketch's power-of-two rounding (the 1,100,000 case),
-//!   and hashbrown's table, which doubles once deleted entries use up its spare room while it is
-//!   more than half full (the 800,000 case).
+//!   86.9 / 87.0. Two things still swing with the capacity: the sketch's power-of-two rounding
+//!   (the 1,100,000 case), and hashbrown's table, which doubles once deleted entries use up its
+//!   spare room while it is more than half full (the 800,000 case).
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
