@@ -50,11 +50,10 @@
 //!   CPUs, 32 shards instead of 8 ran 1.3-1.4x faster at 2 threads on all four workloads of the
 //!   peer benchmark (paired runs), cost about 5% at 1 thread on workload A, and moved its hit
 //!   ratios by under 0.3 points. Each shard has its own policy, sketch and timer wheel, so
-//!   shards never contend. One thing is shared: the
-//!   adaptive W-TinyLFU's mode. Only shard 0 runs the miniature caches that choose it (see
-//!   [`policy`](crate::policy)) and publishes its choice in an atomic, which the other shards adopt
-//!   at their next maintenance, so a sharded cache pays for one set of miniatures and all shards
-//!   agree. Replaying a Zipf stream with 2 threads hits within half a point of 1 thread, with 1
+//!   shards never contend. One thing is shared: the adaptive W-TinyLFU's mode. Only shard 0
+//!   runs the miniature caches that choose it (see [`policy`](crate::policy)) and publishes its
+//!   choice in an atomic, which the other shards adopt at their next maintenance, so a sharded
+//!   cache pays for one set of miniatures and all shards agree. Replaying a Zipf stream with 2 threads hits within half a point of 1 thread, with 1
 //!   shard, with 8 and with 32 (`tests/sync_hit_ratio.rs`).
 //! - **Reads** take the shard's read lock, look the key up and clone the value. Most hits are
 //!   only counted in a byte of the entry's slot, which the policy applies when the entry nears
