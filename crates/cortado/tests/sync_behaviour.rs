@@ -936,3 +936,24 @@ fn replacements_of_hot_keys_protect_them_from_a_scan() {
     let kept = hot_keys_kept_through_scan(|cache, key, round| cache.insert(key, key + round));
     assert!(kept >= 18, "{kept} of 20 hot keys kept");
 }
+
+#[test]
+fn weighted_default_shards_share_fits_entry_unit_default_would_not() {
+    // With a weigher the default shard count is 4 per CPU, not 16: a capacity of 1,024 weight
+    // units per weighted-default shard keeps an entry of weight 1,000, which the unweighted
+    // default (four times as many shards, shares of 256) would evict at once.
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    let weighted = (cpus * cortado::sync::WEIGHTED_SHARDS_PER_CPU).next_power_of_two();
+    let unweighted = (cpus * cortado::sync::SHARDS_PER_CPU).next_power_of_two();
+    let capacity = weighted as u64 * 1_024;
+    assert!(capacity / unweighted as u64 >= cortado::sync::MIN_SHARD_CAPACITY);
+    let cache: Cache<u32, Vec<u8>> = Cache::builder()
+        .max_capacity(capacity)
+        .weigher(|_, v: &Vec<u8>| v.len() as u32)
+        .build()
+        .unwrap();
+    assert_eq!(cache.shard_count(), weighted);
+    cache.insert(1, vec![0; 1_000]);
+    assert!(cache.contains_key(&1));
+    cache.validate();
+}

@@ -49,7 +49,9 @@
 //!   read lock writes the lock's word, so threads on that shard trade its cache line. With 2
 //!   CPUs, 32 shards instead of 8 ran 1.3-1.4x faster at 2 threads on all four workloads of the
 //!   peer benchmark (paired runs), cost about 5% at 1 thread on workload A, and moved its hit
-//!   ratios by under 0.3 points. Each shard has its own policy, sketch and timer wheel, so
+//!   ratios by under 0.3 points. With a weigher the default is [`WEIGHTED_SHARDS_PER_CPU`] (4)
+//!   per CPU, since a shard's share bounds the heaviest entry it can keep (see
+//!   [Capacity](self#capacity)). Each shard has its own policy, sketch and timer wheel, so
 //!   shards never contend. One thing is shared: the adaptive W-TinyLFU's mode. Only shard 0
 //!   runs the miniature caches that choose it (see [`policy`](crate::policy)) and publishes its
 //!   choice in an atomic, which the other shards adopt at their next maintenance, so a sharded
@@ -127,6 +129,10 @@ pub use loading::{Compute, Entry};
 
 /// Shards per CPU when the shard count is chosen automatically (see [Shards](self#design)).
 pub const SHARDS_PER_CPU: usize = 16;
+/// Shards per CPU for a cache with a weigher: fewer, because an entry heavier than its shard's
+/// share is never kept (see [Capacity](self#capacity)), and the gain of more shards was
+/// measured on unit weights.
+pub const WEIGHTED_SHARDS_PER_CPU: usize = 4;
 /// The fewest units of capacity a shard gets when the shard count is chosen automatically.
 pub const MIN_SHARD_CAPACITY: u64 = 256;
 /// The most shards a cache may have.
@@ -244,10 +250,15 @@ fn deferred_read_tick() -> bool {
     })
 }
 
-/// The default number of shards for a capacity.
-fn default_shards(max_capacity: Option<u64>) -> usize {
+/// The default number of shards for a capacity, counted in entries or (`weighted`) in weight.
+fn default_shards(max_capacity: Option<u64>, weighted: bool) -> usize {
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-    let wanted = (cpus * SHARDS_PER_CPU).next_power_of_two().min(MAX_SHARDS);
+    let per_cpu = if weighted {
+        WEIGHTED_SHARDS_PER_CPU
+    } else {
+        SHARDS_PER_CPU
+    };
+    let wanted = (cpus * per_cpu).next_power_of_two().min(MAX_SHARDS);
     let by_capacity = match max_capacity {
         Some(max) => {
             let fit = (max / MIN_SHARD_CAPACITY).max(1);
@@ -343,7 +354,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
                 }
                 n
             }
-            None => default_shards(builder.max_capacity),
+            None => default_shards(builder.max_capacity, builder.weigher.is_some()),
         };
         let per_shard = |i: usize| -> ShardConfig<K, V> {
             let mut config = config.clone();
@@ -899,13 +910,23 @@ mod tests {
     fn default_shards_power_of_two_with_large_enough_shares() {
         let cpus = std::thread::available_parallelism().map_or(1, usize::from);
         let most = (cpus * SHARDS_PER_CPU).next_power_of_two();
-        assert_eq!(default_shards(None), most);
+        assert_eq!(default_shards(None, false), most);
         for capacity in [0u64, 255, 256, 511, 512, 4_096, 1 << 20, 1 << 40] {
-            let n = default_shards(Some(capacity));
+            let n = default_shards(Some(capacity), false);
             assert!(n.is_power_of_two() && n <= most);
             assert!(n == 1 || capacity / n as u64 >= MIN_SHARD_CAPACITY);
             // No fewer shards than the capacity allows.
             assert!(n == most || capacity / (2 * n as u64) < MIN_SHARD_CAPACITY);
         }
+    }
+
+    #[test]
+    fn default_shards_weighted_fewer_for_larger_shares() {
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        let weighted = (cpus * WEIGHTED_SHARDS_PER_CPU).next_power_of_two();
+        assert_eq!(default_shards(Some(1 << 40), true), weighted);
+        assert!(weighted < default_shards(Some(1 << 40), false));
+        // Small capacities are bounded by the share, weighted or not.
+        assert_eq!(default_shards(Some(1_024), true), 4.min(weighted));
     }
 }
