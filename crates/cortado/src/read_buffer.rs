@@ -20,9 +20,9 @@
 //! run's time in the peer benchmark. The batch goes to the policy in one call so that W-TinyLFU can
 //! touch all of its sketch blocks and list neighbours before changing any (their cache misses then
 //! overlap: from 0.51x to 0.54-0.64x quick_cache's throughput on the peer benchmark's workload A
-//! at 2 threads, over three runs). A replayed
-//! index may name a slot that was freed or reused meanwhile; the shard ignores free slots, and a
-//! reused one gets a hit it did not earn, which is harmless.
+//! at 2 threads, over three runs). A replayed index may name a slot that was freed or reused
+//! meanwhile; the shard ignores free slots, and a reused one gets a hit it did not earn, which
+//! is harmless.
 //!
 //! Each slot holds a self-contained value that publishes nothing else, so relaxed atomics suffice:
 //! a drain returns each recorded value at most once (the swap) and never a value nobody recorded.

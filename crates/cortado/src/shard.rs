@@ -359,9 +359,10 @@ where
 
     /// Counts a read of the live slot `i` on its entry, if the policy lets this read wait
     /// until the entry nears eviction ([`Deferral`]); false when the policy must be told now
-    /// (or, in the concurrent cache, through the read buffer). The count saturates at [`MAX_DEFERRED`] and is a plain
-    /// load and store, not a locked increment: two readers racing may count one read between
-    /// them, which only makes the policy's view of a hot key a little older.
+    /// (or, in the concurrent cache, through the read buffer). The count saturates at
+    /// [`MAX_DEFERRED`] and is a plain load and store, not a locked increment: two readers
+    /// racing may count one read between them, which only makes the policy's view of a hot key
+    /// a little older.
     #[inline]
     pub(crate) fn defer_read(&self, i: u32, hash: u64) -> bool {
         if !self.deferral.defers(hash) {

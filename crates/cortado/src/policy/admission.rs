@@ -23,9 +23,9 @@
 //! seen as often as every other), and admitting by chance there only swaps a key the cache
 //! will reuse for one it has just used: Caffeine's rule, which lets ties in too, cost the loop
 //! trace 1.2 to 1.9 points at 5-25% of its keys. Keeping the chance for strict losses and
-//! saturated ties raised the 84 reference cells' mean by 0.06 points (adaptive and fixed 1%
-//! window alike); dropping it altogether gains on the loops as well but cost `ps` 3.8 points at
-//! 10%, where the chance admissions are what refreshes a stale main space.
+//! saturated ties raised the 84 reference cells' mean by 0.06 points (0.05 with the fixed 1%
+//! window); dropping it altogether gains on the loops as well but cost `ps` 3.8 points at 5%
+//! of its keys, where the chance admissions are what refreshes a stale main space.
 //!
 //! The sketch covers at least [`MIN_SKETCH_ENTRIES`] (4,096) entries and ages at most once per
 //! 10 x [`MIN_SAMPLE_ENTRIES`] (10,000) increments. A small cache still sees many distinct keys

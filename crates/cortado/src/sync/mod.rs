@@ -47,9 +47,9 @@
 //!   [`MIN_SHARD_CAPACITY`] units. So many shards because of skew, not of CPU count alone: under
 //!   Zipf(0.99) the shard of the hottest keys takes a large share of all operations, and even a
 //!   read lock writes the lock's word, so threads on that shard trade its cache line. With 2
-//!   CPUs, 32 shards instead of 8 ran 1.3-1.4x faster at 2 threads on all four workloads of the
-//!   peer benchmark (paired runs), cost about 5% at 1 thread on workload A, and moved its hit
-//!   ratios by under 0.3 points. With a weigher the default is [`WEIGHTED_SHARDS_PER_CPU`] (4)
+//!   CPUs, 32 shards instead of 8 ran 1.2-1.4x faster at 2 threads on all four workloads of the
+//!   peer benchmark (paired runs), cost 6-9% at 1 thread on workload A, and moved its hit
+//!   ratios by at most 0.31 points (drifting Zipf at capacity 50,000, 84.98% to 84.67%). With a weigher the default is [`WEIGHTED_SHARDS_PER_CPU`] (4)
 //!   per CPU, since a shard's share bounds the heaviest entry it can keep (see
 //!   [Capacity](self#capacity)). Each shard has its own policy, sketch and timer wheel, so
 //!   shards never contend. One thing is shared: the adaptive W-TinyLFU's mode. Only shard 0
@@ -424,9 +424,15 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         }
     }
 
+    /// The shard that owns keys with this hash (bits 40 and up; see [Shards](self#design)).
+    #[inline]
+    fn shard_of(&self, hash: u64) -> usize {
+        (hash >> 40) as usize & self.shard_mask
+    }
+
     #[inline]
     fn slot(&self, hash: u64) -> &Slot<K, V, S> {
-        &self.slots[(hash >> 40) as usize & self.shard_mask]
+        &self.slots[self.shard_of(hash)]
     }
 
     fn notify(&self, removed: Removed<K, V>) {
@@ -871,7 +877,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
             let core = read(&slot.core);
             core.validate();
             for (key, _) in core.iter(0) {
-                let home = (hash_key(&inner.hasher, key) >> 40) as usize & inner.shard_mask;
+                let home = inner.shard_of(hash_key(&inner.hasher, key));
                 assert_eq!(home, i, "a key in shard {i} belongs to shard {home}");
             }
         }

@@ -1,5 +1,31 @@
-//! Workload generators shared by the integration tests.
+//! Workload generators and checks shared by the integration tests.
 #![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+use cortado::notification::RemovalCause;
+
+/// What a scheduler must have done to keys `0..3`, inserted at `inserted` with lifetime `ttl`
+/// and then left alone: reported each as expired exactly once (`expired`, in any order), not
+/// before its time, and removed them (`len`, the cache's length afterwards).
+pub fn assert_expired_by_scheduler(
+    mut expired: Vec<(u32, RemovalCause)>,
+    inserted: Instant,
+    ttl: Duration,
+    len: usize,
+) {
+    expired.sort_unstable_by_key(|e| e.0);
+    assert_eq!(
+        expired,
+        vec![
+            (0, RemovalCause::Expired),
+            (1, RemovalCause::Expired),
+            (2, RemovalCause::Expired)
+        ]
+    );
+    assert!(inserted.elapsed() >= ttl, "never early");
+    assert_eq!(len, 0, "removed, not only invisible");
+}
 
 /// A xorshift64* generator, so tests need no extra dependency and stay reproducible.
 pub struct Rng(u64);
