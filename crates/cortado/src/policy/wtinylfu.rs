@@ -18,7 +18,8 @@
 //!   [`GHOST_SHARE`] (half) the capacity; one that comes back while remembered has a short reuse
 //!   distance and is admitted without a duel. On the simulator's 84 reference cells this raised
 //!   the mean hit ratio of a fixed 10% window from 40.86% to 41.38%.
-//! - **Modes.** A [`Mode`] sets the window's share of the capacity and how lenient admission is.
+//! - **Modes.** A [`Mode`] sets the window's share of the capacity and how lenient and how strict
+//!   admission is (the margin a candidate must win by).
 //!   [`EvictionPolicy::tiny_lfu`](super::EvictionPolicy::tiny_lfu) lets [`Experts`] pick the mode
 //!   from miniature copies of the cache; the static variant keeps [`STATIC_MODE`] (a 1% window).
 //!   A mode change moves the bounds at once and lets entries follow lazily: the window's overflow
@@ -38,7 +39,7 @@
 
 use super::admission::Admission;
 use super::deque::{impl_linked, Deque, NIL};
-use super::experts::{Experts, MODES, START_MODE};
+use super::experts::{mode_of, Experts, MODES, START_MARGIN, START_MODE};
 use super::ghost::Ghost;
 use super::Deferral;
 
@@ -60,6 +61,9 @@ pub(crate) struct Mode {
     pub(crate) lenient: u8,
     /// Whether returning candidates (in the ghost) are admitted without a duel.
     pub(crate) ghost: bool,
+    /// How many more times than the victim a candidate must have been seen to win a duel,
+    /// less one (0: any more often wins).
+    pub(crate) margin: u8,
 }
 
 /// The static policy's mode: Caffeine's 1% window and strict admission.
@@ -67,6 +71,7 @@ pub(crate) const STATIC_MODE: Mode = Mode {
     window: 0.01,
     lenient: 0,
     ghost: true,
+    margin: 0,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -435,6 +440,7 @@ impl Segments {
                     u64::from(v.hash),
                     returning,
                     self.mode.lenient,
+                    self.mode.margin,
                 ) {
                     evict = victim;
                     victim = v.next;
@@ -577,7 +583,7 @@ impl WTinyLfu {
     ) -> Self {
         let mode = match adaptation {
             Adaptation::Static => STATIC_MODE,
-            Adaptation::Lead | Adaptation::Follow => MODES[START_MODE],
+            Adaptation::Lead | Adaptation::Follow => mode_of(START_MODE, START_MARGIN),
         };
         Self {
             segments: Segments::new(maximum, mode, weighted),
@@ -633,6 +639,7 @@ impl WTinyLfu {
                 entries,
                 self.weighted,
                 self.mode_index as usize,
+                self.segments.mode.margin,
             );
             self.experts = Some(Box::new(experts));
         }
@@ -740,9 +747,9 @@ impl WTinyLfu {
     #[inline]
     fn consult_experts(&mut self, hash: u32, weight: u32) {
         if let Some(experts) = &mut self.experts {
-            if let Some(index) = experts.record(hash, weight, &mut self.admission) {
+            if let Some((index, margin)) = experts.record(hash, weight, &mut self.admission) {
                 self.mode_index = index as u8;
-                self.segments.set_mode(MODES[index]);
+                self.segments.set_mode(mode_of(index, margin));
             }
         }
     }
@@ -760,16 +767,19 @@ impl WTinyLfu {
         self.segments.window_maximum()
     }
 
-    /// The index in [`MODES`] of the mode in force, if the policy adapts.
+    /// The mode in force, if the policy adapts, as a code for [`adopt_mode`](Self::adopt_mode):
+    /// its index in [`MODES`] plus 16 times its margin.
     pub(crate) fn mode_index(&self) -> Option<u8> {
-        (self.adaptation != Adaptation::Static).then_some(self.mode_index)
+        (self.adaptation != Adaptation::Static)
+            .then_some(self.mode_index | (self.segments.mode.margin << 4))
     }
 
-    /// Switches a following policy to the mode at `index` in [`MODES`].
-    pub(crate) fn adopt_mode(&mut self, index: u8) {
-        if self.adaptation == Adaptation::Follow && (index as usize) < MODES.len() {
+    /// Switches a following policy to the mode with this [code](Self::mode_index).
+    pub(crate) fn adopt_mode(&mut self, code: u8) {
+        let (index, margin) = (code & 15, code >> 4);
+        if self.adaptation == Adaptation::Follow && (index as usize) < MODES.len() && margin <= 1 {
             self.mode_index = index;
-            self.segments.set_mode(MODES[index as usize]);
+            self.segments.set_mode(mode_of(index as usize, margin));
         }
     }
 
