@@ -42,22 +42,13 @@
 //!   lead, since the twin then starts over in the new mode. Switching margins moves no entry,
 //!   so unlike a mode it may flip at once. The cache starts with the margin
 //!   ([`START_MARGIN`]). Measured on the 84 reference cells (seeds default, 1 and 2): mean
-//!   42.14 / 42.11 / 42.11% and 73 / 72 / 71 cells within a point of the best reference,
-//!   against 42.05 / 42.07 / 42.04% and 68 cells without a margin; `scan`, `cs` and `zigzag` at
-//!   25% gained 3.1, 3.7 and 2.0 points. Always keeping the margin did as well on the mean
+//!   42.16 / 42.14 / 42.17% and 73 cells within a point of the best reference in each, against
+//!   42.05 / 42.07 / 42.04% and 68 cells without a margin; `scan`, `cs` and `zigzag` at 25%
+//!   gained 3.1, 3.7 and 2.0 points. Always keeping the margin did about as well on the mean
 //!   (42.16%) but left `zigzag` at 5% at 0.97% (LRU: 4.76%), 3.8 points below the best
 //!   reference in every seed; with the twin the worst cell was 2.7 to 3.3 points below.
-//! - **Warm-up.** The miniatures start when the cache is half full, so their first period
-//!   ([`WARM_UP_PERIODS`]) mostly measures how fast each mode fills up, where the lenient modes
-//!   lead, not how it evicts; its hits are discarded. On a short trace (ps, 10,448 requests at 308
-//!   entries) that early lead used to walk the cache to the 35% window and back. Measured on the 84
-//!   reference cells (`cortado-sim --trace <the 21 traces> --sizes 1%,5%,10%,25% --policies
-//!   wtinylfu --seed N`, seeds 1 to 3): discarding the first period raised the mean by 0.06-0.08
-//!   points and the cells within a point of the best reference by 2; decay 0.9 instead of 0.8
-//!   added 0.01-0.02 points and 0-2 cells; requiring a strict lead over the current mode (ties
-//!   used to move towards the lower mode) changed the mean by -0.01 and took a drifting-Zipf
-//!   stream (`cortado-sim gen --dist drift+zipf:0.99 --keys 100000 --requests 1000000`) at
-//!   capacity 50,000 from 82.9% to 84.8%.
+//!   Carrying the mode's score over to the twin when the mode steps (so that a twin that takes
+//!   over continues the mode's record, not one begun in another mode) added 0.03-0.06 points.
 //!
 //! # References
 //!
@@ -328,10 +319,12 @@ impl Experts {
             } else {
                 self.current - 1
             };
-            // The twin follows, and must earn a lead in its new mode afresh.
+            // The twin follows, and must earn a lead in its new mode afresh; should it take
+            // over, the mode's score carries on.
             self.twin
                 .segments
                 .set_mode(mode_of(self.current, self.margin ^ 1));
+            self.twin.score = self.minis[self.current].score;
             self.margin_lead = 0.0;
             changed = true;
         }
@@ -428,13 +421,15 @@ mod tests {
     }
 
     #[test]
-    fn decide_mode_step_resets_twin_lead() {
+    fn decide_mode_step_moves_twin_and_resets_lead() {
         let mut experts = warmed();
         experts.margin_lead = -25.0;
         experts.minis[START_MODE + 2].hits = 90;
         experts.twin.hits = 0;
         assert_eq!(experts.decide(), Some((START_MODE + 1, 1)));
         assert_eq!(experts.margin_lead, 0.0);
+        // The twin now stands beside the new mode and carries its score.
+        assert_eq!(experts.twin.score, experts.minis[START_MODE + 1].score);
     }
 
     #[test]
