@@ -38,9 +38,9 @@
 //! ([`policy`]): miniature copies of the cache try six window and admission modes, and two
 //! admission margins, on a sample of the keys and the cache follows the best. On the
 //! simulator's 84 reference cells it averages 42.19% against 40.22% for Caffeine 2.6.2 and
-//! 40.51% for S3-FIFO (see `docs/hit-ratios-84.md`). Heap cost with `u64` keys and values is about 60 bytes per entry
-//! without expiry and 77 with a time to live, at a capacity of 1,000,000 (see `shard`'s notes
-//! for how it varies with the capacity).
+//! 40.51% for S3-FIFO (see `docs/hit-ratios-84.md`). Heap cost with `u64` keys and values is
+//! about 60 bytes per entry without expiry and 77 with a time to live, at a capacity of
+//! 1,000,000 (see `shard`'s notes for how it varies with the capacity).
 //!
 //! # Features
 //!

@@ -15,8 +15,8 @@
 //!   promotes any object used twice.
 //!
 //! With a *margin* of 1 (the adaptive policy chooses it, see [`Experts`](super::experts)), a
-//! candidate must be seen at least twice more often than a victim that was seen at all. On a
-//! loop or a scan every key is seen as often as every other, but the victim, the least
+//! candidate must have been seen at least two more times than a victim that was seen at all.
+//! On a loop or a scan every key is seen as often as every other, but the victim, the least
 //! recently used, has not yet had this round's request while the candidate just had it: it
 //! wins by exactly one, and the cache swaps a key it will reuse soon for one it will reuse
 //! last, round after round. A victim never seen stays exempt: there one count is the whole
