@@ -931,6 +931,23 @@ mod tests {
     }
 
     #[test]
+    fn adopt_mode_code_carries_index_and_margin() {
+        let leader = WTinyLfu::new(100, Adaptation::Lead, false, Some(7));
+        let code = leader.mode_index().unwrap();
+        assert_eq!(code, START_MODE as u8 | (START_MARGIN << 4));
+        let mut follower = WTinyLfu::new(100, Adaptation::Follow, false, Some(7));
+        follower.adopt_mode(4);
+        assert_eq!(follower.segments.mode, mode_of(4, 0));
+        follower.adopt_mode(2 | 1 << 4);
+        assert_eq!(follower.segments.mode, mode_of(2, 1));
+        assert_eq!(follower.mode_index(), Some(2 | 1 << 4));
+        // Codes naming no mode, or a margin the experts never choose, change nothing.
+        follower.adopt_mode(MODES.len() as u8);
+        follower.adopt_mode(1 | 2 << 4);
+        assert_eq!(follower.segments.mode, mode_of(2, 1));
+    }
+
+    #[test]
     fn evict_over_capacity_keeps_bound_and_validates() {
         let mut p = WTinyLfu::new(100, Adaptation::Lead, false, Some(1));
         replay(&mut p, (0..10_000u64).map(|i| mix64(i) % 500));
