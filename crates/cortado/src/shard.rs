@@ -763,7 +763,7 @@ where
 
     /// The adaptive policy's current mode, to share with follower shards.
     pub(crate) fn policy_mode(&mut self) -> Option<u8> {
-        self.policy_mut().mode_index()
+        self.policy_mut().mode_code()
     }
 
     /// Switches a follower's adaptive policy to the mode another shard chose.

@@ -144,6 +144,8 @@ pub const WARM_UP_PERIODS: u64 = 1;
 /// current mode's score: a hit count's standard deviation is about its square root, so a lead
 /// smaller than half of that is as likely noise as a difference.
 pub const MARGIN_SIGNIFICANCE: f64 = 0.5;
+/// Where [`Experts`] keeps the twin among its miniatures: after one per mode.
+const TWIN: usize = MODES.len();
 /// Separates the sampling hash from the sketch's, the table's and the shards'.
 const SAMPLE_SALT: u64 = 0xbb67_ae85_84ca_a73b;
 
@@ -227,10 +229,9 @@ pub(crate) fn sampled(hash: u32, sample_mask: u64) -> bool {
 /// See the [module docs](self).
 #[derive(Debug, Clone)]
 pub(crate) struct Experts {
-    /// One miniature per mode in [`MODES`], all with the current margin.
+    /// One miniature per mode in [`MODES`], all with the current margin, then the twin (at
+    /// [`TWIN`]): the current mode with the other margin.
     minis: Vec<Mini>,
-    /// The current mode with the other margin.
-    twin: Mini,
     /// The admission margin in force (0 or 1).
     margin: u8,
     /// The twin's decayed lead over the current mode, in hits.
@@ -270,8 +271,10 @@ impl Experts {
             )
         };
         Self {
-            minis: (0..MODES.len()).map(|k| mini(mode_of(k, margin))).collect(),
-            twin: mini(mode_of(current, margin ^ 1)),
+            minis: (0..MODES.len())
+                .map(|k| mini(mode_of(k, margin)))
+                .chain(std::iter::once(mini(mode_of(current, margin ^ 1))))
+                .collect(),
             margin,
             margin_lead: 0.0,
             sample_mask: rate - 1,
@@ -300,7 +303,7 @@ impl Experts {
         if !sampled(hash, self.sample_mask) {
             return None;
         }
-        for mini in self.minis.iter_mut().chain(std::iter::once(&mut self.twin)) {
+        for mini in &mut self.minis {
             mini.record(hash, weight, admission, &mut self.scratch);
         }
         self.requests += 1;
@@ -315,8 +318,8 @@ impl Experts {
     fn decide(&mut self) -> Option<(usize, u8)> {
         self.periods += 1;
         let warming = self.periods <= WARM_UP_PERIODS;
-        let margin_delta = self.twin.hits as f64 - self.minis[self.current].hits as f64;
-        for mini in self.minis.iter_mut().chain(std::iter::once(&mut self.twin)) {
+        let margin_delta = self.minis[TWIN].hits as f64 - self.minis[self.current].hits as f64;
+        for mini in &mut self.minis {
             if !warming {
                 mini.score = mini.score * SCORE_DECAY + mini.hits as f64;
             }
@@ -327,7 +330,7 @@ impl Experts {
         }
         let mut changed = self.weigh_margin(margin_delta);
         let mut leader = 0;
-        for k in 1..self.minis.len() {
+        for k in 1..MODES.len() {
             if self.minis[k].score > self.minis[leader].score {
                 leader = k;
             }
@@ -341,10 +344,10 @@ impl Experts {
             };
             // The twin follows, and must earn a lead in its new mode afresh; should it take
             // over, the mode's score carries on.
-            self.twin
+            self.minis[TWIN]
                 .segments
                 .set_mode(mode_of(self.current, self.margin ^ 1));
-            self.twin.score = self.minis[self.current].score;
+            self.minis[TWIN].score = self.minis[self.current].score;
             self.margin_lead = 0.0;
             changed = true;
         }
@@ -361,10 +364,10 @@ impl Experts {
         }
         // The twin becomes the current mode's miniature, and the miniature it replaces the
         // twin, now measuring the margin just left.
-        std::mem::swap(&mut self.twin, &mut self.minis[self.current]);
+        self.minis.swap(TWIN, self.current);
         self.margin ^= 1;
         self.margin_lead = -self.margin_lead;
-        for (k, mini) in self.minis.iter_mut().enumerate() {
+        for (k, mini) in self.minis[..TWIN].iter_mut().enumerate() {
             mini.segments.set_mode(mode_of(k, self.margin));
         }
         true
@@ -372,7 +375,7 @@ impl Experts {
 
     /// Empties the miniatures; they warm up again before the next decision.
     pub(crate) fn clear(&mut self) {
-        for mini in self.minis.iter_mut().chain(std::iter::once(&mut self.twin)) {
+        for mini in &mut self.minis {
             mini.segments.clear();
             mini.index.clear();
             mini.free.clear();
@@ -386,16 +389,12 @@ impl Experts {
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.minis
-            .iter()
-            .chain(std::iter::once(&self.twin))
-            .map(Mini::memory_bytes)
-            .sum()
+        self.minis.iter().map(Mini::memory_bytes).sum()
     }
 
     /// Panics unless every miniature's queues and index agree.
     pub(crate) fn validate(&self) {
-        for mini in self.minis.iter().chain(std::iter::once(&self.twin)) {
+        for mini in &self.minis {
             let members = mini.segments.validate();
             assert_eq!(members.len(), mini.index.len(), "miniature index size");
             assert!(mini.segments.weighted_size() <= mini.segments.maximum());
@@ -414,31 +413,34 @@ mod tests {
         experts
     }
 
+    /// [`warmed`] experts whose period gave every mode's miniature `modes` hits and the twin
+    /// `twin`.
+    fn warmed_with_hits(modes: u64, twin: u64) -> Experts {
+        let mut experts = warmed();
+        for mini in &mut experts.minis[..TWIN] {
+            mini.hits = modes;
+        }
+        experts.minis[TWIN].hits = twin;
+        experts
+    }
+
     #[test]
     fn decide_twin_ahead_takes_its_margin_and_keeps_mode() {
-        let mut experts = warmed();
         // Every miniature ties, so the mode stays; the twin (margin 0) hit more.
-        for mini in &mut experts.minis {
-            mini.hits = 40;
-        }
-        experts.twin.hits = 50;
+        let mut experts = warmed_with_hits(40, 50);
         assert_eq!(experts.decide(), Some((START_MODE, 0)));
         assert_eq!(experts.margin, 0);
         // The twin's record now stands for the current mode, and the old one is the twin.
         assert_eq!(experts.minis[START_MODE].score, 50.0);
-        assert_eq!(experts.twin.score, 40.0);
+        assert_eq!(experts.minis[TWIN].score, 40.0);
         // Having just switched, the twin (back at margin 1) trails by the lead it lost.
         assert!(experts.margin_lead < 0.0);
     }
 
     #[test]
     fn decide_twin_ahead_by_chance_keeps_margin() {
-        let mut experts = warmed();
-        for mini in &mut experts.minis {
-            mini.hits = 100;
-        }
         // A lead of 3 hits is below half the square root of 100.
-        experts.twin.hits = 103;
+        let mut experts = warmed_with_hits(100, 103);
         assert_eq!(experts.decide(), None);
         assert_eq!(experts.margin, 1);
         assert_eq!(experts.margin_lead, 3.0);
@@ -446,11 +448,7 @@ mod tests {
 
     #[test]
     fn decide_twin_behind_keeps_margin() {
-        let mut experts = warmed();
-        for mini in &mut experts.minis {
-            mini.hits = 40;
-        }
-        experts.twin.hits = 30;
+        let mut experts = warmed_with_hits(40, 30);
         assert_eq!(experts.decide(), None);
         assert_eq!(experts.margin, 1);
     }
@@ -460,17 +458,20 @@ mod tests {
         let mut experts = warmed();
         experts.margin_lead = -25.0;
         experts.minis[START_MODE + 2].hits = 90;
-        experts.twin.hits = 0;
+        experts.minis[TWIN].hits = 0;
         assert_eq!(experts.decide(), Some((START_MODE + 1, 1)));
         assert_eq!(experts.margin_lead, 0.0);
         // The twin now stands beside the new mode and carries its score.
-        assert_eq!(experts.twin.score, experts.minis[START_MODE + 1].score);
+        assert_eq!(
+            experts.minis[TWIN].score,
+            experts.minis[START_MODE + 1].score
+        );
     }
 
     #[test]
     fn decide_while_warming_changes_nothing() {
         let mut experts = Experts::new(100, 100, false, START_MODE, 1);
-        experts.twin.hits = 50;
+        experts.minis[TWIN].hits = 50;
         experts.minis[0].hits = 90;
         assert_eq!(experts.decide(), None);
         assert_eq!((experts.margin, experts.current), (1, START_MODE));

@@ -428,18 +428,19 @@ impl Policy {
         }
     }
 
-    /// The adaptive policy's current mode (an index), if the policy adapts.
-    pub(crate) fn mode_index(&self) -> Option<u8> {
+    /// The adaptive policy's current mode, as a code for [`adopt_mode`](Self::adopt_mode), if
+    /// the policy adapts.
+    pub(crate) fn mode_code(&self) -> Option<u8> {
         match self {
-            Policy::TinyLfu(p) => p.mode_index(),
+            Policy::TinyLfu(p) => p.mode_code(),
             _ => None,
         }
     }
 
-    /// Switches an adaptive policy to a mode chosen elsewhere.
-    pub(crate) fn adopt_mode(&mut self, index: u8) {
+    /// Switches an adaptive policy to a mode chosen elsewhere (its [code](Self::mode_code)).
+    pub(crate) fn adopt_mode(&mut self, code: u8) {
         if let Policy::TinyLfu(p) = self {
-            p.adopt_mode(index);
+            p.adopt_mode(code);
         }
     }
 

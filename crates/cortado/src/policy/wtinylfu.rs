@@ -769,12 +769,12 @@ impl WTinyLfu {
 
     /// The mode in force, if the policy adapts, as a code for [`adopt_mode`](Self::adopt_mode):
     /// its index in [`MODES`] plus 16 times its margin.
-    pub(crate) fn mode_index(&self) -> Option<u8> {
+    pub(crate) fn mode_code(&self) -> Option<u8> {
         (self.adaptation != Adaptation::Static)
             .then_some(self.mode_index | (self.segments.mode.margin << 4))
     }
 
-    /// Switches a following policy to the mode with this [code](Self::mode_index).
+    /// Switches a following policy to the mode with this [code](Self::mode_code).
     pub(crate) fn adopt_mode(&mut self, code: u8) {
         let (index, margin) = (code & 15, code >> 4);
         if self.adaptation == Adaptation::Follow && (index as usize) < MODES.len() && margin <= 1 {
@@ -933,14 +933,14 @@ mod tests {
     #[test]
     fn adopt_mode_code_carries_index_and_margin() {
         let leader = WTinyLfu::new(100, Adaptation::Lead, false, Some(7));
-        let code = leader.mode_index().unwrap();
+        let code = leader.mode_code().unwrap();
         assert_eq!(code, START_MODE as u8 | (START_MARGIN << 4));
         let mut follower = WTinyLfu::new(100, Adaptation::Follow, false, Some(7));
         follower.adopt_mode(4);
         assert_eq!(follower.segments.mode, mode_of(4, 0));
         follower.adopt_mode(2 | 1 << 4);
         assert_eq!(follower.segments.mode, mode_of(2, 1));
-        assert_eq!(follower.mode_index(), Some(2 | 1 << 4));
+        assert_eq!(follower.mode_code(), Some(2 | 1 << 4));
         // Codes naming no mode, or a margin the experts never choose, change nothing.
         follower.adopt_mode(MODES.len() as u8);
         follower.adopt_mode(1 | 2 << 4);
