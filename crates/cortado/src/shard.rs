@@ -32,17 +32,18 @@
 //!   `u64` keys and values), the policy node (16 bytes for W-TinyLFU), the table (4 bytes + 1
 //!   control byte per bucket, a power of two of buckets at a load factor of at most 7/8), plus the
 //!   admission sketch (8 bytes per unit of capacity, rounded up to a power of two) and ghost (about
-//!   1 byte per unit). Expiry adds the wheel's 12 bytes per slot and 4 per entry with a deadline in
+//!   2 bytes per unit). Expiry adds the wheel's 12 bytes per slot and 4 per entry with a deadline in
 //!   its bucket's array (plus the arrays' spare room; see [`timer_wheel`](crate::timer_wheel)),
 //!   about 11 KiB of bucket array headers per shard, and deadlines that reads move another 8 or 16
 //!   (above). The slab and the per-slot arrays double as they grow but stop at the shard's maximum
 //!   (unweighted caches), so a capacity just over a power of two costs no spare half. Measured with
 //!   the peer benchmark's counting allocator (`u64` keys and values, 32 shards, full / after as
-//!   many evictions): 60.2 / 60.3 bytes per entry at a capacity of 1,000,000, 58.6 / 65.4 at
-//!   800,000, 66.9 / 67.0 at 1,100,000; with a one-hour TTL 76.7 / 76.9, 76.3 / 83.1 and
-//!   86.9 / 87.0. Two things still swing with the capacity: the sketch's power-of-two rounding
-//!   (the 1,100,000 case), and hashbrown's table, which doubles once deleted entries use up its
-//!   spare room while it is more than half full (the 800,000 case).
+//!   many evictions): 61.3 / 61.5 bytes per entry at a capacity of 1,000,000, 60.0 / 62.4 at
+//!   800,000, 68.8 / 69.0 at 1,100,000; with a one-hour TTL 77.8 / 78.0, 77.7 / 80.1 and
+//!   88.8 / 88.9. Two things still swing with the capacity: the sketch's and the ghost's
+//!   power-of-two rounding (the 1,100,000 case), and hashbrown's table, which doubles once
+//!   deleted entries use up its spare room while it is more than half full (an earlier run at
+//!   800,000 measured 65.4 after evictions).
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};

@@ -21,8 +21,8 @@
 //!   64-byte block ([`BLOCK_WORDS`] words) so a lookup touches one cache line per generation.
 //!   A false positive admits a cold key, which measurably costs hit ratio: with 6 bits per key
 //!   the simulator lost 1.3 points on average, with 10 bits 0.35, with 16 bits 0.05.
-//! - W-TinyLFU remembers half its capacity in entries ([`super::wtinylfu::GHOST_SHARE`]), so the
-//!   filter costs one byte per cache entry.
+//! - W-TinyLFU remembers as many keys as it holds entries ([`super::wtinylfu::GHOST_SHARE`]),
+//!   so the filter costs two bytes per cache entry.
 //!
 //! # References
 //!
