@@ -126,13 +126,22 @@ fn replay_json(
     value.as_array().unwrap().clone()
 }
 
-/// The hit ratio, in percent, of the record of `trace` (at `size`, if given) in `records`.
-fn percent(records: &[Value], trace: &str, size: Option<u64>) -> f64 {
-    let record = records
-        .iter()
-        .find(|r| r["trace"] == trace && size.is_none_or(|size| r["size"] == size))
-        .unwrap_or_else(|| panic!("no record of {trace} at {size:?}"));
-    100.0 * record["hit_ratio"].as_f64().unwrap()
+/// Replays `files` (from the shared traces, if present) through `wtinylfu` at `sizes` and
+/// asserts that each `(trace, size, floor)` got a hit ratio of at least `floor` percent.
+fn assert_wtinylfu_floors(test: &str, files: &[&str], sizes: &str, floors: &[(&str, u64, f64)]) {
+    let traces = traces_dir();
+    if !present(&traces, test) {
+        return;
+    }
+    let records = replay_json(test, &traces, files, sizes, "wtinylfu");
+    for &(trace, size, floor) in floors {
+        let record = records
+            .iter()
+            .find(|r| r["trace"] == trace && r["size"] == size)
+            .unwrap_or_else(|| panic!("no record of {trace} at {size}"));
+        let ratio = 100.0 * record["hit_ratio"].as_f64().unwrap();
+        assert!(ratio >= floor, "{trace} at {size}: {ratio:.2}% < {floor}%");
+    }
 }
 
 /// `scan` and `cs` need the admission margin (a candidate must have been seen two more times
@@ -141,17 +150,16 @@ fn percent(records: &[Value], trace: &str, size: Option<u64>) -> f64 {
 /// got 35.65%. The best reference policies: 23.75%, 19.89%, 38.80%.
 #[test]
 fn wtinylfu_margin_scan_cs_gain_cloudphysics_kept() {
-    let traces = traces_dir();
-    if !present(&traces, "admission margin check") {
-        return;
-    }
-    let files = ["scan.lirs.gz", "cs.lirs.gz", "cloudphysics-io.csv.gz"];
-    let floors = [("scan", 23.0), ("cs", 19.5), ("cloudphysics-io", 38.0)];
-    let records = replay_json("margin", &traces, &files, "25%", "wtinylfu");
-    for (trace, floor) in floors {
-        let ratio = percent(&records, trace, None);
-        assert!(ratio >= floor, "{trace} at 25%: {ratio:.2}% < {floor}%");
-    }
+    assert_wtinylfu_floors(
+        "margin",
+        &["scan.lirs.gz", "cs.lirs.gz", "cloudphysics-io.csv.gz"],
+        "25%",
+        &[
+            ("scan", 500, 23.0),
+            ("cs", 352, 19.5),
+            ("cloudphysics-io", 12244, 38.0),
+        ],
+    );
 }
 
 /// The ghost remembers as many rejected keys as the cache holds: with half that,
@@ -159,35 +167,26 @@ fn wtinylfu_margin_scan_cs_gain_cloudphysics_kept() {
 /// 62.83% (the best reference policies: 26.10%, 38.80%, 64.40%).
 #[test]
 fn wtinylfu_ghost_of_whole_capacity_long_reuse_gains() {
-    let traces = traces_dir();
-    if !present(&traces, "ghost length check") {
-        return;
-    }
-    let files = ["cloudphysics-io.csv.gz", "multi2.lirs.gz"];
-    let records = replay_json("ghost", &traces, &files, "10%,25%", "wtinylfu");
-    let floors = [
-        ("cloudphysics-io", 4897, 24.6),
-        ("cloudphysics-io", 12244, 39.3),
-        ("multi2", 1421, 63.2),
-    ];
-    for (trace, size, floor) in floors {
-        let ratio = percent(&records, trace, Some(size));
-        assert!(ratio >= floor, "{trace} at {size}: {ratio:.2}% < {floor}%");
-    }
+    assert_wtinylfu_floors(
+        "ghost",
+        &["cloudphysics-io.csv.gz", "multi2.lirs.gz"],
+        "10%,25%",
+        &[
+            ("cloudphysics-io", 4897, 24.6),
+            ("cloudphysics-io", 12244, 39.3),
+            ("multi2", 1421, 63.2),
+        ],
+    );
 }
 
 /// Protected holds 65% of the main space: with Caffeine's 80%, `zigzag` and `multi3` at 5% of
 /// their keys got 2.06% and 41.06% (the best reference policies: 4.76%, 42.32%).
 #[test]
 fn wtinylfu_protected_of_two_thirds_zigzag_multi3_gain() {
-    let traces = traces_dir();
-    if !present(&traces, "protected share check") {
-        return;
-    }
-    let files = ["zigzag.lirs.gz", "multi3.lirs.gz"];
-    let records = replay_json("protected", &traces, &files, "5%", "wtinylfu");
-    for (trace, floor) in [("zigzag", 2.8), ("multi3", 41.4)] {
-        let ratio = percent(&records, trace, None);
-        assert!(ratio >= floor, "{trace} at 5%: {ratio:.2}% < {floor}%");
-    }
+    assert_wtinylfu_floors(
+        "protected",
+        &["zigzag.lirs.gz", "multi3.lirs.gz"],
+        "5%",
+        &[("zigzag", 100, 2.8), ("multi3", 373, 41.4)],
+    );
 }
