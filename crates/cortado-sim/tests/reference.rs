@@ -145,9 +145,9 @@ fn assert_wtinylfu_floors(test: &str, files: &[&str], sizes: &str, floors: &[(&s
 }
 
 /// `scan` and `cs` need the admission margin (a candidate must have been seen two more times
-/// than the victim): without it they got 20.67% and 17.15%. `cloudphysics-io` needs the
+/// than the victim): without it they got 20.15% and 17.15%. `cloudphysics-io` needs the
 /// margin's exemption for never-seen victims: with the margin applied against those too it
-/// got 35.65%. The best reference policies: 23.75%, 19.89%, 38.80%.
+/// got 35.77%. The best reference policies: 23.75%, 19.89%, 38.80%.
 #[test]
 fn wtinylfu_margin_scan_cs_gain_cloudphysics_kept() {
     assert_wtinylfu_floors(

@@ -21,7 +21,7 @@
 //! wins by exactly one, and the cache swaps a key it will reuse soon for one it will reuse
 //! last, round after round. A victim never seen stays exempt: there one count is the whole
 //! difference between a newcomer seen twice and a one-hit wonder, and without the exemption a
-//! short trace with few repeats (`cloudphysics-io` at 25% of its keys) lost 3.5 points.
+//! short trace with few repeats (`cloudphysics-io` at 25% of its keys) lost 4.0 points.
 //!
 //! A pure comparison can be gamed: an attacker who keeps one hot victim in place (or who floods
 //! the sketch so that every victim looks hot) would lock newcomers out forever. So a *warm*

@@ -44,7 +44,8 @@
 //!   mode. Switching margins moves no entry, so unlike a mode it may flip at once. The cache
 //!   starts with the margin ([`START_MARGIN`]).
 //!
-//!   Measured on the 84 reference cells (seeds default, 1 and 2): 42.19 / 42.16 / 42.17% and
+//!   Measured on the 84 reference cells (seeds default, 1 and 2; with protected at 80% of the
+//!   main space and a ghost of half the capacity, before both changed): 42.19 / 42.16 / 42.17% and
 //!   73 / 74 / 74 cells within a point of the best reference, worst cell -2.71 / -2.94 /
 //!   -2.90, against 42.05 / 42.07 / 42.04%, 68 cells and two cells more than 3 points below
 //!   without a margin; `scan`, `cs` and `zigzag` at 25% gained 3.1, 3.7 and 2.0 points.

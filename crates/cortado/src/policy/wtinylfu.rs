@@ -32,8 +32,8 @@
 //!   from 42.20 / 42.17 / 42.18% to 42.28 / 42.25 / 42.26% (seeds default, 1 and 2) and the
 //!   cells within a point of the best reference from 74 to 78 / 76 / 76; the large traces
 //!   (`cloudphysics-io`, `p3` and `multi2` at 10-25% of their keys) gained up to 1.9 points,
-//!   while small caches lost up to 1.5 (`cpp` at 1%). 0.75 and 1.25 did worse on the mean or the
-//!   worst cell (42.23 / 42.21 / 42.21%; worst -3.08 / -3.45 / -4.06), and 2 lost 4.6 points on
+//!   while small caches lost up to 1.5 (`cpp` at 5%). 0.75 and 1.25 did worse on the mean or the
+//!   worst cell (42.23 / 42.21 / 42.21%; worst -3.08 / -3.45 / -4.06), and 2 lost 4.4 points on
 //!   `gli` at 25%. The cost: a second byte per entry.
 //! - **Modes.** A [`Mode`] sets the window's share of the capacity and how lenient and how strict
 //!   admission is (the margin a candidate must win by).
