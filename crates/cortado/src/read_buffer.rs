@@ -64,6 +64,13 @@ impl Default for ReadBuffer {
 }
 
 impl ReadBuffer {
+    /// Whether every claimed position has been drained (a racing reader may claim one right
+    /// after; its own drain picks it up).
+    #[inline]
+    pub(crate) fn is_drained(&self) -> bool {
+        self.claims.load(Ordering::Relaxed) == self.drained.load(Ordering::Relaxed)
+    }
+
     /// Records a read of slot `index`; true when the caller should try to drain.
     #[inline]
     pub(crate) fn record(&self, index: u32) -> bool {
@@ -81,6 +88,10 @@ impl ReadBuffer {
         let start = self.drained.load(Ordering::Relaxed);
         // Claims wrap around u32; a gap over one lap means older reads were overwritten.
         let pending = end.wrapping_sub(start).min(CAPACITY as u32);
+        if pending == 0 {
+            // Every write drains: most find nothing, and the batch below is worth not clearing.
+            return;
+        }
         let first = end.wrapping_sub(pending);
         let mut batch = [0u32; CAPACITY];
         let mut len = 0;
@@ -123,6 +134,18 @@ mod tests {
             }
             assert_eq!(drained(&buffer), (0..10).collect::<Vec<_>>());
             assert!(drained(&buffer).is_empty(), "drained twice");
+        });
+    }
+
+    #[test]
+    fn is_drained_after_record_false_after_drain_true() {
+        model(|| {
+            let buffer = ReadBuffer::default();
+            assert!(buffer.is_drained());
+            buffer.record(7);
+            assert!(!buffer.is_drained());
+            assert_eq!(drained(&buffer), vec![7]);
+            assert!(buffer.is_drained());
         });
     }
 

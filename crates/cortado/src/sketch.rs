@@ -170,6 +170,31 @@ impl FrequencySketch {
         }
     }
 
+    /// Counts `count` more occurrences of the key with this hash at once: the counters end where
+    /// `count` calls of [`increment`](Self::increment) would leave them, in one visit to the
+    /// key's block. The only difference is that an aging due in the middle happens after them.
+    #[inline]
+    pub fn increment_by(&mut self, hash: u64, count: u8) {
+        let (block, positions) = self.positions(hash);
+        let words: &mut [u64; BLOCK_WORDS] = (&mut self.table[block..block + BLOCK_WORDS])
+            .try_into()
+            .expect("a block is BLOCK_WORDS long");
+        let count = u64::from(count.min(MAX_COUNT));
+        // One increment counts while any of the four counters is below the ceiling, so
+        // `count` of them count up to the headroom of the lowest counter.
+        let mut counted = 0;
+        for (word, shift) in positions {
+            let value = (words[word] >> shift) & 0xf;
+            let added = count.min(u64::from(MAX_COUNT) - value);
+            words[word] += added << shift;
+            counted = counted.max(added);
+        }
+        self.size += counted as usize;
+        if self.size >= self.sample_size {
+            self.age();
+        }
+    }
+
     /// The estimated number of occurrences (0..=15) of the key with this hash.
     #[inline]
     pub fn frequency(&self, hash: u64) -> u8 {
@@ -207,6 +232,40 @@ mod tests {
     fn frequency_unseen_key_is_zero() {
         let sketch = FrequencySketch::with_seed(64, 1);
         assert_eq!(sketch.frequency(42), 0);
+    }
+
+    #[test]
+    fn increment_by_matches_repeated_increments() {
+        // Small tables so that keys share counters and some saturate.
+        let mut one_by_one = FrequencySketch::with_seed(64, 3);
+        let mut batched = FrequencySketch::with_seed(64, 3);
+        one_by_one.set_sample_size(usize::MAX);
+        batched.set_sample_size(usize::MAX);
+        let mut rng = crate::random::SmallRng::new(9);
+        for _ in 0..2_000 {
+            let hash = rng.next_u64() % 300;
+            let count = (rng.next_u64() % 20) as u8;
+            for _ in 0..count.min(MAX_COUNT) {
+                one_by_one.increment(hash);
+            }
+            batched.increment_by(hash, count);
+            assert_eq!(
+                batched.size, one_by_one.size,
+                "size after {count} of {hash}"
+            );
+        }
+        assert_eq!(batched.table, one_by_one.table);
+    }
+
+    #[test]
+    fn increment_by_past_sample_size_ages() {
+        let mut sketch = FrequencySketch::with_seed(64, 1);
+        sketch.set_sample_size(20);
+        sketch.increment_by(5, 15);
+        assert_eq!(sketch.frequency(5), 15);
+        sketch.increment_by(6, 15);
+        // 30 counted increments passed the period of 20: both halved.
+        assert_eq!((sketch.frequency(5), sketch.frequency(6)), (7, 7));
     }
 
     #[test]

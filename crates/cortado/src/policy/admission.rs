@@ -109,6 +109,12 @@ impl Admission {
         self.sketch.increment(hash);
     }
 
+    /// [`record`](Self::record)s `count` times at once.
+    #[inline]
+    pub(crate) fn record_many(&mut self, hash: u64, count: u8) {
+        self.sketch.increment_by(hash, count);
+    }
+
     /// Whether the candidate should replace the victim. `returning`: the candidate was turned
     /// away recently; `lenient`: candidates at least this frequent are admitted (0: never);
     /// `margin`: how many counts more than a victim seen at all the candidate needs beyond one.

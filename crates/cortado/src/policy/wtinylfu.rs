@@ -59,6 +59,7 @@ use super::deque::{impl_linked, Deque, NIL};
 use super::experts::{mode_of, Experts, MODES, START_MARGIN, START_MODE};
 use super::ghost::Ghost;
 use super::Deferral;
+use crate::sketch::MAX_COUNT;
 
 /// Share of the main space that protected may hold.
 pub const PROTECTED_SHARE: f64 = 0.65;
@@ -491,19 +492,33 @@ impl Segments {
     }
 
     /// Indices from most to least likely to be evicted: probation, window, then protected,
-    /// each from its LRU end, stably ordered by sketch frequency.
+    /// each from its LRU end, stably ordered by sketch frequency. A counting sort: frequencies
+    /// are 0 to 15, and each is looked up once (as a comparison sort's key, it was looked up at
+    /// every comparison, most of the cost of a shard's first fill).
     pub(crate) fn coldest(&self, admission: &Admission) -> Vec<u32> {
-        let mut order: Vec<u32> = self
+        let keyed: Vec<(u8, u32)> = self
             .probation
             .iter(&self.nodes)
             .chain(self.window.iter(&self.nodes))
             .chain(self.protected.iter(&self.nodes))
+            .map(|i| {
+                let hash = u64::from(self.nodes[i as usize].hash);
+                (admission.sketch.frequency(hash), i)
+            })
             .collect();
-        order.sort_by_key(|&i| {
-            admission
-                .sketch
-                .frequency(u64::from(self.nodes[i as usize].hash))
-        });
+        let mut starts = [0usize; MAX_COUNT as usize + 2];
+        for &(frequency, _) in &keyed {
+            starts[usize::from(frequency) + 1] += 1;
+        }
+        for f in 1..starts.len() {
+            starts[f] += starts[f - 1];
+        }
+        let mut order = vec![NIL; keyed.len()];
+        for (frequency, i) in keyed {
+            let at = &mut starts[usize::from(frequency)];
+            order[*at] = i;
+            *at += 1;
+        }
         order
     }
 
@@ -747,9 +762,7 @@ impl WTinyLfu {
     /// Applies `reads` deferred reads of the entry at `i`.
     fn fold(&mut self, i: u32, reads: u8) {
         let hash = u64::from(self.segments.hash_of(i));
-        for _ in 0..reads.min(MAX_DEFERRED) {
-            self.admission.record(hash);
-        }
+        self.admission.record_many(hash, reads.min(MAX_DEFERRED));
         self.segments.access(i);
     }
 
@@ -879,6 +892,33 @@ mod tests {
             p.evict(&mut evicted);
         }
         p
+    }
+
+    #[test]
+    fn coldest_orders_by_frequency_then_queue_order() {
+        let mut p = full_static(50);
+        // Give some entries extra counts, a few of them the same number.
+        let queued: Vec<u32> = p
+            .segments
+            .probation
+            .iter(&p.segments.nodes)
+            .chain(p.segments.window.iter(&p.segments.nodes))
+            .chain(p.segments.protected.iter(&p.segments.nodes))
+            .collect();
+        for (k, &i) in queued.iter().enumerate().step_by(3) {
+            let hash = u64::from(p.segments.hash_of(i));
+            p.admission.record_many(hash, (k % 4 + 1) as u8);
+        }
+        let frequency = |i: u32| {
+            p.admission
+                .sketch
+                .frequency(u64::from(p.segments.hash_of(i)))
+        };
+        let mut expected = queued.clone();
+        expected.sort_by_key(|&i| frequency(i));
+        let order = p.segments.coldest(&p.admission);
+        assert_eq!(order, expected);
+        assert!(order.windows(2).any(|w| frequency(w[0]) < frequency(w[1])));
     }
 
     #[test]
