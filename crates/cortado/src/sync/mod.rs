@@ -519,23 +519,35 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
             slot.reads.record(i)
         };
         if act {
-            if core.expiry_due(now) {
-                // Removing expired entries needs the write lock: do the full maintenance.
-                drop(core);
-                if let Some(mut core) = try_write(&slot.core) {
-                    self.maintain(slot, &mut core, now);
-                    let removed = std::mem::take(&mut core.pending);
-                    drop(core);
-                    self.notify(removed);
-                }
-            } else {
-                core.drain_reads(&slot.reads);
-            }
+            self.after_reads(slot, core, now);
         }
         if self.record_stats {
             slot.hits.fetch_add(1, Ordering::Relaxed);
         }
         Some(value)
+    }
+
+    /// Every 32nd read: replays the shard's buffered reads, or removes its expired entries.
+    /// Out of line, so that the common read keeps fewer registers to save.
+    #[inline(never)]
+    fn after_reads(
+        &self,
+        slot: &Slot<K, V, S>,
+        core: RwLockReadGuard<'_, Shard<K, V, S>>,
+        now: u64,
+    ) {
+        if core.expiry_due(now) {
+            // Removing expired entries needs the write lock: do the full maintenance.
+            drop(core);
+            if let Some(mut core) = try_write(&slot.core) {
+                self.maintain(slot, &mut core, now);
+                let removed = std::mem::take(&mut core.pending);
+                drop(core);
+                self.notify(removed);
+            }
+        } else {
+            core.drain_reads(&slot.reads);
+        }
     }
 
     /// The live value of `key`, with no effect on the policy or the stats.
