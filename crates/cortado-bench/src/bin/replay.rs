@@ -1,0 +1,113 @@
+//! `replay`: one thread's stream of a `peers` throughput workload, replayed twice (fill, then
+//! the measured pass) through one cache, single-threaded and cache-aside (a miss inserts).
+//! Made to run under an instruction counter, where `peers`' timed rounds would take too long:
+//!
+//! ```text
+//! CARGO_PROFILE_RELEASE_DEBUG=true cargo build --release -p cortado-bench --bin replay
+//! valgrind --tool=callgrind --callgrind-out-file=cortado-A.out target/release/replay cortado A
+//! callgrind_annotate --inclusive=yes cortado-A.out | grep 'replay::run '
+//! ```
+//!
+//! `replay::run` is the cache's share: building it and the two passes (generating the stream
+//! comes before it). The bench profile inlines the caches into it, so per-function figures
+//! need `--tree=calling` on the caches' own symbols, when they survive.
+//!
+//! Arguments: the cache (`cortado`, `quick_cache`, `moka`, `mini_moka`, `lru_mutex`), the
+//! workload (`A`: 1,000,000 keys into 100,000; `B`: 100,000 into 100,000; as in `peers`), and
+//! the operations per pass (default 600,000). It prints the hit ratio of each pass and the
+//! measured pass's rate, which under an instruction counter means nothing.
+//!
+//! Instruction counts do not drift with the machine's load the way times do, and the project's
+//! virtual machines have no hardware counters for `perf stat`; they show where work can be
+//! saved, not how fast the cache is (memory stalls are invisible to them).
+
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use cortado_bench::peers::cortado_sync::CortadoSync;
+use cortado_bench::peers::lru_mutex::LruMutex;
+use cortado_bench::peers::mini_moka_sync::MiniMokaSync;
+use cortado_bench::peers::moka_sync::MokaSync;
+use cortado_bench::peers::quick_cache_sync::QuickCacheSync;
+use cortado_bench::peers::throughput::{self, ThreadStream, Workload};
+use cortado_bench::peers::{CacheSpec, ConcurrentCache, SEED};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: replay cortado|quick_cache|moka|mini_moka|lru_mutex A|B [OPS]";
+    let (Some(cache), Some(workload)) = (args.first(), args.get(1)) else {
+        eprintln!("{usage}");
+        return ExitCode::FAILURE;
+    };
+    let workload = match workload.as_str() {
+        "A" => Workload {
+            name: "A",
+            keys: 1_000_000,
+            capacity: 100_000,
+        },
+        "B" => Workload {
+            name: "B",
+            keys: 100_000,
+            capacity: 100_000,
+        },
+        other => {
+            eprintln!("unknown workload {other:?}; {usage}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let ops = match args.get(2).map(|s| s.parse::<usize>()) {
+        None => 600_000,
+        Some(Ok(ops)) if ops > 0 => ops,
+        Some(_) => {
+            eprintln!("OPS must be a positive integer; {usage}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let stream = throughput::streams(workload, 1, ops, 100, SEED).remove(0);
+    let spec = CacheSpec::new(workload.capacity);
+    let result = match cache.as_str() {
+        "cortado" => run::<CortadoSync>(&spec, &stream),
+        "quick_cache" => run::<QuickCacheSync>(&spec, &stream),
+        "moka" => run::<MokaSync>(&spec, &stream),
+        "mini_moka" => run::<MiniMokaSync>(&spec, &stream),
+        "lru_mutex" => run::<LruMutex>(&spec, &stream),
+        other => Err(format!("unknown cache {other:?}; {usage}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run<C: ConcurrentCache<u64, u64>>(
+    spec: &CacheSpec,
+    stream: &ThreadStream,
+) -> Result<(), String> {
+    let cache = C::build(spec).map_err(|failure| format!("{}: {failure:?}", C::NAME))?;
+    let fill = pass(&cache, stream);
+    let started = Instant::now();
+    let measured = pass(&cache, stream);
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "{}: hit ratio {fill:.4} filling, {measured:.4} measured; {:.2} Mops/s",
+        C::NAME,
+        stream.len() as f64 / seconds / 1e6
+    );
+    Ok(())
+}
+
+/// One pass of gets, inserting on a miss; the hit ratio.
+fn pass<C: ConcurrentCache<u64, u64>>(cache: &C, stream: &ThreadStream) -> f64 {
+    let mut hits = 0u64;
+    for &key in stream.keys() {
+        match black_box(cache.get(&key)) {
+            Some(_) => hits += 1,
+            None => cache.insert(key, key),
+        }
+    }
+    hits as f64 / stream.len() as f64
+}
