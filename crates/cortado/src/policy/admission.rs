@@ -44,6 +44,14 @@
 //! points (0.18 at a 10% window), and the loop trace at 5% of its keys from 0% to 4%; they cost
 //! 32 KiB per small cache.
 //!
+//! No doorkeeper. The TinyLFU paper puts a Bloom filter in front of the sketch, so that a key's
+//! first occurrence only sets bits and one-hit wonders never reach the counters; the filter is
+//! cleared at each aging. Measured on the 84 reference cells (default seed), with filters of
+//! 2.5 to 20 bits per increment of the aging period and one to three probes: 42.14-42.20%
+//! against 42.28% without. A key seen twice before an aging keeps one count through it without
+//! a doorkeeper and none with it, and with 16 counters per entry the table has few collisions
+//! for the filter to save.
+//!
 //! # References
 //!
 //! 1. G. Einziger, R. Friedman, B. Manes: "TinyLFU: A Highly Efficient Cache Admission Policy",

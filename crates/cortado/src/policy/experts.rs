@@ -32,6 +32,18 @@
 //!   copy leads, strictly, the real cache moves one mode towards it. Moving a step at a time
 //!   keeps a brief lead (a phase of a cyclic workload) from flushing the main space, which a
 //!   jump to the LRU end does. The cache starts in the 3% mode ([`START_MODE`]).
+//!
+//!   The rule has a known weakness: on `zigzag` (passes over 2,000 keys, alternately up and down)
+//!   LRU hits only at each turn and the strict 1% mode hits evenly in between, so the leader
+//!   alternates with the phase and the cache walks between the two ends, at 3.30% where LRU gets
+//!   4.76% (100 entries). Measured alternatives, on the 84 reference cells (default seed unless
+//!   said; the rule above gives 42.28%): moving only on a lead of 0.5, 1, 2 or 3 times the square
+//!   root of the current score, 42.30 / 42.25 / 42.17 / 42.12%, the first with `cpp` at 5% 3.5
+//!   points below the best reference; jumping straight to a leader that far ahead, 42.27-42.30%
+//!   (seeds 1 and 2: 42.24-42.25 and 42.25-42.26%, no better than the rule's 42.25 and 42.26%);
+//!   decays of 0.95 and 0.97, 42.28 and 42.27% with `cpp` at 5% 3.75 points below; periods of 1, 2,
+//!   3 and 6 x the miniature capacity, 42.06 / 42.21 / 42.21 / 42.20%; shorter first periods (half
+//!   or a quarter, for the first 3 to 10 periods), 42.06-42.26%.
 //! - **Admission margin.** Whether a candidate must beat the victim by two counts instead of
 //!   one (see [`Admission`]) is a second, independent choice: it pays on loops, scans and
 //!   zigzags, where every key is seen equally often, and costs on workloads whose keys are seen
