@@ -57,8 +57,8 @@ pub enum Scheduler {
     /// A dedicated thread (named `cortado-pacer`) that wakes when the next entry is due.
     Thread,
     /// A task on the tokio runtime that `build()` is called from (`build()` returns
-    /// [`BuildError::NoTokioRuntime`](crate::builder::BuildError::NoTokioRuntime) outside of
-    /// one). The runtime needs its time driver (`enable_time` or `enable_all`); the task runs
+    /// [`BuildError::NoTokioRuntime`] outside of one). The runtime needs its time driver
+    /// (`enable_time` or `enable_all`); the task runs
     /// the maintenance, and so the eviction listener, on the runtime's threads.
     #[cfg(feature = "tokio")]
     Tokio,
