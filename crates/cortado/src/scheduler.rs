@@ -58,8 +58,8 @@ pub enum Scheduler {
     Thread,
     /// A task on the tokio runtime that `build()` is called from (`build()` returns
     /// [`BuildError::NoTokioRuntime`] outside of one). The runtime needs its time driver
-    /// (`enable_time` or `enable_all`); the task runs
-    /// the maintenance, and so the eviction listener, on the runtime's threads.
+    /// (`enable_time` or `enable_all`); the task runs the maintenance, and so the eviction
+    /// listener, on the runtime's threads.
     #[cfg(feature = "tokio")]
     Tokio,
 }
