@@ -156,10 +156,7 @@ impl FrequencySketch {
     /// Counts one more occurrence of the key with this hash.
     #[inline]
     pub fn increment(&mut self, hash: u64) {
-        let (block, positions) = self.positions(hash);
-        let words: &mut [u64; BLOCK_WORDS] = (&mut self.table[block..block + BLOCK_WORDS])
-            .try_into()
-            .expect("a block is BLOCK_WORDS long");
+        let (words, positions) = self.block_mut(hash);
         // Branch-free: a hot key's counters sit at 15, which made "is it saturated?" branches
         // mispredict on skewed workloads.
         let mut added = 0u64;
@@ -168,10 +165,7 @@ impl FrequencySketch {
             words[word] += below_max << shift;
             added |= below_max;
         }
-        self.size += added as usize;
-        if self.size >= self.sample_size {
-            self.age();
-        }
+        self.count_increments(added as usize);
     }
 
     /// Counts `count` more occurrences of the key with this hash at once: the counters end where
@@ -179,10 +173,7 @@ impl FrequencySketch {
     /// key's block. The only difference is that an aging due in the middle happens after them.
     #[inline]
     pub fn increment_by(&mut self, hash: u64, count: u8) {
-        let (block, positions) = self.positions(hash);
-        let words: &mut [u64; BLOCK_WORDS] = (&mut self.table[block..block + BLOCK_WORDS])
-            .try_into()
-            .expect("a block is BLOCK_WORDS long");
+        let (words, positions) = self.block_mut(hash);
         let count = u64::from(count.min(MAX_COUNT));
         // One increment counts while any of the four counters is below the ceiling, so
         // `count` of them count up to the headroom of the lowest counter.
@@ -193,7 +184,23 @@ impl FrequencySketch {
             words[word] += added << shift;
             counted = counted.max(added);
         }
-        self.size += counted as usize;
+        self.count_increments(counted as usize);
+    }
+
+    /// The key's block, and its four counters' (word, shift) in it.
+    #[inline]
+    fn block_mut(&mut self, hash: u64) -> (&mut [u64; BLOCK_WORDS], [(usize, u32); 4]) {
+        let (block, positions) = self.positions(hash);
+        let words = (&mut self.table[block..block + BLOCK_WORDS])
+            .try_into()
+            .expect("a block is BLOCK_WORDS long");
+        (words, positions)
+    }
+
+    /// Adds `increments` successful increments to the period, aging at its end.
+    #[inline]
+    fn count_increments(&mut self, increments: usize) {
+        self.size += increments;
         if self.size >= self.sample_size {
             self.age();
         }
