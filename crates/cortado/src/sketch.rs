@@ -21,10 +21,10 @@
 //! - **Keyed hash.** The caller passes a 64-bit hash of the key; the sketch mixes it with a random
 //!   per-instance seed before choosing the block and counters, so an attacker who knows the
 //!   cache's hash function still cannot precompute keys that share counters with a victim.
-//! - **Plain update.** Every one of a key's four counters is incremented. Conservative update
-//!   (only the smallest ones) lowers over-counting, but with 16 counters per entry there is
-//!   little of it: on the simulator's 84 reference cells the adaptive W-TinyLFU's mean moved
-//!   from 42.28% to 42.27%.
+//! - **Plain update.** Every one of a key's four counters is incremented. Conservative update (only
+//!   the smallest ones) lowers over-counting, but with 16 counters per entry there is little of it:
+//!   on the simulator's 84 reference cells the adaptive W-TinyLFU's mean moved from 42.28% to
+//!   42.27% (measured before the adaptive aging period).
 //!
 //! # References
 //!

@@ -43,14 +43,17 @@
 //! 84 reference cells the two minimums raised the mean hit ratio of a fixed 1% window by 0.14
 //! points (0.18 at a 10% window), and the loop trace at 5% of its keys from 0% to 4%; they cost
 //! 32 KiB per small cache.
+//! The period's floor is a default, not a rule: for a cache of under 1,000 entries the adaptive
+//! policy may switch to Caffeine's 10 x capacity ([`Admission::set_fast_aging`]) when a
+//! miniature shows that newly hot keys are being kept out (see [`Experts`](super::experts)).
 //!
 //! No doorkeeper. The TinyLFU paper puts a Bloom filter in front of the sketch, so that a key's
 //! first occurrence only sets bits and one-hit wonders never reach the counters; the filter is
-//! cleared at each aging. Measured on the 84 reference cells (default seed), with filters of
-//! 2.5 to 20 bits per increment of the aging period and one to three probes: 42.14-42.20%
-//! against 42.28% without. A key seen twice before an aging keeps one count through it without
-//! a doorkeeper and none with it, and with 16 counters per entry the table has few collisions
-//! for the filter to save.
+//! cleared at each aging. Measured on the 84 reference cells (default seed, before the adaptive
+//! aging period), with filters of 2.5 to 20 bits per increment of the aging period and one to three
+//! probes: 42.14-42.20% against 42.28% without. A key seen twice before an aging keeps one count
+//! through it without a doorkeeper and none with it, and with 16 counters per entry the table has
+//! few collisions for the filter to save.
 //!
 //! # References
 //!
@@ -81,6 +84,9 @@ pub(crate) struct Admission {
     rng: SmallRng,
     /// The sketch is sized lazily, when the cache first gets half full.
     sized: bool,
+    /// The sketch's aging period in increments, slow and fast (see [`Self::set_fast_aging`]).
+    periods: [usize; 2],
+    fast_aging: bool,
 }
 
 impl Admission {
@@ -94,18 +100,42 @@ impl Admission {
             sketch,
             rng: SmallRng::new(seed.rotate_left(17)),
             sized: false,
+            periods: [MIN_SAMPLE_ENTRIES * SAMPLE_FACTOR; 2],
+            fast_aging: false,
         }
     }
 
     /// Sizes the sketch for a cache of `entries` entries (grows only; growing forgets the counts).
     pub(crate) fn ensure_capacity(&mut self, entries: usize) {
         self.sketch.ensure_capacity(entries.max(MIN_SKETCH_ENTRIES));
-        self.sketch.set_sample_size(
+        self.periods = [
             entries
                 .max(MIN_SAMPLE_ENTRIES)
                 .saturating_mul(SAMPLE_FACTOR),
-        );
+            entries.max(1).saturating_mul(SAMPLE_FACTOR),
+        ];
+        self.sketch
+            .set_sample_size(self.periods[usize::from(self.fast_aging)]);
         self.sized = true;
+    }
+
+    /// Whether the sketch ages after [`SAMPLE_FACTOR`] x the capacity's increments instead of
+    /// after as many times the larger of the capacity and [`MIN_SAMPLE_ENTRIES`].
+    pub(crate) fn fast_aging(&self) -> bool {
+        self.fast_aging
+    }
+
+    /// Whether the two aging periods differ (the capacity is below [`MIN_SAMPLE_ENTRIES`]).
+    pub(crate) fn has_aging_choice(&self) -> bool {
+        self.sized && self.periods[0] != self.periods[1]
+    }
+
+    /// Chooses the aging period; the counts stay.
+    pub(crate) fn set_fast_aging(&mut self, fast: bool) {
+        self.fast_aging = fast;
+        if self.sized {
+            self.sketch.set_sample_size(self.periods[usize::from(fast)]);
+        }
     }
 
     pub(crate) fn is_sized(&self) -> bool {
@@ -277,6 +307,36 @@ mod tests {
         let mut a = Admission::new(Some(1));
         a.ensure_capacity(10);
         assert_eq!(a.sketch.memory_bytes(), MIN_SKETCH_ENTRIES * 8);
+        assert_eq!(a.sketch.sample_size(), MIN_SAMPLE_ENTRIES * SAMPLE_FACTOR);
+    }
+
+    #[test]
+    fn set_fast_aging_small_cache_ages_after_ten_times_capacity() {
+        let mut a = Admission::new(Some(1));
+        a.ensure_capacity(50);
+        assert!(a.has_aging_choice());
+        assert_eq!(a.sketch.sample_size(), MIN_SAMPLE_ENTRIES * SAMPLE_FACTOR);
+        a.set_fast_aging(true);
+        assert_eq!(a.sketch.sample_size(), 50 * SAMPLE_FACTOR);
+        a.set_fast_aging(false);
+        assert_eq!(a.sketch.sample_size(), MIN_SAMPLE_ENTRIES * SAMPLE_FACTOR);
+    }
+
+    #[test]
+    fn set_fast_aging_before_sizing_applies_once_sized() {
+        let mut a = Admission::new(Some(1));
+        a.set_fast_aging(true);
+        assert!(!a.has_aging_choice());
+        a.ensure_capacity(50);
+        assert_eq!(a.sketch.sample_size(), 50 * SAMPLE_FACTOR);
+    }
+
+    #[test]
+    fn ensure_capacity_min_sample_entries_or_more_has_no_aging_choice() {
+        let mut a = Admission::new(Some(1));
+        a.ensure_capacity(MIN_SAMPLE_ENTRIES);
+        assert!(!a.has_aging_choice());
+        a.set_fast_aging(true);
         assert_eq!(a.sketch.sample_size(), MIN_SAMPLE_ENTRIES * SAMPLE_FACTOR);
     }
 }

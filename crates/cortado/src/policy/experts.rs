@@ -16,40 +16,42 @@
 //! counts compare the modes on identical traffic.
 //!
 //! - **Sampling.** A miniature holds at most [`MINI_ENTRIES`] (2,048) entries. For a larger cache
-//!   it replays only the keys whose hash falls in a 1/R slice, with R the power of two that
-//!   brings the capacity down to that size: spatial sampling (SHARDS) keeps every request of a
-//!   sampled key, so reuse distances and frequencies scale down faithfully. The miniatures read
-//!   the real cache's frequency sketch (a sampled key's count is its true count) and keep only
-//!   their queues, an index by hash and a ghost: about 40 bytes per miniature entry, so at most
-//!   about 560 KiB per cache, and a small fraction of a large cache's memory. A cache of up to
-//!   2,048 entries pays for seven full copies; choose the static policy where that matters.
+//!   it replays only the keys whose hash falls in a 1/R slice, with R the power of two that brings
+//!   the capacity down to that size: spatial sampling (SHARDS) keeps every request of a sampled
+//!   key, so reuse distances and frequencies scale down faithfully. The miniatures read the real
+//!   cache's frequency sketch (a sampled key's count is its true count) and keep only their queues,
+//!   an index by hash and a ghost: about 40 bytes per miniature entry, so at most about 560 KiB per
+//!   cache, and a small fraction of a large cache's memory. A cache of up to 2,048 entries pays for
+//!   seven full copies (eight and a second sketch below 1,000 entries, see *Aging period*); choose
+//!   the static policy where that matters.
 //! - **Modes** ([`MODES`]), ordered from frequency-biased to recency-biased: a 1% window with
 //!   strict admission and no ghost, windows of 3% and 10% with ghost admission, 20% and 35%
 //!   windows with lenient admission (thresholds 3 and 2), and a 100% window (plain LRU). The set
 //!   was chosen greedily on the reference traces: each member added the most to the per-cell best.
 //! - **Decisions.** Every [`PERIOD_FACTOR`] (4) x the miniature capacity sampled requests, each
 //!   copy's score decays by [`SCORE_DECAY`] (0.9) and adds its hits of the period. When another
-//!   copy leads, strictly, the real cache moves one mode towards it. Moving a step at a time
-//!   keeps a brief lead (a phase of a cyclic workload) from flushing the main space, which a
-//!   jump to the LRU end does. The cache starts in the 3% mode ([`START_MODE`]).
+//!   copy leads, strictly, the real cache moves one mode towards it. Moving a step at a time keeps
+//!   a brief lead (a phase of a cyclic workload) from flushing the main space, which a jump to the
+//!   LRU end does. The cache starts in the 3% mode ([`START_MODE`]).
 //!
 //!   The rule has a known weakness: on `zigzag` (passes over 2,000 keys, alternately up and down)
 //!   LRU hits only at each turn and the strict 1% mode hits evenly in between, so the leader
-//!   alternates with the phase and the cache walks between the two ends, at 3.30% where LRU gets
-//!   4.76% (100 entries). Measured alternatives, on the 84 reference cells (default seed unless
-//!   said; the rule above gives 42.28%): moving only on a lead of 0.5, 1, 2 or 3 times the square
-//!   root of the current score, 42.30 / 42.25 / 42.17 / 42.12%, the first with `cpp` at 5% 3.5
-//!   points below the best reference; jumping straight to a leader that far ahead, 42.27-42.30%
-//!   (seeds 1 and 2: 42.24-42.25 and 42.25-42.26%, no better than the rule's 42.25 and 42.26%);
-//!   decays of 0.95 and 0.97, 42.28 and 42.27% with `cpp` at 5% 3.75 points below; periods of 1, 2,
-//!   3 and 6 x the miniature capacity, 42.06 / 42.21 / 42.21 / 42.20%; shorter first periods (half
-//!   or a quarter, for the first 3 to 10 periods), 42.06-42.26%.
+//!   alternates with the phase and the cache walks between the two ends, at 7.82% where SIEVE gets
+//!   9.57% (200 entries). Measured alternatives, on the 84 reference cells (default seed unless
+//!   said; the rule above gave 42.28% before the aging twin, below): moving only on a lead of 0.5,
+//!   1, 2 or 3 times the square root of the current score, 42.30 / 42.25 / 42.17 / 42.12%, the
+//!   first with `cpp` at 5% 3.5 points below the best reference; jumping straight to a leader that
+//!   far ahead, 42.27-42.30% (seeds 1 and 2: 42.24-42.25 and 42.25-42.26%, no better than the
+//!   rule's 42.25 and 42.26%); decays of 0.95 and 0.97, 42.28 and 42.27% with `cpp` at 5% 3.75
+//!   points below; periods of 1, 2, 3 and 6 x the miniature capacity, 42.06 / 42.21 / 42.21 /
+//!   42.20%; shorter first periods (half or a quarter, for the first 3 to 10 periods),
+//!   42.06-42.26%.
 //! - **Admission margin.** Whether a candidate must beat the victim by two counts instead of
 //!   one (see [`Admission`]) is a second, independent choice: it pays on loops, scans and
 //!   zigzags, where every key is seen equally often, and costs on workloads whose keys are seen
 //!   a few times each. A seventh miniature, the *twin*, runs the current mode with the other
 //!   margin. Its hits minus the current mode's accumulate in a lead that decays like the
-//!   scores. When the lead is clearly positive (above [`MARGIN_SIGNIFICANCE`] times the square
+//!   scores. When the lead is clearly positive (above [`TWIN_SIGNIFICANCE`] times the square
 //!   root of the current mode's score), the cache takes the twin's margin, the twin and the
 //!   current mode's miniature trade places, and the lead changes sign. A mode step resets the
 //!   lead and gives the twin the new mode's score, since the twin then starts over in the new
@@ -67,6 +69,33 @@
 //!   steps, gave 42.14 / 42.11 / 42.11%: early leads of a hit or two flipped `cs` at 5% away
 //!   from the margin it needed, for four periods. A significance factor of 0.3 or 1 instead of
 //!   0.5 did no better.
+//! - **Aging period.** A cache below [`MIN_SAMPLE_ENTRIES`] (1,000) entries has a second
+//!   choice: whether its sketch ages every 10 x its capacity in increments (Caffeine's period)
+//!   or every 10 x 1,000 (the floor [`Admission`] keeps so that loops longer than a small cache
+//!   keep their counts). Neither suits every workload. The long period holds a stable subset of
+//!   a long loop (`loop` at 51 entries: 4.9% against 0%), but a hot key's count outlives its
+//!   popularity by thousands of requests, and ties go to the incumbent, so newly hot keys are
+//!   kept out of a small cache (`cpp` at 61 entries: 61.0% against 64.2%, `sprite` at 71:
+//!   22.2% against 25.1%). Such a cache replays every request (no sampling), so the experts
+//!   keep a second sketch at the other period, fed the same requests, and an eighth miniature,
+//!   the *aging twin*, running the current mode and margin over it. Its lead is weighed like
+//!   the margin twin's; when it is significant, the cache's admission and the twin's trade
+//!   places (each sketch keeps its counts and period) and so do the two miniatures. After a
+//!   mode step or a margin switch the aging twin follows the current mode and starts over.
+//!   Followers in a concurrent cache adopt the period with the mode. Cost: a second sketch
+//!   (32 KiB) and increment per request, in caches of under 1,000 entries only.
+//!
+//!   Measured on the 84 reference cells (seeds default, 1 and 2): mean 42.35 / 42.33 /
+//!   42.33% against 42.28 / 42.25 / 42.26% without, cells within a point of the best
+//!   reference 80 / 78 / 78 against 78 / 76 / 76, worst cell -2.11 / -2.93 / -2.56 against
+//!   -2.99 / -2.93 / -2.68; `cpp` at 61 entries gained 2.65 points, `sprite` at 71 2.32,
+//!   `zigzag` at 100 1.27, and `zigzag` at 200 lost 1.13. Always aging fast gave 41.96%
+//!   (the loops and scans at 1-10% of their keys lost up to 5.4 points). Also measured:
+//!   significance factors of 0, 0.3, 1 and 2 instead of 0.5 (42.34, 42.34, 42.37 and 42.36%
+//!   on the default seed; 1 gave 42.33 and 42.32% on seeds 1 and 2), a fast period of 10 x
+//!   the larger of the capacity and 100 or 300 (42.36 / 42.33 / 42.34% and 42.32%), and a
+//!   choice for caches of 1,000 to 2,048 entries too, between 10 x and 5 x or 2.5 x the
+//!   capacity (42.35%, 42.35%): none clearly better.
 //! - **Warm-up.** The miniatures start when the cache is half full, so their first period
 //!   ([`WARM_UP_PERIODS`]) mostly measures how fast each mode fills up, where the lenient modes
 //!   lead, not how it evicts; its hits are discarded. On a short trace (ps, 10,448 requests at 308
@@ -91,6 +120,8 @@
 use hashbrown::HashTable;
 
 use super::admission::Admission;
+#[cfg(doc)]
+use super::admission::MIN_SAMPLE_ENTRIES;
 use super::wtinylfu::{Mode, Segments};
 use crate::random::mix64;
 
@@ -156,9 +187,11 @@ pub const WARM_UP_PERIODS: u64 = 1;
 /// The twin takes over only when its lead exceeds this many times the square root of the
 /// current mode's score: a hit count's standard deviation is about its square root, so a lead
 /// smaller than half of that is as likely noise as a difference.
-pub const MARGIN_SIGNIFICANCE: f64 = 0.5;
+pub const TWIN_SIGNIFICANCE: f64 = 0.5;
 /// Where [`Experts`] keeps the twin among its miniatures: after one per mode.
 const TWIN: usize = MODES.len();
+/// Where [`Experts`] keeps the aging twin, when there is one: after the twin.
+const AGED: usize = TWIN + 1;
 /// Separates the sampling hash from the sketch's, the table's and the shards'.
 const SAMPLE_SALT: u64 = 0xbb67_ae85_84ca_a73b;
 
@@ -249,6 +282,12 @@ pub(crate) struct Experts {
     margin: u8,
     /// The twin's decayed lead over the current mode, in hits.
     margin_lead: f64,
+    /// For a cache below [`MIN_SAMPLE_ENTRIES`] entries
+    /// (whose every request is replayed): admission over a sketch aging at the other period,
+    /// which the aging twin (at [`AGED`]) runs on.
+    alt: Option<Admission>,
+    /// The aging twin's decayed lead over the current mode, in hits.
+    aging_lead: f64,
     /// Keys whose sampling hash has these bits clear are replayed (1/R of them).
     sample_mask: u64,
     /// Sampled requests per decision.
@@ -269,6 +308,7 @@ impl Experts {
         weighted: bool,
         current: usize,
         margin: u8,
+        admission: &Admission,
     ) -> Self {
         let rate = (entries as u64)
             .div_ceil(MINI_ENTRIES)
@@ -283,13 +323,24 @@ impl Experts {
                 mode,
             )
         };
+        let alt = (rate == 1 && admission.has_aging_choice()).then(|| {
+            let mut alt = admission.clone();
+            alt.set_fast_aging(!admission.fast_aging());
+            alt
+        });
+        let mut minis: Vec<Mini> = (0..MODES.len())
+            .map(|k| mini(mode_of(k, margin)))
+            .chain(std::iter::once(mini(mode_of(current, margin ^ 1))))
+            .collect();
+        if alt.is_some() {
+            minis.push(mini(mode_of(current, margin)));
+        }
         Self {
-            minis: (0..MODES.len())
-                .map(|k| mini(mode_of(k, margin)))
-                .chain(std::iter::once(mini(mode_of(current, margin ^ 1))))
-                .collect(),
+            minis,
             margin,
             margin_lead: 0.0,
+            alt,
+            aging_lead: 0.0,
             sample_mask: rate - 1,
             period: PERIOD_FACTOR * mini_entries,
             requests: 0,
@@ -316,22 +367,37 @@ impl Experts {
         if !sampled(hash, self.sample_mask) {
             return None;
         }
-        for mini in &mut self.minis {
-            mini.record(hash, weight, admission, &mut self.scratch);
+        let Self {
+            minis,
+            alt,
+            scratch,
+            ..
+        } = self;
+        if let Some(alt) = alt.as_mut() {
+            alt.record(u64::from(hash));
+        }
+        for (k, mini) in minis.iter_mut().enumerate() {
+            let admission = match alt.as_mut() {
+                Some(alt) if k == AGED => alt,
+                _ => &mut *admission,
+            };
+            mini.record(hash, weight, admission, scratch);
         }
         self.requests += 1;
         if self.requests < self.period {
             return None;
         }
         self.requests = 0;
-        self.decide()
+        self.decide(admission)
     }
 
     /// Ends a period: updates the scores and steps towards the leader.
-    fn decide(&mut self) -> Option<(usize, u8)> {
+    fn decide(&mut self, admission: &mut Admission) -> Option<(usize, u8)> {
         self.periods += 1;
         let warming = self.periods <= WARM_UP_PERIODS;
-        let margin_delta = self.minis[TWIN].hits as f64 - self.minis[self.current].hits as f64;
+        let current_hits = self.minis[self.current].hits as f64;
+        let margin_delta = self.minis[TWIN].hits as f64 - current_hits;
+        let aging_delta = self.minis.get(AGED).map(|m| m.hits as f64 - current_hits);
         for mini in &mut self.minis {
             if !warming {
                 mini.score = mini.score * SCORE_DECAY + mini.hits as f64;
@@ -342,6 +408,9 @@ impl Experts {
             return None;
         }
         let mut changed = self.weigh_margin(margin_delta);
+        if let Some(delta) = aging_delta.filter(|_| !changed) {
+            changed = self.weigh_aging(delta, admission);
+        }
         let mut leader = 0;
         for k in 1..MODES.len() {
             if self.minis[k].score > self.minis[leader].score {
@@ -362,17 +431,18 @@ impl Experts {
                 .set_mode(mode_of(self.current, self.margin ^ 1));
             self.minis[TWIN].score = self.minis[self.current].score;
             self.margin_lead = 0.0;
+            self.follow_with_aging_twin();
             changed = true;
         }
         changed.then_some((self.current, self.margin))
     }
 
     /// Adds a period's `delta` to the twin's lead; switches to the twin's margin if it leads
-    /// by more than chance would (see [`MARGIN_SIGNIFICANCE`]).
+    /// by more than chance would (see [`TWIN_SIGNIFICANCE`]).
     fn weigh_margin(&mut self, delta: f64) -> bool {
         self.margin_lead = self.margin_lead * SCORE_DECAY + delta;
         let noise = self.minis[self.current].score.max(0.0).sqrt();
-        if self.margin_lead <= MARGIN_SIGNIFICANCE * noise {
+        if self.margin_lead <= TWIN_SIGNIFICANCE * noise {
             return false;
         }
         // The twin becomes the current mode's miniature, and the miniature it replaces the
@@ -383,7 +453,38 @@ impl Experts {
         for (k, mini) in self.minis[..TWIN].iter_mut().enumerate() {
             mini.segments.set_mode(mode_of(k, self.margin));
         }
+        self.follow_with_aging_twin();
         true
+    }
+
+    /// Adds a period's `delta` to the aging twin's lead; if it leads by more than chance would,
+    /// the cache's sketch and the twin's trade places (each keeps its period and counts).
+    fn weigh_aging(&mut self, delta: f64, admission: &mut Admission) -> bool {
+        self.aging_lead = self.aging_lead * SCORE_DECAY + delta;
+        let noise = self.minis[self.current].score.max(0.0).sqrt();
+        let Some(alt) = self.alt.as_mut() else {
+            return false;
+        };
+        if self.aging_lead <= TWIN_SIGNIFICANCE * noise {
+            return false;
+        }
+        std::mem::swap(admission, alt);
+        self.minis.swap(AGED, self.current);
+        self.aging_lead = -self.aging_lead;
+        true
+    }
+
+    /// Puts the aging twin beside the current mode and margin after either changed: it starts
+    /// over from the current mode's score.
+    fn follow_with_aging_twin(&mut self) {
+        if let Some(aged) = self.minis.get(AGED).map(|_| AGED) {
+            let score = self.minis[self.current].score;
+            self.minis[aged]
+                .segments
+                .set_mode(mode_of(self.current, self.margin));
+            self.minis[aged].score = score;
+            self.aging_lead = 0.0;
+        }
     }
 
     /// Empties the miniatures; they warm up again before the next decision.
@@ -399,10 +500,15 @@ impl Experts {
         self.requests = 0;
         self.periods = 0;
         self.margin_lead = 0.0;
+        self.aging_lead = 0.0;
+        if let Some(alt) = &mut self.alt {
+            alt.clear();
+        }
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.minis.iter().map(Mini::memory_bytes).sum()
+        self.minis.iter().map(Mini::memory_bytes).sum::<usize>()
+            + self.alt.as_ref().map_or(0, |alt| alt.sketch.memory_bytes())
     }
 
     /// Panics unless every miniature's queues and index agree.
@@ -419,29 +525,38 @@ impl Experts {
 mod tests {
     use super::*;
 
-    /// Experts for a 100-entry cache in the start mode, past their warm-up.
-    fn warmed() -> Experts {
-        let mut experts = Experts::new(100, 100, false, START_MODE, 1);
+    /// Admission sized for a cache of `entries` entries.
+    fn sized(entries: usize) -> Admission {
+        let mut admission = Admission::new(Some(1));
+        admission.ensure_capacity(entries);
+        admission
+    }
+
+    /// Experts for a 100-entry cache in the start mode, past their warm-up, and the cache's
+    /// admission.
+    fn warmed() -> (Experts, Admission) {
+        let admission = sized(100);
+        let mut experts = Experts::new(100, 100, false, START_MODE, 1, &admission);
         experts.periods = WARM_UP_PERIODS;
-        experts
+        (experts, admission)
     }
 
     /// [`warmed`] experts whose period gave every mode's miniature `modes` hits and the twin
     /// `twin`.
-    fn warmed_with_hits(modes: u64, twin: u64) -> Experts {
-        let mut experts = warmed();
+    fn warmed_with_hits(modes: u64, twin: u64) -> (Experts, Admission) {
+        let (mut experts, admission) = warmed();
         for mini in &mut experts.minis[..TWIN] {
             mini.hits = modes;
         }
         experts.minis[TWIN].hits = twin;
-        experts
+        (experts, admission)
     }
 
     #[test]
     fn decide_twin_ahead_takes_its_margin_and_keeps_mode() {
         // Every miniature ties, so the mode stays; the twin (margin 0) hit more.
-        let mut experts = warmed_with_hits(40, 50);
-        assert_eq!(experts.decide(), Some((START_MODE, 0)));
+        let (mut experts, mut admission) = warmed_with_hits(40, 50);
+        assert_eq!(experts.decide(&mut admission), Some((START_MODE, 0)));
         assert_eq!(experts.margin, 0);
         // The twin's record now stands for the current mode, and the old one is the twin.
         assert_eq!(experts.minis[START_MODE].score, 50.0);
@@ -453,26 +568,26 @@ mod tests {
     #[test]
     fn decide_twin_ahead_by_chance_keeps_margin() {
         // A lead of 3 hits is below half the square root of 100.
-        let mut experts = warmed_with_hits(100, 103);
-        assert_eq!(experts.decide(), None);
+        let (mut experts, mut admission) = warmed_with_hits(100, 103);
+        assert_eq!(experts.decide(&mut admission), None);
         assert_eq!(experts.margin, 1);
         assert_eq!(experts.margin_lead, 3.0);
     }
 
     #[test]
     fn decide_twin_behind_keeps_margin() {
-        let mut experts = warmed_with_hits(40, 30);
-        assert_eq!(experts.decide(), None);
+        let (mut experts, mut admission) = warmed_with_hits(40, 30);
+        assert_eq!(experts.decide(&mut admission), None);
         assert_eq!(experts.margin, 1);
     }
 
     #[test]
     fn decide_mode_step_moves_twin_and_resets_lead() {
-        let mut experts = warmed();
+        let (mut experts, mut admission) = warmed();
         experts.margin_lead = -25.0;
         experts.minis[START_MODE + 2].hits = 90;
         experts.minis[TWIN].hits = 0;
-        assert_eq!(experts.decide(), Some((START_MODE + 1, 1)));
+        assert_eq!(experts.decide(&mut admission), Some((START_MODE + 1, 1)));
         assert_eq!(experts.margin_lead, 0.0);
         // The twin now stands beside the new mode and carries its score.
         assert_eq!(
@@ -483,10 +598,68 @@ mod tests {
 
     #[test]
     fn decide_while_warming_changes_nothing() {
-        let mut experts = Experts::new(100, 100, false, START_MODE, 1);
+        let mut admission = sized(100);
+        let mut experts = Experts::new(100, 100, false, START_MODE, 1, &admission);
         experts.minis[TWIN].hits = 50;
         experts.minis[0].hits = 90;
-        assert_eq!(experts.decide(), None);
+        assert_eq!(experts.decide(&mut admission), None);
         assert_eq!((experts.margin, experts.current), (1, START_MODE));
+    }
+
+    #[test]
+    fn new_small_cache_has_aging_twin_on_other_period() {
+        let admission = sized(100);
+        let experts = Experts::new(100, 100, false, START_MODE, 1, &admission);
+        assert_eq!(experts.minis.len(), AGED + 1);
+        let alt = experts.alt.as_ref().unwrap();
+        assert!(alt.fast_aging() && !admission.fast_aging());
+        assert!(alt.sketch.sample_size() < admission.sketch.sample_size());
+    }
+
+    #[test]
+    fn new_cache_of_min_sample_entries_has_no_aging_twin() {
+        let entries = super::super::admission::MIN_SAMPLE_ENTRIES;
+        let admission = sized(entries);
+        let experts = Experts::new(entries as u64, entries, false, START_MODE, 1, &admission);
+        assert!(experts.alt.is_none());
+        assert_eq!(experts.minis.len(), AGED);
+    }
+
+    #[test]
+    fn decide_aging_twin_ahead_swaps_sketches() {
+        let (mut experts, mut admission) = warmed_with_hits(40, 40);
+        admission.record(7);
+        experts.minis[AGED].hits = 60;
+        assert_eq!(experts.decide(&mut admission), Some((START_MODE, 1)));
+        // The cache now ages fast, with the twin's counts; the twin keeps the cache's.
+        assert!(admission.fast_aging());
+        let alt = experts.alt.as_ref().unwrap();
+        assert!(!alt.fast_aging());
+        assert_eq!(
+            (admission.sketch.frequency(7), alt.sketch.frequency(7)),
+            (0, 1)
+        );
+        assert_eq!(experts.minis[START_MODE].score, 60.0);
+        assert!(experts.aging_lead < 0.0);
+    }
+
+    #[test]
+    fn decide_aging_twin_ahead_by_chance_keeps_period() {
+        let (mut experts, mut admission) = warmed_with_hits(100, 100);
+        experts.minis[AGED].hits = 103;
+        assert_eq!(experts.decide(&mut admission), None);
+        assert!(!admission.fast_aging());
+        assert_eq!(experts.aging_lead, 3.0);
+    }
+
+    #[test]
+    fn decide_margin_switch_moves_aging_twin_to_new_margin() {
+        let (mut experts, mut admission) = warmed_with_hits(40, 50);
+        experts.aging_lead = 5.0;
+        experts.minis[AGED].hits = 45;
+        assert_eq!(experts.decide(&mut admission), Some((START_MODE, 0)));
+        assert_eq!(experts.minis[AGED].segments.mode, mode_of(START_MODE, 0));
+        assert_eq!(experts.aging_lead, 0.0);
+        assert!(!admission.fast_aging());
     }
 }

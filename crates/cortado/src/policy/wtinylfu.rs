@@ -24,17 +24,17 @@
 //!   as candidates; then each candidate duels the probation LRU victim through
 //!   [`Admission`](super::admission) and the loser is evicted. Once candidates run out the victims
 //!   come from probation, then protected, then the window.
-//! - **Returning candidates.** Rejected candidates are remembered in a [`Ghost`] of
-//!   [`GHOST_SHARE`] (all of) the capacity; one that comes back while remembered has a short
-//!   reuse distance and is admitted without a duel. On the simulator's 84 reference cells a ghost
-//!   of half the capacity raised the mean hit ratio of a fixed 10% window from 40.86% to 41.38%.
-//!   With the adaptive modes, a ghost of the whole capacity instead of half raised the mean
-//!   from 42.20 / 42.17 / 42.18% to 42.28 / 42.25 / 42.26% (seeds default, 1 and 2) and the
+//! - **Returning candidates.** Rejected candidates are remembered in a [`Ghost`] of [`GHOST_SHARE`]
+//!   (all of) the capacity; one that comes back while remembered has a short reuse distance and is
+//!   admitted without a duel. On the simulator's 84 reference cells a ghost of half the capacity
+//!   raised the mean hit ratio of a fixed 10% window from 40.86% to 41.38%. With the adaptive modes
+//!   (before the adaptive aging period), a ghost of the whole capacity instead of half raised the
+//!   mean from 42.20 / 42.17 / 42.18% to 42.28 / 42.25 / 42.26% (seeds default, 1 and 2) and the
 //!   cells within a point of the best reference from 74 to 78 / 76 / 76; the large traces
-//!   (`cloudphysics-io`, `p3` and `multi2` at 10-25% of their keys) gained up to 1.9 points,
-//!   while small caches lost up to 1.5 (`cpp` at 5%). 0.75 and 1.25 did worse on the mean or the
-//!   worst cell (42.23 / 42.21 / 42.21%; worst -3.08 / -3.45 / -4.06), and 2 lost 4.4 points on
-//!   `gli` at 25%. The cost: a second byte per entry.
+//!   (`cloudphysics-io`, `p3` and `multi2` at 10-25% of their keys) gained up to 1.9 points, while
+//!   small caches lost up to 1.5 (`cpp` at 5%). 0.75 and 1.25 did worse on the mean or the worst
+//!   cell (42.23 / 42.21 / 42.21%; worst -3.08 / -3.45 / -4.06), and 2 lost 4.4 points on `gli` at
+//!   25%. The cost: a second byte per entry.
 //! - **Modes.** A [`Mode`] sets the window's share of the capacity and how lenient and how strict
 //!   admission is (the margin a candidate must win by).
 //!   [`EvictionPolicy::tiny_lfu`](super::EvictionPolicy::tiny_lfu) lets [`Experts`] pick the mode
@@ -146,7 +146,7 @@ pub(crate) struct Segments {
     weighted_size: u64,
     window_weight: u64,
     protected_weight: u64,
-    mode: Mode,
+    pub(super) mode: Mode,
     ghost: Ghost,
 }
 
@@ -672,6 +672,7 @@ impl WTinyLfu {
                 self.weighted,
                 self.mode_index as usize,
                 self.segments.mode.margin,
+                &self.admission,
             );
             self.experts = Some(Box::new(experts));
         }
@@ -798,18 +799,23 @@ impl WTinyLfu {
     }
 
     /// The mode in force, if the policy adapts, as a code for [`adopt_mode`](Self::adopt_mode):
-    /// its index in [`MODES`] plus 16 times its margin.
+    /// its index in [`MODES`], plus 16 times its margin, plus 32 if the sketch ages fast (see
+    /// [`Admission::set_fast_aging`]).
     pub(crate) fn mode_code(&self) -> Option<u8> {
-        (self.adaptation != Adaptation::Static)
-            .then_some(self.mode_index | (self.segments.mode.margin << 4))
+        (self.adaptation != Adaptation::Static).then_some(
+            self.mode_index
+                | (self.segments.mode.margin << 4)
+                | (u8::from(self.admission.fast_aging()) << 5),
+        )
     }
 
     /// Switches a following policy to the mode with this [code](Self::mode_code).
     pub(crate) fn adopt_mode(&mut self, code: u8) {
-        let (index, margin) = (code & 15, code >> 4);
-        if self.adaptation == Adaptation::Follow && (index as usize) < MODES.len() && margin <= 1 {
+        let (index, margin, fast) = (code & 15, code >> 4 & 1, code >> 5 & 1 == 1);
+        if self.adaptation == Adaptation::Follow && (index as usize) < MODES.len() && code < 64 {
             self.mode_index = index;
             self.segments.set_mode(mode_of(index as usize, margin));
+            self.admission.set_fast_aging(fast);
         }
     }
 
@@ -988,20 +994,71 @@ mod tests {
     }
 
     #[test]
-    fn adopt_mode_code_carries_index_and_margin() {
+    fn adopt_mode_code_carries_index_margin_and_aging() {
         let leader = WTinyLfu::new(100, Adaptation::Lead, false, Some(7));
         let code = leader.mode_code().unwrap();
         assert_eq!(code, START_MODE as u8 | (START_MARGIN << 4));
         let mut follower = WTinyLfu::new(100, Adaptation::Follow, false, Some(7));
+        follower.size_for_capacity();
+        let slow = follower.admission.sketch.sample_size();
         follower.adopt_mode(4);
         assert_eq!(follower.segments.mode, mode_of(4, 0));
         follower.adopt_mode(2 | 1 << 4);
         assert_eq!(follower.segments.mode, mode_of(2, 1));
         assert_eq!(follower.mode_code(), Some(2 | 1 << 4));
-        // Codes naming no mode, or a margin the experts never choose, change nothing.
+        follower.adopt_mode(2 | 1 << 4 | 1 << 5);
+        assert!(follower.admission.fast_aging());
+        assert!(follower.admission.sketch.sample_size() < slow);
+        assert_eq!(follower.mode_code(), Some(2 | 1 << 4 | 1 << 5));
+        // Codes naming no mode, or bits the experts never set, change nothing.
         follower.adopt_mode(MODES.len() as u8);
-        follower.adopt_mode(1 | 2 << 4);
+        follower.adopt_mode(1 | 1 << 6);
         assert_eq!(follower.segments.mode, mode_of(2, 1));
+        assert!(follower.admission.fast_aging());
+    }
+
+    /// Hot sets of 90 keys that give way to new ones every 2,000 requests, every second request
+    /// a one-hit wonder. A hot key recurs about every 180 requests, after the ghost has
+    /// forgotten it, so it must win its duel; the old set's counts outlast it under the slow
+    /// aging period (ties go to the victim) and shut the new set out until the next aging.
+    fn shifting_hot_sets() -> impl Iterator<Item = u64> {
+        (0..120_000u64).map(|j| {
+            if j % 2 == 0 {
+                1 << 40 | j
+            } else {
+                j / 2_000 * 1_000 + mix64(j) % 90
+            }
+        })
+    }
+
+    #[test]
+    fn adaptive_small_cache_shifting_hot_sets_takes_fast_aging() {
+        let ratio = |fast| {
+            let mut p = WTinyLfu::new(100, Adaptation::Static, false, Some(8));
+            p.admission.set_fast_aging(fast);
+            let (hits, total) = replay(&mut p, shifting_hot_sets());
+            hits as f64 / total as f64
+        };
+        let (slow, fast) = (ratio(false), ratio(true));
+        assert!(fast > slow + 0.01, "fast {fast}, slow {slow}");
+        let mut adaptive = WTinyLfu::new(100, Adaptation::Lead, false, Some(8));
+        replay(&mut adaptive, shifting_hot_sets());
+        adaptive.validate();
+        assert!(adaptive.admission.fast_aging());
+    }
+
+    #[test]
+    fn adaptive_small_cache_long_loop_keeps_slow_aging() {
+        // A loop of 1,000 keys through 50 slots: fast aging (every 500 increments) forgets
+        // every count before its key comes round again, and the cache hits nothing.
+        let loop_keys = || (0..200_000u64).map(|i| i % 1_000);
+        let mut fast = WTinyLfu::new(50, Adaptation::Static, false, Some(9));
+        fast.admission.set_fast_aging(true);
+        assert_eq!(replay(&mut fast, loop_keys()).0, 0);
+        let mut adaptive = WTinyLfu::new(50, Adaptation::Lead, false, Some(9));
+        let (hits, total) = replay(&mut adaptive, loop_keys());
+        assert!(!adaptive.admission.fast_aging());
+        assert!(hits as f64 / total as f64 > 0.04, "{hits} of {total}");
     }
 
     #[test]
