@@ -763,7 +763,11 @@ impl WTinyLfu {
     /// Applies `reads` deferred reads of the entry at `i`.
     fn fold(&mut self, i: u32, reads: u8) {
         let hash = u64::from(self.segments.hash_of(i));
-        self.admission.record_many(hash, reads.min(MAX_DEFERRED));
+        let reads = reads.min(MAX_DEFERRED);
+        self.admission.record_many(hash, reads);
+        if let Some(experts) = &mut self.experts {
+            experts.record_deferred(hash, reads);
+        }
         self.segments.access(i);
     }
 
@@ -946,6 +950,32 @@ mod tests {
         assert_eq!(p.admission.sketch.frequency(hash), before + 3);
         assert_ne!(p.segments.front(Queue::Probation), Some(head));
         p.validate();
+    }
+
+    #[test]
+    fn fold_all_counts_in_aging_twin_sketch_too() {
+        let mut p = WTinyLfu::new(100, Adaptation::Lead, false, Some(3));
+        let mut evicted = Vec::new();
+        for i in 0..=100 {
+            p.insert(i, mix64(u64::from(i)), 1);
+            p.evict(&mut evicted);
+        }
+        let read = p
+            .segments
+            .front(Queue::Protected)
+            .or(p.segments.front(Queue::Probation));
+        let read = read.unwrap();
+        let hash = u64::from(p.segments.hash_of(read));
+        let experts = p.experts.as_ref().unwrap();
+        let (before, alt_before) = (
+            p.admission.sketch.frequency(hash),
+            experts.alt_frequency(hash),
+        );
+        p.fold_all(&mut |i| if i == read { 3 } else { 0 });
+        assert_eq!(p.admission.sketch.frequency(hash), before + 3);
+        let alt_after = p.experts.as_ref().unwrap().alt_frequency(hash);
+        assert_eq!(alt_after, alt_before.map(|count| count + 3));
+        assert!(alt_after.is_some());
     }
 
     #[test]
