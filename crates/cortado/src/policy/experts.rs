@@ -498,12 +498,11 @@ impl Experts {
     /// Puts the aging twin beside the current mode and margin after either changed: it starts
     /// over from the current mode's score.
     fn follow_with_aging_twin(&mut self) {
-        if let Some(aged) = self.minis.get(AGED).map(|_| AGED) {
+        if self.minis.len() > AGED {
             let score = self.minis[self.current].score;
-            self.minis[aged]
-                .segments
-                .set_mode(mode_of(self.current, self.margin));
-            self.minis[aged].score = score;
+            let aged = &mut self.minis[AGED];
+            aged.segments.set_mode(mode_of(self.current, self.margin));
+            aged.score = score;
             self.aging_lead = 0.0;
         }
     }
