@@ -1,5 +1,5 @@
 //! Synthetic key streams for users without traces, and for benchmarks: Zipf, loop, Zipf with
-//! scans, and Zipf with drifting popularity.
+//! scans, Zipf with drifting popularity, and phases that alternate between frequency and recency.
 //!
 //! [`keys`] returns a lazy, deterministic stream of exactly `requests` keys for a [`Dist`], a
 //! key-space size and a seed; [`write_keys`] writes any key stream in the `keys` trace format
@@ -23,6 +23,13 @@
 //!   brand-new keys take the top ranks; keys pushed past rank `n` are never requested again. So
 //!   about 5 % of the ranking turns over per `n` requests: yesterday's hot keys cool down
 //!   gradually, and a policy must forget old frequencies to keep up.
+//! - **`alternate:L`**: phases of `L` requests, each over keys never seen before, that take
+//!   turns. The first is a loop over `n` keys, which only frequency-based admission gets hits
+//!   from once `n` exceeds the cache; the second requests every key twice, the second time
+//!   [`reuse_gap`] (`n / 5`, at least 1) first requests later, which only a cache that keeps
+//!   recent keys long enough (LRU, a large admission window) gets hits from. It tests how
+//!   quickly an adaptive policy follows a change of workload, and whether it is fooled by
+//!   workloads that change back and forth.
 //!
 //! Keys other than `loop`'s are scattered over the whole `u64` range: the key of internal id
 //! `i` is `mix(i ^ salt)`, where `mix` is SplitMix64's finalizer (a bijection of `u64`) and
@@ -56,6 +63,9 @@ pub const SCAN_DIVISOR: u64 = 4;
 pub const DRIFT_PERIOD_DIVISOR: u64 = 5;
 /// ... by `n / DRIFT_STEP_DIVISOR` ranks: 5 % of the ranking per `n` requests.
 pub const DRIFT_STEP_DIVISOR: u64 = 100;
+/// An `alternate` recency phase requests each key again `n / REUSE_GAP_DIVISOR` first
+/// requests later.
+pub const REUSE_GAP_DIVISOR: u64 = 5;
 
 /// Length of a `scan+zipf` scan for `n` keys.
 pub fn scan_length(n: u64) -> u64 {
@@ -70,6 +80,11 @@ pub fn drift_period(n: u64) -> u64 {
 /// Ranks the `drift+zipf` ranking moves per shift for `n` keys.
 pub fn drift_step(n: u64) -> u64 {
     (n / DRIFT_STEP_DIVISOR).max(1)
+}
+
+/// First requests between a key's two requests in an `alternate` recency phase, for `n` keys.
+pub fn reuse_gap(n: u64) -> u64 {
+    (n / REUSE_GAP_DIVISOR).max(1)
 }
 
 /// A key distribution, as written for `--dist`.
@@ -92,6 +107,12 @@ pub enum Dist {
         /// The Zipf exponent, finite and non-negative.
         s: f64,
     },
+    /// `alternate:L`: phases of `phase` requests over fresh keys, a loop and then keys
+    /// requested twice a short distance apart, in turn.
+    Alternate {
+        /// Requests per phase, at least 1.
+        phase: u64,
+    },
 }
 
 impl Dist {
@@ -99,7 +120,7 @@ impl Dist {
     pub fn exponent(self) -> Option<f64> {
         match self {
             Dist::Zipf { s } | Dist::ScanZipf { s } | Dist::DriftZipf { s } => Some(s),
-            Dist::Loop => None,
+            Dist::Loop | Dist::Alternate { .. } => None,
         }
     }
 }
@@ -111,6 +132,7 @@ impl fmt::Display for Dist {
             Dist::Loop => f.write_str("loop"),
             Dist::ScanZipf { s } => write!(f, "scan+zipf:{s}"),
             Dist::DriftZipf { s } => write!(f, "drift+zipf:{s}"),
+            Dist::Alternate { phase } => write!(f, "alternate:{phase}"),
         }
     }
 }
@@ -126,14 +148,21 @@ impl FromStr for Dist {
         if text == "loop" {
             return Ok(Dist::Loop);
         }
-        let (kind, exponent) = text
-            .split_once(':')
-            .ok_or_else(|| bad("expected zipf:S, loop, scan+zipf:S or drift+zipf:S"))?;
+        const EXPECTED: &str = "expected zipf:S, loop, scan+zipf:S, drift+zipf:S or alternate:L";
+        let (kind, exponent) = text.split_once(':').ok_or_else(|| bad(EXPECTED))?;
+        if kind == "alternate" {
+            return match exponent.parse::<u64>() {
+                Ok(phase) if phase > 0 => Ok(Dist::Alternate { phase }),
+                _ => Err(bad(
+                    "the phase length L must be a whole number of requests, at least 1",
+                )),
+            };
+        }
         let make: fn(f64) -> Dist = match kind {
             "zipf" => |s| Dist::Zipf { s },
             "scan+zipf" => |s| Dist::ScanZipf { s },
             "drift+zipf" => |s| Dist::DriftZipf { s },
-            _ => return Err(bad("expected zipf:S, loop, scan+zipf:S or drift+zipf:S")),
+            _ => return Err(bad(EXPECTED)),
         };
         let s: f64 = exponent
             .parse()
@@ -415,6 +444,24 @@ impl Iterator for Keys {
                 let rank = self.rank();
                 self.key(rank.wrapping_sub(shift))
             }
+            Dist::Alternate { phase } => {
+                let (index, offset) = (position / phase, position % phase);
+                // A phase uses at most max(n, phase) ids; each phase starts past the last.
+                let first = index.wrapping_mul(n.max(phase));
+                let local = if index % 2 == 0 {
+                    offset % n
+                } else {
+                    // First requests 0, 1, ...; from the gap on, each first request of t is
+                    // followed by the second request of t - gap.
+                    let gap = reuse_gap(n);
+                    match offset.checked_sub(gap) {
+                        None => offset,
+                        Some(after) if after % 2 == 0 => gap + after / 2,
+                        Some(after) => after / 2,
+                    }
+                };
+                self.key(first.wrapping_add(local))
+            }
         };
         Some(key)
     }
@@ -493,6 +540,7 @@ mod tests {
             ("loop", Dist::Loop),
             ("scan+zipf:1.2", Dist::ScanZipf { s: 1.2 }),
             ("drift+zipf:0.8", Dist::DriftZipf { s: 0.8 }),
+            ("alternate:20000", Dist::Alternate { phase: 20_000 }),
         ] {
             assert_eq!(text.parse::<Dist>(), Ok(dist), "{text}");
             assert_eq!(dist.to_string().parse::<Dist>(), Ok(dist));
@@ -514,6 +562,10 @@ mod tests {
             "scan+zipf",
             "Zipf:1",
             "drift:0.9",
+            "alternate",
+            "alternate:0",
+            "alternate:-5",
+            "alternate:1.5",
         ] {
             let err = text.parse::<Dist>().unwrap_err();
             assert!(matches!(err, GenError::BadDist { .. }), "{text}: {err}");
@@ -534,6 +586,30 @@ mod tests {
     fn loop_yields_keys_in_order_cyclically() {
         let stream: Vec<u64> = keys(Dist::Loop, 3, 8, 42).unwrap().collect();
         assert_eq!(stream, vec![0, 1, 2, 0, 1, 2, 0, 1]);
+    }
+
+    #[test]
+    fn alternate_loop_phase_then_pairs_gap_apart_on_fresh_keys() {
+        // n = 10 keys, gap 2, phases of 12 requests.
+        let stream: Vec<u64> = keys(Dist::Alternate { phase: 12 }, 10, 36, 3)
+            .unwrap()
+            .collect();
+        let (first, rest) = stream.split_at(12);
+        let (second, third) = rest.split_at(12);
+        // A loop over 10 keys: the 11th request repeats the 1st.
+        assert_eq!(first[10..], first[..2]);
+        assert_eq!(first[..10].iter().collect::<HashSet<_>>().len(), 10);
+        // Ids 0 1 2 0 3 1 4 2 5 3 6 4: each key's second request comes two first requests on.
+        let ids = [0, 1, 2, 0, 3, 1, 4, 2, 5, 3, 6, 4];
+        for (i, &a) in ids.iter().enumerate() {
+            for (j, &b) in ids.iter().enumerate() {
+                assert_eq!(second[i] == second[j], a == b, "{i} {j}");
+            }
+        }
+        // Every phase has keys of its own; the third is a loop again.
+        let seen: HashSet<u64> = first.iter().chain(second).copied().collect();
+        assert!(third.iter().all(|key| !seen.contains(key)));
+        assert_eq!(third[10..], third[..2]);
     }
 
     #[test]

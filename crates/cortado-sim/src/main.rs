@@ -119,7 +119,7 @@ impl ExecArgs {
 
 #[derive(Args, Debug)]
 struct GenArgs {
-    /// zipf:S, loop, scan+zipf:S or drift+zipf:S.
+    /// zipf:S, loop, scan+zipf:S, drift+zipf:S or alternate:L.
     #[arg(long, value_parser = parse_dist)]
     dist: Dist,
     /// Distinct keys of the key space.

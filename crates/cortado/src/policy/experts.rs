@@ -47,15 +47,16 @@
 //!   square root of the latter, the margin twin's test of chance. Measured on the 84 reference
 //!   cells, seeds default and 1 to 5: 42.35 / 42.33 / 42.33 / 42.32 / 42.32 / 42.34% (mean 42.332)
 //!   against 42.34 / 42.33 / 42.32 / 42.30 / 42.30 / 42.33% (42.323) with the short memory alone;
-//!   `zigzag` at 200 entries gained 0.75 and 0.85 points on seeds 3 and 4. On a stream that
-//!   alternates, at 1,000 entries, a loop over 1,500 keys (the strict mode's) with keys reused 300
-//!   requests apart (LRU's), in phases of 20,000, 100,000 and 400,000 requests (2,000,000 in all):
-//!   18.04 / 34.47 / 54.28%, against 4.55 / 34.47 / 54.28% with the short memory alone and 23.04 /
-//!   28.37 / 38.97% with a single decay of 0.99. Single decays of 0.97, 0.99, 0.995 and 1 (for the
-//!   twins' leads too) averaged 42.337 / 42.349 / 42.345 / 42.344% over seeds default and 1 to 4;
-//!   0.97 and 0.99 cost 6.1-15.3 points on the longer phases of that stream (0.97: 19.01 / 25.95 /
-//!   47.77%). Without the significance test the long memory took over on any lead: 42.339% over the
-//!   six seeds, but scan+Zipf at 10,000 entries in the peer benchmark fell to quick_cache's level
+//!   `zigzag` at 200 entries gained 0.75 and 0.85 points on seeds 3 and 4. On `cortado-sim gen
+//!   --dist alternate:L --keys 1500 --requests 2000000` (phases of L requests that take turns: a
+//!   loop over 1,500 keys, the strict mode's, and keys requested twice 300 first requests apart,
+//!   LRU's) at 1,000 entries, with L = 20,000, 100,000 and 400,000: 21.01 / 34.44 / 54.24%, against
+//!   5.90 / 34.44 / 54.24% with the short memory alone and 23.55 / 30.97 / 38.88% with a single
+//!   decay of 0.99. Single decays of 0.97, 0.99, 0.995 and 1 (for the twins' leads too) averaged
+//!   42.337 / 42.349 / 42.345 / 42.344% on the cells over seeds default and 1 to 4; 0.97 and 0.99
+//!   cost 3.5-15.4 points on the longer phases of that stream (0.97: 19.74 / 25.97 / 47.80%).
+//!   Without the significance test the long memory took over on any lead: 42.339% over the six
+//!   seeds, but scan+Zipf at 10,000 entries in the peer benchmark fell to quick_cache's level
 //!   (61.65% both). Credit decays of 0.9 and 0.99 instead of 0.95 did no better (42.35 / 42.35% on
 //!   the default seed, both without the significance test).
 //!
