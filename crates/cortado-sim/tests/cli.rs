@@ -31,6 +31,25 @@ fn arg(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
+/// Replays `trace` at `sizes` through `policies`; returns the table printed and the records of
+/// `--json`.
+fn replay_json(dir: &Scratch, trace: &Path, sizes: &str, policies: &str) -> (String, Vec<Value>) {
+    let json = dir.path("out.json");
+    let out = sim(&[
+        "--trace",
+        arg(trace),
+        "--sizes",
+        sizes,
+        "--policies",
+        policies,
+        "--json",
+        arg(&json),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (stdout(&out), value.as_array().unwrap().clone())
+}
+
 #[test]
 fn json_hand_counted_lru_and_opt_field_by_field() {
     // LRU, 2 entries: every request misses (each key returns only after two others) -> 0 hits.
@@ -41,20 +60,7 @@ fn json_hand_counted_lru_and_opt_field_by_field() {
     //   (never again); hit 4 -> 5.
     let dir = Scratch::new("json-hand");
     let trace = dir.write("hand.lirs", HAND);
-    let json = dir.path("out.json");
-    let out = sim(&[
-        "--trace",
-        arg(&trace),
-        "--sizes",
-        "2,3",
-        "--policies",
-        "lru,opt",
-        "--json",
-        arg(&json),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let value: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let records = value.as_array().unwrap();
+    let (table, records) = replay_json(&dir, &trace, "2,3", "lru,opt");
     let want = [("lru", 2, 0), ("lru", 3, 4), ("opt", 2, 3), ("opt", 3, 5)];
     assert_eq!(records.len(), want.len());
     for (record, (policy, size, hits)) in records.iter().zip(want) {
@@ -69,7 +75,6 @@ fn json_hand_counted_lru_and_opt_field_by_field() {
         assert!((ratio - hits as f64 / 10.0).abs() < 1e-12, "{ratio}");
     }
     // The table printed on stdout has the same numbers, in percent.
-    let table = stdout(&out);
     let rows: Vec<Vec<&str>> = table
         .lines()
         .map(|l| l.split_whitespace().collect())
@@ -142,22 +147,9 @@ fn several_traces_comma_list_and_repeated_flag() {
 fn percent_sizes_of_tiny_trace_floor_at_ten_entries() {
     let dir = Scratch::new("floor");
     let trace = dir.write("hand.lirs", HAND);
-    let json = dir.path("out.json");
-    let out = sim(&[
-        "--trace",
-        arg(&trace),
-        "--sizes",
-        "1%,25%",
-        "--policies",
-        "lru",
-        "--json",
-        arg(&json),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let value: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (_, records) = replay_json(&dir, &trace, "1%,25%", "lru");
     // Both percentages of 4 distinct keys give the floor of 10 entries: one cell, 6 hits.
-    let records = value.as_array().unwrap();
-    assert_eq!(records.len(), 1, "{value}");
+    assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(records[0]["size"], 10);
     assert_eq!(records[0]["hits"], 6);
 }
@@ -275,19 +267,7 @@ fn gen_alternate_wtinylfu_follows_phases_with_two_memories() {
         arg(&file),
     ];
     assert!(sim(&gen).status.success());
-    let json = dir.path("alternate.json");
-    let out = sim(&[
-        "--trace",
-        arg(&file),
-        "--policies",
-        "wtinylfu",
-        "--sizes",
-        "1000",
-        "--json",
-        arg(&json),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let records: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (_, records) = replay_json(&dir, &file, "1000", "wtinylfu");
     let ratio = records[0]["hit_ratio"].as_f64().unwrap();
     assert!(ratio > 0.10, "hit ratio {ratio}");
 }
