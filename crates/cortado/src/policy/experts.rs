@@ -294,6 +294,15 @@ impl Mini {
         }
     }
 
+    /// The short memory's score, or with `slow` the long one's.
+    fn memory(&self, slow: bool) -> f64 {
+        if slow {
+            self.slow_score
+        } else {
+            self.score
+        }
+    }
+
     fn memory_bytes(&self) -> usize {
         self.segments.memory_bytes() + self.index.capacity() * 5 + self.free.capacity() * 4
     }
@@ -474,28 +483,9 @@ impl Experts {
         if let Some(delta) = aging_delta.filter(|_| !changed) {
             changed = self.weigh_aging(delta, admission);
         }
-        let score = |mini: &Mini, slow: bool| {
-            if slow {
-                mini.slow_score
-            } else {
-                mini.score
-            }
-        };
-        for (rule, leader) in self.rule_leaders.iter_mut().enumerate() {
-            *leader = (0..MODES.len()).fold(0, |best, k| {
-                if score(&self.minis[k], rule == 1) > score(&self.minis[best], rule == 1) {
-                    k
-                } else {
-                    best
-                }
-            });
-        }
-        // The long memory takes over only while following it has paid clearly more.
-        let [fast, slow] = self.rule_rewards;
-        let use_slow = slow > fast + TWIN_SIGNIFICANCE * fast.max(0.0).sqrt();
-        let leader = self.rule_leaders[usize::from(use_slow)];
+        let (leader, slow) = self.leader();
         // A tie with the current mode is no reason to move.
-        if score(&self.minis[leader], use_slow) > score(&self.minis[self.current], use_slow) {
+        if self.minis[leader].memory(slow) > self.minis[self.current].memory(slow) {
             self.current = if leader > self.current {
                 self.current + 1
             } else {
@@ -513,6 +503,24 @@ impl Experts {
             changed = true;
         }
         changed.then_some((self.current, self.margin))
+    }
+
+    /// Finds each memory's leading mode, and returns the one to follow and whether it is the
+    /// long memory's: only while following that one has paid clearly more.
+    fn leader(&mut self) -> (usize, bool) {
+        for (rule, leader) in self.rule_leaders.iter_mut().enumerate() {
+            let slow = rule == 1;
+            *leader = (0..MODES.len()).fold(0, |best, k| {
+                if self.minis[k].memory(slow) > self.minis[best].memory(slow) {
+                    k
+                } else {
+                    best
+                }
+            });
+        }
+        let [fast, slow] = self.rule_rewards;
+        let use_slow = slow > fast + TWIN_SIGNIFICANCE * fast.max(0.0).sqrt();
+        (self.rule_leaders[usize::from(use_slow)], use_slow)
     }
 
     /// Adds a period's `delta` to the twin's lead; switches to the twin's margin if it leads
