@@ -493,11 +493,7 @@ impl Experts {
             };
             // The twin follows, and must earn a lead in its new mode afresh; should it take
             // over, the mode's score carries on.
-            self.minis[TWIN]
-                .segments
-                .set_mode(mode_of(self.current, self.margin ^ 1));
-            self.minis[TWIN].score = self.minis[self.current].score;
-            self.minis[TWIN].slow_score = self.minis[self.current].slow_score;
+            self.restart_twin(TWIN, mode_of(self.current, self.margin ^ 1));
             self.margin_lead = 0.0;
             self.follow_with_aging_twin();
             changed = true;
@@ -564,14 +560,21 @@ impl Experts {
     /// over from the current mode's score.
     fn follow_with_aging_twin(&mut self) {
         if self.minis.len() > AGED {
-            let score = self.minis[self.current].score;
-            let slow_score = self.minis[self.current].slow_score;
-            let aged = &mut self.minis[AGED];
-            aged.segments.set_mode(mode_of(self.current, self.margin));
-            aged.score = score;
-            aged.slow_score = slow_score;
+            self.restart_twin(AGED, mode_of(self.current, self.margin));
             self.aging_lead = 0.0;
         }
+    }
+
+    /// Moves the twin at `twin` to `mode`, carrying the current mode's scores (both memories).
+    fn restart_twin(&mut self, twin: usize, mode: Mode) {
+        let (score, slow_score) = {
+            let current = &self.minis[self.current];
+            (current.score, current.slow_score)
+        };
+        let twin = &mut self.minis[twin];
+        twin.segments.set_mode(mode);
+        twin.score = score;
+        twin.slow_score = slow_score;
     }
 
     /// Empties the miniatures; they warm up again before the next decision.
