@@ -165,6 +165,14 @@ pub(crate) struct Shard<K, V, S> {
     deferral: Deferral,
     /// The cache has been full at least once.
     full: bool,
+    /// Whether the policy has ever had reads replayed (a [`Deferral`] other than `Always`), so
+    /// that the concurrent cache's read buffer may hold some; a shard whose reads are all
+    /// deferred never drains it, sparing each write the buffer's cache line.
+    buffers_reads: bool,
+    /// The mode code last adopted from another shard (see
+    /// [`adopt_policy_mode`](Self::adopt_policy_mode)), kept here so that a follower compares
+    /// without touching its policy's cache lines on every write.
+    adopted_mode: Option<u8>,
 }
 
 impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
@@ -222,6 +230,8 @@ where
             scratch: Vec::new(),
             deferral: Deferral::Never,
             full: false,
+            buffers_reads: false,
+            adopted_mode: None,
         };
         shard.policy_mut().reserve(config.initial_capacity);
         shard
@@ -576,11 +586,13 @@ where
             slots,
             deferral,
             full,
+            buffers_reads,
             ..
         } = self;
         let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
         // Inserts can change it (the adaptive policy starts sampling once it is half full).
         *deferral = policy.deferral();
+        *buffers_reads |= *deferral != Deferral::Always;
         if !*full && policy.weighted_size() >= policy.maximum() {
             *full = true;
             // Full for the first time: the reads deferred while filling reach the sketch now,
@@ -773,9 +785,18 @@ where
         self.policy_mut().mode_code()
     }
 
-    /// Switches a follower's adaptive policy to the mode another shard chose.
+    /// Switches a follower's adaptive policy to the mode another shard chose, unless it is the
+    /// mode adopted last.
     pub(crate) fn adopt_policy_mode(&mut self, mode: u8) {
-        self.policy_mut().adopt_mode(mode);
+        if self.adopted_mode != Some(mode) {
+            self.adopted_mode = Some(mode);
+            self.policy_mut().adopt_mode(mode);
+        }
+    }
+
+    /// Whether reads may wait in a read buffer for this shard (see `buffers_reads`).
+    pub(crate) fn buffers_reads(&self) -> bool {
+        self.buffers_reads
     }
 
     /// The admission window's current bound, for W-TinyLFU.

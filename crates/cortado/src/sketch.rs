@@ -12,7 +12,10 @@
 //! - **Depth 4, one cache line per key.** The table is an array of 64-byte blocks (eight `u64`
 //!   words). A key hashes to one block; each of its four counters lives in its own pair of words in
 //!   that block, at a position chosen by another 8 bits of the hash. A lookup therefore touches one
-//!   cache line instead of four.
+//!   cache line instead of four. The blocks are aligned to 64 bytes: in a plain `u64` array (which
+//!   the allocator aligns to 16) most blocks straddled two lines, and aligning them cut the L1
+//!   data read misses of the peer benchmark's workload A by 7% (`replay cortado A` under
+//!   callgrind's cache simulation: 7.41M to 6.89M for the whole replay).
 //! - **Width.** The table holds `next_power_of_two(capacity)` words, i.e. 16 counters per cached
 //!   entry, at least one block. That is 8 bytes per entry of the cache.
 //! - **Aging.** After [`SAMPLE_FACTOR`] x capacity successful increments every counter is halved
@@ -43,6 +46,10 @@ pub const SAMPLE_FACTOR: usize = 10;
 
 /// Words per 64-byte block.
 const BLOCK_WORDS: usize = 8;
+/// One block of counters, aligned to a cache line (see [Design](self#design)).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C, align(64))]
+struct Block([u64; BLOCK_WORDS]);
 /// Keeps the low three bits of each nibble after a right shift by one: halves sixteen counters.
 const RESET_MASK: u64 = 0x7777_7777_7777_7777;
 /// The low bit of every nibble: counts the odd counters whose half is lost when halving.
@@ -51,7 +58,7 @@ const ONE_MASK: u64 = 0x1111_1111_1111_1111;
 /// A 4-bit, depth-4 Count-Min sketch with periodic aging. See the [module docs](self).
 #[derive(Clone)]
 pub struct FrequencySketch {
-    table: Box<[u64]>,
+    table: Box<[Block]>,
     /// Number of blocks minus one (blocks are a power of two).
     block_mask: usize,
     /// Successful increments since the last aging.
@@ -64,7 +71,7 @@ pub struct FrequencySketch {
 impl std::fmt::Debug for FrequencySketch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FrequencySketch")
-            .field("words", &self.table.len())
+            .field("words", &(self.table.len() * BLOCK_WORDS))
             .field("size", &self.size)
             .field("sample_size", &self.sample_size)
             .finish_non_exhaustive()
@@ -97,10 +104,10 @@ impl FrequencySketch {
         let capacity = capacity.clamp(1, 1 << 30);
         let words = capacity.next_power_of_two().max(BLOCK_WORDS);
         self.sample_size = capacity.saturating_mul(SAMPLE_FACTOR).max(SAMPLE_FACTOR);
-        if words <= self.table.len() {
+        if words <= self.table.len() * BLOCK_WORDS {
             return;
         }
-        self.table = vec![0; words].into_boxed_slice();
+        self.table = vec![Block::default(); words / BLOCK_WORDS].into_boxed_slice();
         self.block_mask = words / BLOCK_WORDS - 1;
         self.size = 0;
     }
@@ -119,10 +126,10 @@ impl FrequencySketch {
 
     /// Heap bytes used by the counters.
     pub fn memory_bytes(&self) -> usize {
-        self.table.len() * 8
+        std::mem::size_of_val(&*self.table)
     }
 
-    /// The first word of the key's block, and for each depth i the word (2i or 2i + 1 within the
+    /// The index of the key's block, and for each depth i the word (2i or 2i + 1 within the
     /// block) and the counter's bit shift in it.
     #[inline]
     fn positions(&self, hash: u64) -> (usize, [(usize, u32); 4]) {
@@ -138,10 +145,10 @@ impl FrequencySketch {
         (block, out)
     }
 
-    /// The first word of the block that the mixed hash `h` selects (its high half).
+    /// The block that the mixed hash `h` selects (its high half).
     #[inline]
     fn block_of(&self, h: u64) -> usize {
-        ((h >> 32) as usize & self.block_mask) * BLOCK_WORDS
+        (h >> 32) as usize & self.block_mask
     }
 
     /// Loads the block of the key with this hash, so that a following
@@ -150,7 +157,7 @@ impl FrequencySketch {
     #[inline]
     pub fn prefetch(&self, hash: u64) {
         let block = self.block_of(mix64(hash ^ self.seed));
-        std::hint::black_box(self.table[block]);
+        std::hint::black_box(self.table[block].0[0]);
     }
 
     /// Counts one more occurrence of the key with this hash.
@@ -191,9 +198,7 @@ impl FrequencySketch {
     #[inline]
     fn block_mut(&mut self, hash: u64) -> (&mut [u64; BLOCK_WORDS], [(usize, u32); 4]) {
         let (block, positions) = self.positions(hash);
-        let words = (&mut self.table[block..block + BLOCK_WORDS])
-            .try_into()
-            .expect("a block is BLOCK_WORDS long");
+        let words = &mut self.table[block].0;
         (words, positions)
     }
 
@@ -210,7 +215,7 @@ impl FrequencySketch {
     #[inline]
     pub fn frequency(&self, hash: u64) -> u8 {
         let (block, positions) = self.positions(hash);
-        let words = &self.table[block..block + BLOCK_WORDS];
+        let words = &self.table[block].0;
         positions
             .iter()
             .map(|&(word, shift)| ((words[word] >> shift) & 0xf) as u8)
@@ -221,7 +226,7 @@ impl FrequencySketch {
     /// Halves every counter (aging). Called automatically every `sample_size` increments.
     pub fn age(&mut self) {
         let mut odd = 0usize;
-        for word in self.table.iter_mut() {
+        for word in self.table.iter_mut().flat_map(|block| block.0.iter_mut()) {
             odd += (*word & ONE_MASK).count_ones() as usize;
             *word = (*word >> 1) & RESET_MASK;
         }
@@ -230,7 +235,7 @@ impl FrequencySketch {
 
     /// Forgets every count.
     pub fn clear(&mut self) {
-        self.table.fill(0);
+        self.table.fill(Block::default());
         self.size = 0;
     }
 }
@@ -348,12 +353,24 @@ mod tests {
     }
 
     #[test]
+    fn table_blocks_start_on_cache_lines() {
+        for capacity in [1, 100, 4096, 100_000] {
+            let sketch = FrequencySketch::with_seed(capacity, 5);
+            assert_eq!(
+                sketch.table.as_ptr() as usize % 64,
+                0,
+                "capacity {capacity}"
+            );
+            assert_eq!(std::mem::size_of::<Block>(), 64);
+        }
+    }
+
+    #[test]
     fn positions_one_block_four_distinct_word_pairs() {
         let sketch = FrequencySketch::with_seed(1 << 12, 4);
         for k in 0..1000u64 {
             let (block, pos) = sketch.positions(k);
-            assert_eq!(block % BLOCK_WORDS, 0);
-            assert!(block + BLOCK_WORDS <= sketch.table.len());
+            assert!(block < sketch.table.len());
             for (i, (word, shift)) in pos.iter().enumerate() {
                 assert!(
                     *word == 2 * i || *word == 2 * i + 1,

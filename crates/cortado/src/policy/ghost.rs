@@ -19,6 +19,8 @@
 //!
 //! - [`BITS_PER_KEY`] (16) bits per remembered key and [`PROBES`] (7) probes, all inside one
 //!   64-byte block ([`BLOCK_WORDS`] words) so a lookup touches one cache line per generation.
+//!   The two generations' blocks for a key sit side by side in one 128-byte aligned pair, so a
+//!   lookup reads two adjacent lines (which CPUs fetch together) rather than two anywhere.
 //!   A false positive admits a cold key, which measurably costs hit ratio: with 6 bits per key
 //!   the simulator lost 1.3 points on average, with 10 bits 0.35, with 16 bits 0.05.
 //! - W-TinyLFU remembers as many keys as it holds entries ([`super::wtinylfu::GHOST_SHARE`]),
@@ -44,7 +46,8 @@ const SALT: u64 = 0x6a09_e667_f3bc_c909;
 /// See the [module docs](self).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Ghost {
-    generations: [Box<[u64]>; 2],
+    /// Block `b` of generation `g` is `pairs[b].0[g]`.
+    pairs: Box<[Pair]>,
     current: usize,
     /// Keys inserted into the current generation.
     inserted: usize,
@@ -54,6 +57,11 @@ pub(crate) struct Ghost {
     block_mask: usize,
 }
 
+/// Both generations' blocks for the same keys, on one aligned pair of cache lines.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(128))]
+struct Pair([[u64; BLOCK_WORDS]; 2]);
+
 impl Ghost {
     /// Sizes the filter to remember `capacity` keys, forgetting everything.
     pub(crate) fn set_capacity(&mut self, capacity: usize) {
@@ -62,22 +70,18 @@ impl Ghost {
             .div_ceil(64)
             .next_power_of_two()
             .max(BLOCK_WORDS);
-        self.generations = [
-            vec![0; words].into_boxed_slice(),
-            vec![0; words].into_boxed_slice(),
-        ];
+        self.pairs = vec![Pair::default(); words / BLOCK_WORDS].into_boxed_slice();
         self.current = 0;
         self.inserted = 0;
         self.generation_capacity = generation_capacity;
         self.block_mask = words / BLOCK_WORDS - 1;
     }
 
-    /// The first word of the key's block and the bit positions (0..512) inside it.
+    /// The key's block and the bit positions (0..512) inside it.
     #[inline]
     fn probes(&self, hash: u64) -> (usize, u64) {
         let h = mix64(hash ^ SALT);
-        let block = (h as usize & self.block_mask) * BLOCK_WORDS;
-        (block, mix64(h))
+        (h as usize & self.block_mask, mix64(h))
     }
 
     #[inline]
@@ -93,14 +97,17 @@ impl Ghost {
         }
         if self.inserted >= self.generation_capacity {
             self.current ^= 1;
-            self.generations[self.current].fill(0);
+            let current = self.current;
+            for pair in self.pairs.iter_mut() {
+                pair.0[current] = [0; BLOCK_WORDS];
+            }
             self.inserted = 0;
         }
         let (block, bits) = self.probes(hash);
-        let generation = &mut self.generations[self.current];
+        let words = &mut self.pairs[block].0[self.current];
         for probe in 0..PROBES {
             let (word, mask) = Self::bit(bits, probe);
-            generation[block + word] |= mask;
+            words[word] |= mask;
         }
         self.inserted += 1;
     }
@@ -112,23 +119,21 @@ impl Ghost {
             return false;
         }
         let (block, bits) = self.probes(hash);
-        self.generations.iter().any(|generation| {
+        self.pairs[block].0.iter().any(|words| {
             (0..PROBES).all(|probe| {
                 let (word, mask) = Self::bit(bits, probe);
-                generation[block + word] & mask != 0
+                words[word] & mask != 0
             })
         })
     }
 
     pub(crate) fn clear(&mut self) {
-        for generation in &mut self.generations {
-            generation.fill(0);
-        }
+        self.pairs.fill(Pair::default());
         self.inserted = 0;
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.generations.iter().map(|g| g.len() * 8).sum()
+        std::mem::size_of_val(&*self.pairs)
     }
 }
 
@@ -176,6 +181,16 @@ mod tests {
             .count();
         // Two full generations at 16 bits per key in 512-bit blocks: well under 0.5%.
         assert!(false_positives < 500, "false positives: {false_positives}");
+    }
+
+    #[test]
+    fn set_capacity_pairs_aligned_to_two_cache_lines() {
+        let mut ghost = Ghost::default();
+        ghost.set_capacity(5_000);
+        assert_eq!(ghost.pairs.as_ptr() as usize % 128, 0);
+        assert_eq!(std::mem::size_of::<Pair>(), 128);
+        // 2,500 keys a generation at 16 bits: 40,000 bits, rounded up to 1,024 words.
+        assert_eq!(ghost.memory_bytes(), 2 * 1024 * 8);
     }
 
     #[test]
