@@ -14,8 +14,10 @@
 //!
 //! Arguments: the cache (`cortado`, `quick_cache`, `moka`, `mini_moka`, `lru_mutex`), the
 //! workload (`A`: 1,000,000 keys into 100,000; `B`: 100,000 into 100,000; as in `peers`), and
-//! the operations per pass (default 600,000). It prints the hit ratio of each pass and the
-//! measured pass's rate, which under an instruction counter means nothing.
+//! the operations per pass (default 600,000), and the share of reads in percent (default 100;
+//! the rest are unconditional inserts, as in `peers`' r75 cells). It prints the hit ratio of
+//! each pass's reads and the measured pass's rate, which under an instruction counter means
+//! nothing.
 //!
 //! Instruction counts do not drift with the machine's load the way times do, and the project's
 //! virtual machines have no hardware counters for `perf stat`; they show where work can be
@@ -35,7 +37,7 @@ use cortado_bench::peers::{CacheSpec, ConcurrentCache, SEED};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: replay cortado|quick_cache|moka|mini_moka|lru_mutex A|B [OPS]";
+    let usage = "usage: replay cortado|quick_cache|moka|mini_moka|lru_mutex A|B [OPS [READ_PERCENT]]";
     let (Some(cache), Some(workload)) = (args.first(), args.get(1)) else {
         eprintln!("{usage}");
         return ExitCode::FAILURE;
@@ -64,7 +66,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let stream = throughput::streams(workload, 1, ops, 100, SEED).remove(0);
+    let read_percent = match args.get(3).map(|s| s.parse::<u32>()) {
+        None => 100,
+        Some(Ok(percent)) if percent <= 100 => percent,
+        Some(_) => {
+            eprintln!("READ_PERCENT must be an integer from 0 to 100; {usage}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let stream = throughput::streams(workload, 1, ops, read_percent, SEED).remove(0);
     let spec = CacheSpec::new(workload.capacity);
     let result = match cache.as_str() {
         "cortado" => run::<CortadoSync>(&spec, &stream),
@@ -100,14 +110,20 @@ fn run<C: ConcurrentCache<u64, u64>>(
     Ok(())
 }
 
-/// One pass of gets, inserting on a miss; the hit ratio.
+/// One pass: gets, inserting on a miss, and the stream's unconditional inserts; the hit ratio
+/// of the gets.
 fn pass<C: ConcurrentCache<u64, u64>>(cache: &C, stream: &ThreadStream) -> f64 {
-    let mut hits = 0u64;
-    for &key in stream.keys() {
+    let (mut hits, mut reads) = (0u64, 0u64);
+    for (i, &key) in stream.keys().iter().enumerate() {
+        if stream.is_write(i) {
+            cache.insert(key, key);
+            continue;
+        }
+        reads += 1;
         match black_box(cache.get(&key)) {
             Some(_) => hits += 1,
             None => cache.insert(key, key),
         }
     }
-    hits as f64 / stream.len() as f64
+    hits as f64 / reads.max(1) as f64
 }
