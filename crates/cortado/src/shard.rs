@@ -513,6 +513,10 @@ where
                 RemovalCause::Replaced
             };
             self.notify_removal(key, old, cause);
+            if self.weigher.is_none() {
+                // The weighted size did not change: there is nothing to evict.
+                return;
+            }
         } else {
             let deadlines = (self.rules.is_active() || ttl.is_some())
                 .then(|| self.rules.on_write(&key, &value, now, ttl, None));
@@ -597,13 +601,13 @@ where
             *full = true;
             // Full for the first time: the reads deferred while filling reach the sketch now,
             // before admission compares anyone (once per shard, like a table resize).
-            policy.fold_all(&mut |i| Self::take_deferred_mut(slots, i));
+            policy.fold_all(|i| Self::take_deferred_mut(slots, i));
         }
         if policy.weighted_size() <= policy.maximum() {
             return;
         }
         if *deferral != Deferral::Never {
-            policy.fold_deferred(&mut |i| Self::take_deferred_mut(slots, i));
+            policy.fold_deferred(|i| Self::take_deferred_mut(slots, i));
         }
         let mut victims = std::mem::take(&mut self.scratch);
         policy.evict(&mut victims);
@@ -746,7 +750,7 @@ where
         let order = {
             let mut policy = self.policy();
             // Deferred reads count: a key just read is not the coldest.
-            policy.fold_all(&mut |i| Self::take_deferred(&self.slots, i));
+            policy.fold_all(|i| Self::take_deferred(&self.slots, i));
             policy.coldest()
         };
         let live = |&i: &u32| (!self.is_expired(i, now)).then(|| &self.entry(i).key);

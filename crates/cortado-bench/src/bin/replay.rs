@@ -37,7 +37,8 @@ use cortado_bench::peers::{CacheSpec, ConcurrentCache, SEED};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: replay cortado|quick_cache|moka|mini_moka|lru_mutex A|B [OPS [READ_PERCENT]]";
+    let usage =
+        "usage: replay cortado|quick_cache|moka|mini_moka|lru_mutex A|B [OPS [READ_PERCENT]]";
     let (Some(cache), Some(workload)) = (args.first(), args.get(1)) else {
         eprintln!("{usage}");
         return ExitCode::FAILURE;

@@ -416,14 +416,14 @@ impl Policy {
     /// with reads (`take` returns and clears an entry's count) is treated as read now and moves
     /// away from the end, until the ends hold unread entries or [`FOLD_LIMIT`] entries moved.
     /// Call before [`evict`](Self::evict).
-    pub(crate) fn fold_deferred(&mut self, take: &mut dyn FnMut(u32) -> u8) {
+    pub(crate) fn fold_deferred(&mut self, take: impl FnMut(u32) -> u8) {
         if let Policy::TinyLfu(p) = self {
             p.fold_deferred(take);
         }
     }
 
     /// Applies every entry's deferred reads (before the order of all entries is read out).
-    pub(crate) fn fold_all(&mut self, take: &mut dyn FnMut(u32) -> u8) {
+    pub(crate) fn fold_all(&mut self, take: impl FnMut(u32) -> u8) {
         if let Policy::TinyLfu(p) = self {
             p.fold_all(take);
         }

@@ -727,10 +727,13 @@ impl WTinyLfu {
     /// it moves as one read would move it: window and protected entries to their queue's back,
     /// a probation entry to protected. Protected's end goes first, so that entries demoted by
     /// the promotions come from behind it.
-    pub(crate) fn fold_deferred(&mut self, take: &mut dyn FnMut(u32) -> u8) {
+    ///
+    /// Only a probation fold can change another queue's end (its promotion may demote
+    /// protected's end), so only then are the ends looked at again.
+    pub(crate) fn fold_deferred(&mut self, mut take: impl FnMut(u32) -> u8) {
         let mut budget = super::FOLD_LIMIT;
         loop {
-            let before = budget;
+            let mut promoted = false;
             for queue in [Queue::Protected, Queue::Probation, Queue::Window] {
                 while budget > 0 {
                     let Some(i) = self.segments.front(queue) else {
@@ -742,16 +745,17 @@ impl WTinyLfu {
                     }
                     budget -= 1;
                     self.fold(i, reads);
+                    promoted |= queue == Queue::Probation;
                 }
             }
-            if budget == before || budget == 0 {
+            if !promoted || budget == 0 {
                 return;
             }
         }
     }
 
     /// Applies every entry's deferred reads, from the coldest entry to the hottest.
-    pub(crate) fn fold_all(&mut self, take: &mut dyn FnMut(u32) -> u8) {
+    pub(crate) fn fold_all(&mut self, mut take: impl FnMut(u32) -> u8) {
         for i in self.segments.coldest(&self.admission) {
             let reads = take(i);
             if reads > 0 {
@@ -939,7 +943,7 @@ mod tests {
         let before = p.admission.sketch.frequency(hash);
         let mut pending = 3;
         // `take` semantics: the count is handed over once.
-        p.fold_deferred(&mut |i| {
+        p.fold_deferred(|i| {
             if i == head {
                 std::mem::take(&mut pending)
             } else {
@@ -971,7 +975,7 @@ mod tests {
             p.admission.sketch.frequency(hash),
             experts.alt_frequency(hash),
         );
-        p.fold_all(&mut |i| if i == read { 3 } else { 0 });
+        p.fold_all(|i| if i == read { 3 } else { 0 });
         assert_eq!(p.admission.sketch.frequency(hash), before + 3);
         let alt_after = p.experts.as_ref().unwrap().alt_frequency(hash);
         assert_eq!(alt_after, alt_before.map(|count| count + 3));
@@ -982,7 +986,7 @@ mod tests {
     fn fold_deferred_every_entry_read_moves_at_most_fold_limit() {
         let mut p = full_static(1_000);
         let mut moved = 0;
-        p.fold_deferred(&mut |_| {
+        p.fold_deferred(|_| {
             moved += 1;
             1
         });
@@ -994,7 +998,7 @@ mod tests {
     fn fold_deferred_unread_ends_changes_nothing() {
         let mut p = full_static(50);
         let order = p.segments.coldest(&p.admission);
-        p.fold_deferred(&mut |_| 0);
+        p.fold_deferred(|_| 0);
         assert_eq!(p.segments.coldest(&p.admission), order);
     }
 
