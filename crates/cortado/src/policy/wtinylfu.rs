@@ -375,11 +375,59 @@ impl Segments {
 
     /// Evicts until the weighted size fits the maximum, pushing each victim's index.
     pub(crate) fn evict(&mut self, admission: &mut Admission, evicted: &mut Vec<u32>) {
-        if self.weighted_size <= self.maximum {
+        if self.weighted_size <= self.maximum || self.evict_one(admission, evicted) {
             return;
         }
         let candidate = self.evict_from_window();
         self.evict_from_main(candidate, admission, evicted);
+    }
+
+    /// [`evict`](Self::evict) without [`evict_one`](Self::evict_one), for tests that compare
+    /// the two.
+    #[cfg(test)]
+    fn evict_general(&mut self, admission: &mut Admission, evicted: &mut Vec<u32>) {
+        if self.weighted_size > self.maximum {
+            let candidate = self.evict_from_window();
+            self.evict_from_main(candidate, admission, evicted);
+        }
+    }
+
+    /// The steady state of an unweighted cache, one insert over the maximum with the window
+    /// one over its own: the window's oldest entry moves to probation and duels probation's
+    /// oldest, as [`evict_from_window`](Self::evict_from_window) and
+    /// [`evict_from_main`](Self::evict_from_main) would do it, without their loops. False,
+    /// having changed nothing, in any other state.
+    fn evict_one(&mut self, admission: &mut Admission, evicted: &mut Vec<u32>) -> bool {
+        if self.weighted
+            || self.maximum == 0
+            || self.weighted_size != self.maximum + 1
+            || self.window_weight != self.window_max + 1
+        {
+            return false;
+        }
+        let (Some(candidate), Some(victim)) = (self.window.front(), self.probation.front()) else {
+            return false;
+        };
+        self.window.unlink(&mut self.nodes, candidate);
+        self.probation.push_back(&mut self.nodes, candidate);
+        self.nodes[candidate as usize].queue = Queue::Probation;
+        self.window_weight -= 1;
+        let (c, v) = (self.nodes[candidate as usize], self.nodes[victim as usize]);
+        let evict = if admission.admit(
+            u64::from(c.hash),
+            u64::from(v.hash),
+            c.returning && self.mode.ghost,
+            self.mode.lenient,
+            self.mode.margin,
+        ) {
+            victim
+        } else {
+            self.ghost.insert(u64::from(c.hash));
+            candidate
+        };
+        self.remove(evict);
+        evicted.push(evict);
+        true
     }
 
     /// Moves the window's overflow to probation; returns the first moved entry.
@@ -894,6 +942,64 @@ mod tests {
             assert!(policy.weighted_size() <= policy.maximum());
         }
         (hits, total)
+    }
+
+    /// Replays `keys` like [`replay`], evicting with the general path instead of `evict` if
+    /// `general`; returns every evicted index in order.
+    fn replay_evictions(policy: &mut WTinyLfu, keys: &[u64], general: bool) -> Vec<u32> {
+        let mut map = std::collections::HashMap::new();
+        let mut owner = std::collections::HashMap::new();
+        let mut free: Vec<u32> = Vec::new();
+        let mut log = Vec::new();
+        let mut evicted = Vec::new();
+        for &key in keys {
+            if let Some(&i) = map.get(&key) {
+                policy.access(i);
+                continue;
+            }
+            let i = free.pop().unwrap_or(map.len() as u32);
+            map.insert(key, i);
+            owner.insert(i, key);
+            policy.insert(i, mix64(key), 1);
+            if general {
+                policy
+                    .segments
+                    .evict_general(&mut policy.admission, &mut evicted);
+            } else {
+                policy.evict(&mut evicted);
+            }
+            for i in evicted.drain(..) {
+                map.remove(&owner.remove(&i).unwrap());
+                free.push(i);
+                log.push(i);
+            }
+        }
+        policy.validate();
+        log
+    }
+
+    #[test]
+    fn evict_one_same_victims_as_general_path() {
+        // Skewed keys with a scan now and then, through an adaptive policy, so that the window
+        // and protected bounds move and both paths get their turn.
+        let mut rng = crate::random::SmallRng::new(11);
+        let keys: Vec<u64> = (0..200_000u64)
+            .map(|t| {
+                if t % 20_000 < 2_000 {
+                    1_000_000 + t
+                } else {
+                    let r = rng.next_u64() % 5_000;
+                    r * r / 5_000
+                }
+            })
+            .collect();
+        let mut fast = WTinyLfu::new(300, Adaptation::Lead, false, Some(4));
+        let mut general = fast.clone();
+        let a = replay_evictions(&mut fast, &keys, false);
+        let b = replay_evictions(&mut general, &keys, true);
+        assert!(a.len() > 100_000, "{} evictions", a.len());
+        assert_eq!(a, b);
+        assert_eq!(fast.mode_code(), general.mode_code());
     }
 
     /// A static policy of `maximum` entries holding indices `0..=maximum` inserted in order,
