@@ -25,8 +25,8 @@
 //!   end of its queue, as CLOCK does (see [`Deferral`] for which reads, and the measurements).
 //!   This is what lets readers of the concurrent cache skip the read buffer's shared counter
 //!   and the policy's cache misses.
-//! - **Eviction** runs inside every insert, so after each operation the weighted size is within
-//!   the maximum. Removed entries are queued with their [`RemovalCause`] for the front end, which
+//! - **Eviction** runs inside every insert that can grow the weighted size (a new key, or a
+//!   weighed replacement), so after each operation the weighted size is within the maximum. Removed entries are queued with their [`RemovalCause`] for the front end, which
 //!   calls the user's listener outside of the shard (and outside of any lock).
 //! - **Memory.** Per entry, without expiry: the slot (`K` + `V` + 8 bytes of tag and padding for
 //!   `u64` keys and values), the policy node (16 bytes for W-TinyLFU), the table (4 bytes + 1
@@ -514,7 +514,13 @@ where
             };
             self.notify_removal(key, old, cause);
             if self.weigher.is_none() {
-                // The weighted size did not change: there is nothing to evict.
+                // The weighted size did not change: there is nothing to evict. Nor can the
+                // deferral that `evict` refreshes have changed: the policy sizes itself (and
+                // starts sampling) only on an insert of a new key or a new maximum.
+                debug_assert!({
+                    let deferral = self.deferral;
+                    deferral == self.policy_mut().deferral()
+                });
                 return;
             }
         } else {

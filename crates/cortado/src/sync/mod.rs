@@ -56,11 +56,11 @@
 //!   runs the miniature caches that choose it (see [`policy`](crate::policy)) and publishes its
 //!   choice in an atomic, which the other shards adopt at their next maintenance, so a sharded
 //!   cache pays for one set of miniatures and all shards agree. A follower compares that code
-//!   with the one it adopted last, kept in the shard's own fields, and skips its read buffer,
-//!   which only the leader's sampled reads fill: a write to a follower touches neither its
-//!   policy's fields nor its buffer unless it needs them. That cut the L1 data read misses of
-//!   the peer benchmark's workload A by 4.5% (`replay cortado A` under callgrind's cache
-//!   simulation: 7.76M to 7.41M). Replaying a Zipf stream with 2 threads hits within half a point of 1 thread, with 1
+//!   with the one it adopted last, kept in the shard's own fields, and a shard whose reads have
+//!   always been deferred (every follower of the adaptive policy; every shard of the static
+//!   one) never drains its read buffer: maintenance then reads neither the policy's fields nor
+//!   the buffer's line. That cut the L1 data read misses of the peer benchmark's workload A by
+//!   4.5% (`replay cortado A` under callgrind's cache simulation: 7.76M to 7.41M). Replaying a Zipf stream with 2 threads hits within half a point of 1 thread, with 1
 //!   shard, with 8 and with 32 (`tests/sync_hit_ratio.rs`).
 //! - **Reads** take the shard's read lock, look the key up and clone the value. Most hits are
 //!   only counted in a byte of the entry's slot, which the policy applies when the entry nears
@@ -1003,6 +1003,45 @@ mod tests {
         for (i, shard) in shards.iter_mut().enumerate().skip(1) {
             assert_eq!(shard.policy_mode(), leader, "shard {i}");
             assert_eq!(shard.window_maximum(), window, "shard {i}");
+        }
+    }
+
+    #[test]
+    fn maintain_buffered_reads_drained_by_next_write_to_shard() {
+        let adaptive = Cache::<u64, u64>::builder()
+            .max_capacity(4_000)
+            .shards(4)
+            .build()
+            .unwrap();
+        let lru = Cache::<u64, u64>::builder()
+            .max_capacity(4_000)
+            .shards(4)
+            .eviction_policy(crate::policy::EvictionPolicy::lru())
+            .build()
+            .unwrap();
+        // Shard 0 leads the adaptive cache; its 1,000-entry miniatures sample every key, so
+        // each of its reads is buffered, as every read of an LRU shard is.
+        for (cache, shard) in [(&adaptive, 0), (&lru, 1)] {
+            let inner = &cache.inner;
+            let of_shard = |key: &u64| inner.shard_of(hash_key(&inner.hasher, key)) == shard;
+            for key in (0..3_000).filter(of_shard) {
+                cache.insert(key, key);
+            }
+            // Fewer reads than make a reader drain (every 32nd).
+            for key in (0..3_000).filter(of_shard).take(10) {
+                assert_eq!(cache.get(&key), Some(key));
+            }
+            let reads = &inner.slots[shard].reads;
+            assert!(
+                !reads.is_drained(),
+                "shard {shard}: reads were not buffered"
+            );
+            let key = (10_000..).find(of_shard).unwrap();
+            cache.insert(key, key);
+            assert!(
+                reads.is_drained(),
+                "shard {shard}: the write left reads buffered"
+            );
         }
     }
 
