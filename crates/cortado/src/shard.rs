@@ -138,27 +138,20 @@ pub(crate) fn hash_key<Q: Hash + ?Sized, S: BuildHasher>(hasher: &S, key: &Q) ->
 }
 
 /// The single-threaded core. See the [module docs](self).
-///
-/// `repr(C)` keeps the fields a read needs (table, slots, deferral, deadline arrays, wheel)
-/// first, so that behind the concurrent cache's lock word they span two cache lines.
-#[repr(C)]
 pub(crate) struct Shard<K, V, S> {
     table: HashTable<u32>,
     slots: Vec<Option<Entry<K, V>>>,
-    /// The policy's current [`Deferral`], copied here so that readers sharing the shard need
-    /// not lock the policy to consult it.
-    deferral: Deferral,
-    /// Read deadlines by slot, kept only when reads move deadlines; atomic so that readers
-    /// sharing the shard can move them.
-    read_deadlines: Vec<AtomicU64>,
-    wheel: Option<TimerWheel>,
-    rules: ExpiryRules<K, V>,
     free: Vec<u32>,
     /// Behind its own lock so that readers, holding only the shard's read lock, can replay
     /// their buffered reads into it (see [`drain_reads`](Self::drain_reads)).
     policy: Mutex<Policy>,
     hasher: S,
     weigher: Option<Weigher<K, V>>,
+    rules: ExpiryRules<K, V>,
+    wheel: Option<TimerWheel>,
+    /// Read deadlines by slot, kept only when reads move deadlines; atomic so that readers
+    /// sharing the shard can move them.
+    read_deadlines: Vec<AtomicU64>,
     /// Write deadlines by slot, kept only with a time to idle.
     write_deadlines: Vec<u64>,
     stats: CacheStats,
@@ -167,6 +160,9 @@ pub(crate) struct Shard<K, V, S> {
     /// Removed entries waiting for the front end's listener.
     pub(crate) pending: Vec<(K, V, RemovalCause)>,
     scratch: Vec<u32>,
+    /// The policy's current [`Deferral`], copied here so that readers sharing the shard need
+    /// not lock the policy to consult it.
+    deferral: Deferral,
     /// The cache has been full at least once.
     full: bool,
     /// Whether the policy has ever had reads replayed (a [`Deferral`] other than `Always`), so

@@ -165,7 +165,7 @@ type Removed<K, V> = Vec<(K, V, RemovalCause)>;
 
 /// One shard with its read buffer, counters and loads in flight; aligned to keep shards on
 /// separate cache lines.
-#[repr(C, align(128))]
+#[repr(align(128))]
 struct Slot<K, V, S> {
     core: RwLock<Shard<K, V, S>>,
     reads: ReadBuffer,
