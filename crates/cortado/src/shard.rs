@@ -489,14 +489,19 @@ where
     pub(crate) fn insert(&mut self, hash: u64, key: K, value: V, now: u64, ttl: Option<Duration>) {
         let weight = self.weigher.as_ref().map_or(1, |weigh| weigh(&key, &value));
         if let Some(i) = self.find(hash, &key) {
-            let expired = self.is_expired(i, now);
-            let current = (!expired).then(|| self.deadline(i));
-            let deadlines =
-                if self.rules.is_active() || ttl.is_some() || current.flatten().is_some() {
-                    Some(self.rules.on_write(&key, &value, now, ttl, current))
-                } else {
-                    None
-                };
+            // With no wheel no entry has a deadline, and with no rule or lifetime this write
+            // gives none: the common untimed replacement skips the deadline logic.
+            let timed = self.wheel.is_some() || ttl.is_some() || self.rules.is_active();
+            let (expired, deadlines) = if timed {
+                let expired = self.is_expired(i, now);
+                let current = (!expired).then(|| self.deadline(i));
+                let deadlines =
+                    (self.rules.is_active() || ttl.is_some() || current.flatten().is_some())
+                        .then(|| self.rules.on_write(&key, &value, now, ttl, current));
+                (expired, deadlines)
+            } else {
+                (false, None)
+            };
             let slot = self.slots[i as usize].as_mut().expect("live slot");
             let old = std::mem::replace(&mut slot.value, value);
             // A replacement counts as a read, deferred like one; a weighed entry's new weight

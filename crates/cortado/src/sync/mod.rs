@@ -460,6 +460,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
 
     /// Replays buffered reads, expires due entries and shares the adaptive policy's mode: shard
     /// 0 publishes the mode it chose, the others adopt it. The caller holds the write lock.
+    #[inline(always)]
     fn maintain(&self, slot: &Slot<K, V, S>, core: &mut Shard<K, V, S>, now: u64) {
         if core.buffers_reads() {
             slot.reads.drain(|batch| core.record_reads(batch));
@@ -495,7 +496,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         self.maintain(slot, &mut core, now);
         let result = f(&mut core, now);
         let removed = std::mem::take(&mut core.pending);
-        let next = core.next_expiration();
+        let next = self.pacer.as_ref().and_then(|_| core.next_expiration());
         drop(core);
         if let (Some(pacer), Some(next)) = (&self.pacer, next) {
             pacer.wake_by(next);
