@@ -965,6 +965,16 @@ mod tests {
         }
     }
 
+    /// A cache of 4,000 entries in 4 shards with this policy.
+    fn four_shards(policy: crate::policy::EvictionPolicy) -> Cache<u64, u64> {
+        Cache::<u64, u64>::builder()
+            .max_capacity(4_000)
+            .shards(4)
+            .eviction_policy(policy)
+            .build()
+            .unwrap()
+    }
+
     fn shards_of(
         cache: &Cache<u64, u64>,
     ) -> Vec<std::sync::RwLockWriteGuard<'_, Shard<u64, u64, DefaultHashBuilder>>> {
@@ -990,11 +1000,7 @@ mod tests {
 
     #[test]
     fn maintain_leader_mode_change_adopted_by_every_follower() {
-        let cache = Cache::<u64, u64>::builder()
-            .max_capacity(4_000)
-            .shards(4)
-            .build()
-            .unwrap();
+        let cache = four_shards(crate::policy::EvictionPolicy::tiny_lfu());
         let start = shards_of(&cache)[0].policy_mode();
         short_reuse(&cache, 200_000);
         cache.run_pending_tasks();
@@ -1009,17 +1015,8 @@ mod tests {
 
     #[test]
     fn maintain_buffered_reads_drained_by_next_write_to_shard() {
-        let adaptive = Cache::<u64, u64>::builder()
-            .max_capacity(4_000)
-            .shards(4)
-            .build()
-            .unwrap();
-        let lru = Cache::<u64, u64>::builder()
-            .max_capacity(4_000)
-            .shards(4)
-            .eviction_policy(crate::policy::EvictionPolicy::lru())
-            .build()
-            .unwrap();
+        let adaptive = four_shards(crate::policy::EvictionPolicy::tiny_lfu());
+        let lru = four_shards(crate::policy::EvictionPolicy::lru());
         // Shard 0 leads the adaptive cache; its 1,000-entry miniatures sample every key, so
         // each of its reads is buffered, as every read of an LRU shard is.
         for (cache, shard) in [(&adaptive, 0), (&lru, 1)] {
@@ -1048,17 +1045,8 @@ mod tests {
 
     #[test]
     fn buffers_reads_only_where_policy_replays_reads() {
-        let tiny_lfu = Cache::<u64, u64>::builder()
-            .max_capacity(4_000)
-            .shards(4)
-            .build()
-            .unwrap();
-        let lru = Cache::<u64, u64>::builder()
-            .max_capacity(4_000)
-            .shards(4)
-            .eviction_policy(crate::policy::EvictionPolicy::lru())
-            .build()
-            .unwrap();
+        let tiny_lfu = four_shards(crate::policy::EvictionPolicy::tiny_lfu());
+        let lru = four_shards(crate::policy::EvictionPolicy::lru());
         for cache in [&tiny_lfu, &lru] {
             for key in 0..3_000 {
                 cache.insert(key, key);
