@@ -26,11 +26,12 @@
 //!
 //! Each slot holds a self-contained value that publishes nothing else, so relaxed atomics suffice:
 //! a drain returns each recorded value at most once (the swap) and never a value nobody recorded.
-//! The tests check this under shuttle's model checker too (`model_check`). On one thread nothing
-//! is lost and the order is kept (every write to a shard whose reads can be buffered drains
-//! first, and a drain comes every 32 reads), so a one-shard `sync::Cache` decides exactly as the unsync one. How lossy it is otherwise:
-//! replaying a Zipf stream through `sync::Cache` with 2, 4 or 8 threads moved the hit ratio by
-//! less than 0.2 points on a 2-core machine (`tests/sync_hit_ratio.rs` checks 2 threads).
+//! The tests check this under shuttle's model checker too (`model_check`). On one thread nothing is
+//! lost and the order is kept (every write to a shard whose reads can be buffered drains first, and
+//! a drain comes every 32 reads), so a one-shard `sync::Cache` decides exactly as the unsync one.
+//! How lossy it is otherwise: replaying a Zipf stream through `sync::Cache` with 2, 4 or 8 threads
+//! moved the hit ratio by less than 0.2 points on a 2-core machine (`tests/sync_hit_ratio.rs`
+//! checks 2 threads).
 //!
 //! # References
 //!

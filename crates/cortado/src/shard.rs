@@ -25,9 +25,10 @@
 //!   end of its queue, as CLOCK does (see [`Deferral`] for which reads, and the measurements).
 //!   This is what lets readers of the concurrent cache skip the read buffer's shared counter
 //!   and the policy's cache misses.
-//! - **Eviction** runs inside every insert that can grow the weighted size (a new key, or a
-//!   weighed replacement), so after each operation the weighted size is within the maximum. Removed entries are queued with their [`RemovalCause`] for the front end, which
-//!   calls the user's listener outside of the shard (and outside of any lock).
+//! - **Eviction** runs inside every insert that can grow the weighted size (a new key, or a weighed
+//!   replacement), so after each operation the weighted size is within the maximum. Removed entries
+//!   are queued with their [`RemovalCause`] for the front end, which calls the user's listener
+//!   outside of the shard (and outside of any lock).
 //! - **Memory.** Per entry, without expiry: the slot (`K` + `V` + 8 bytes of tag and padding for
 //!   `u64` keys and values), the policy node (16 bytes for W-TinyLFU), the table (4 bytes + 1
 //!   control byte per bucket, a power of two of buckets at a load factor of at most 7/8), plus the

@@ -416,25 +416,20 @@ impl Segments {
         let (Some(candidate), Some(victim)) = (self.window.front(), self.probation.front()) else {
             return false;
         };
-        self.window.unlink(&mut self.nodes, candidate);
-        self.probation.push_back(&mut self.nodes, candidate);
-        self.nodes[candidate as usize].queue = Queue::Probation;
-        self.window_weight -= 1;
+        self.window_to_probation(candidate);
         let (c, v) = (self.nodes[candidate as usize], self.nodes[victim as usize]);
-        let evict = if admission.admit(
+        let admitted = admission.admit(
             u64::from(c.hash),
             u64::from(v.hash),
             c.returning && self.mode.ghost,
             self.mode.lenient,
             self.mode.margin,
-        ) {
-            victim
+        );
+        if admitted {
+            self.discard(victim, false, evicted);
         } else {
-            self.ghost.insert(u64::from(c.hash));
-            candidate
-        };
-        self.remove(evict);
-        evicted.push(evict);
+            self.discard(candidate, true, evicted);
+        }
         #[cfg(test)]
         {
             self.single_duels += 1;
@@ -452,15 +447,31 @@ impl Segments {
             let Some(i) = self.window.front() else {
                 break;
             };
-            self.window.unlink(&mut self.nodes, i);
-            self.probation.push_back(&mut self.nodes, i);
-            self.nodes[i as usize].queue = Queue::Probation;
-            self.window_weight -= self.weight(i);
+            self.window_to_probation(i);
             if first == NIL {
                 first = i;
             }
         }
         first
+    }
+
+    /// Moves the window entry `i` to probation's MRU end, as a candidate.
+    #[inline(always)]
+    fn window_to_probation(&mut self, i: u32) {
+        self.window.unlink(&mut self.nodes, i);
+        self.probation.push_back(&mut self.nodes, i);
+        self.nodes[i as usize].queue = Queue::Probation;
+        self.window_weight -= self.weight(i);
+    }
+
+    /// Evicts the entry at `i`, remembering it in the ghost if it was a candidate turned away.
+    #[inline(always)]
+    fn discard(&mut self, i: u32, rejected: bool, evicted: &mut Vec<u32>) {
+        if rejected {
+            self.ghost.insert(u64::from(self.nodes[i as usize].hash));
+        }
+        self.remove(i);
+        evicted.push(i);
     }
 
     /// Candidates (from `candidate` towards probation's MRU end, then the window) duel the
@@ -537,12 +548,7 @@ impl Segments {
             if candidate == evict {
                 candidate = self.nodes[evict as usize].next;
             }
-            if rejected {
-                self.ghost
-                    .insert(u64::from(self.nodes[evict as usize].hash));
-            }
-            self.remove(evict);
-            evicted.push(evict);
+            self.discard(evict, rejected, evicted);
         }
     }
 
@@ -926,12 +932,24 @@ mod tests {
 
     /// Replays keys through the policy with a key -> index map, like a cache does.
     fn replay(policy: &mut WTinyLfu, keys: impl IntoIterator<Item = u64>) -> (u64, u64) {
+        let (hits, total, _) = replay_with(policy, keys, |p, evicted| p.evict(evicted));
+        (hits, total)
+    }
+
+    /// Replays `keys` through `policy`, evicting after each insert with `evict`; returns the
+    /// hits, the requests and every evicted index in order.
+    fn replay_with(
+        policy: &mut WTinyLfu,
+        keys: impl IntoIterator<Item = u64>,
+        mut evict: impl FnMut(&mut WTinyLfu, &mut Vec<u32>),
+    ) -> (u64, u64, Vec<u32>) {
         let mut map = std::collections::HashMap::new();
         let mut owner = std::collections::HashMap::new();
         let mut free: Vec<u32> = Vec::new();
         let mut next = 0u32;
         let (mut hits, mut total) = (0, 0);
         let mut evicted = Vec::new();
+        let mut log = Vec::new();
         for key in keys {
             total += 1;
             if let Some(&i) = map.get(&key) {
@@ -946,48 +964,15 @@ mod tests {
             map.insert(key, i);
             owner.insert(i, key);
             policy.insert(i, mix64(key), 1);
-            policy.evict(&mut evicted);
-            for i in evicted.drain(..) {
-                map.remove(&owner.remove(&i).unwrap());
-                free.push(i);
-            }
-            assert!(policy.weighted_size() <= policy.maximum());
-        }
-        (hits, total)
-    }
-
-    /// Replays `keys` like [`replay`], evicting with the general path instead of `evict` if
-    /// `general`; returns every evicted index in order.
-    fn replay_evictions(policy: &mut WTinyLfu, keys: &[u64], general: bool) -> Vec<u32> {
-        let mut map = std::collections::HashMap::new();
-        let mut owner = std::collections::HashMap::new();
-        let mut free: Vec<u32> = Vec::new();
-        let mut log = Vec::new();
-        let mut evicted = Vec::new();
-        for &key in keys {
-            if let Some(&i) = map.get(&key) {
-                policy.access(i);
-                continue;
-            }
-            let i = free.pop().unwrap_or(map.len() as u32);
-            map.insert(key, i);
-            owner.insert(i, key);
-            policy.insert(i, mix64(key), 1);
-            if general {
-                policy
-                    .segments
-                    .evict_general(&mut policy.admission, &mut evicted);
-            } else {
-                policy.evict(&mut evicted);
-            }
+            evict(policy, &mut evicted);
             for i in evicted.drain(..) {
                 map.remove(&owner.remove(&i).unwrap());
                 free.push(i);
                 log.push(i);
             }
+            assert!(policy.weighted_size() <= policy.maximum());
         }
-        policy.validate();
-        log
+        (hits, total, log)
     }
 
     #[test]
@@ -1007,8 +992,14 @@ mod tests {
             .collect();
         let mut fast = WTinyLfu::new(300, Adaptation::Lead, false, Some(4));
         let mut general = fast.clone();
-        let a = replay_evictions(&mut fast, &keys, false);
-        let b = replay_evictions(&mut general, &keys, true);
+        let (_, _, a) = replay_with(&mut fast, keys.iter().copied(), |p, evicted| {
+            p.evict(evicted)
+        });
+        let (_, _, b) = replay_with(&mut general, keys, |p, evicted| {
+            p.segments.evict_general(&mut p.admission, evicted)
+        });
+        fast.validate();
+        general.validate();
         assert!(a.len() > 100_000, "{} evictions", a.len());
         // Most evictions take the single duel, some the general path, in the fast copy only.
         let single = fast.segments.single_duels;

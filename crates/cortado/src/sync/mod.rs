@@ -42,26 +42,27 @@
 //!
 //! - **Shards.** Keys are spread over a power-of-two number of shards (each the `shard` module's
 //!   single-threaded core) by bits 40..56 of their hash (the table itself uses the low bits and the
-//!   top seven). The default count is the smallest power of two at least [`SHARDS_PER_CPU`]
-//!   (16) times the number of CPUs, lowered so that every shard holds at least
-//!   [`MIN_SHARD_CAPACITY`] units. So many shards because of skew, not of CPU count alone: under
-//!   Zipf(0.99) the shard of the hottest keys takes a large share of all operations, and even a
-//!   read lock writes the lock's word, so threads on that shard trade its cache line. With 2
-//!   CPUs, 32 shards instead of 8 ran 1.2-1.4x faster at 2 threads on all four workloads of the
-//!   peer benchmark (paired runs), cost 6-9% at 1 thread on workload A, and moved its hit
-//!   ratios by at most 0.31 points (drifting Zipf at capacity 50,000, 84.98% to 84.67%). With a weigher the default is [`WEIGHTED_SHARDS_PER_CPU`] (4)
-//!   per CPU, since a shard's share bounds the heaviest entry it can keep (see
-//!   [Capacity](self#capacity)). Each shard has its own policy, sketch and timer wheel, so
-//!   shards never contend. One thing is shared: the adaptive W-TinyLFU's mode. Only shard 0
-//!   runs the miniature caches that choose it (see [`policy`](crate::policy)) and publishes its
+//!   top seven). The default count is the smallest power of two at least [`SHARDS_PER_CPU`] (16)
+//!   times the number of CPUs, lowered so that every shard holds at least [`MIN_SHARD_CAPACITY`]
+//!   units. So many shards because of skew, not of CPU count alone: under Zipf(0.99) the shard of
+//!   the hottest keys takes a large share of all operations, and even a read lock writes the lock's
+//!   word, so threads on that shard trade its cache line. With 2 CPUs, 32 shards instead of 8 ran
+//!   1.2-1.4x faster at 2 threads on all four workloads of the peer benchmark (paired runs), cost
+//!   6-9% at 1 thread on workload A, and moved its hit ratios by at most 0.31 points (drifting Zipf
+//!   at capacity 50,000, 84.98% to 84.67%). With a weigher the default is
+//!   [`WEIGHTED_SHARDS_PER_CPU`] (4) per CPU, since a shard's share bounds the heaviest entry it
+//!   can keep (see [Capacity](self#capacity)). Each shard has its own policy, sketch and timer
+//!   wheel, so shards never contend. One thing is shared: the adaptive W-TinyLFU's mode. Only shard
+//!   0 runs the miniature caches that choose it (see [`policy`](crate::policy)) and publishes its
 //!   choice in an atomic, which the other shards adopt at their next maintenance, so a sharded
-//!   cache pays for one set of miniatures and all shards agree. A follower compares that code
-//!   with the one it adopted last, kept in the shard's own fields, and a shard whose reads have
-//!   always been deferred (every follower of the adaptive policy; every shard of the static
-//!   one) never drains its read buffer: maintenance then reads neither the policy's fields nor
-//!   the buffer's line. That cut the L1 data read misses of the peer benchmark's workload A by
-//!   4.5% (`replay cortado A` under callgrind's cache simulation: 7.76M to 7.41M). Replaying a Zipf stream with 2 threads hits within half a point of 1 thread, with 1
-//!   shard, with 8 and with 32 (`tests/sync_hit_ratio.rs`).
+//!   cache pays for one set of miniatures and all shards agree. A follower compares that code with
+//!   the one it adopted last, kept in the shard's own fields, and a shard whose reads have always
+//!   been deferred (every follower of the adaptive policy; every shard of the static one) never
+//!   drains its read buffer: maintenance then reads neither the policy's fields nor the buffer's
+//!   line. That cut the L1 data read misses of the peer benchmark's workload A by 4.5% (`replay
+//!   cortado A` under callgrind's cache simulation: 7.76M to 7.41M). Replaying a Zipf stream with 2
+//!   threads hits within half a point of 1 thread, with 1 shard, with 8 and with 32
+//!   (`tests/sync_hit_ratio.rs`).
 //! - **Reads** take the shard's read lock, look the key up and clone the value. Most hits are
 //!   only counted in a byte of the entry's slot, which the policy applies when the entry nears
 //!   eviction (deferred reads, see the `shard` module); the rest (the keys the miniatures
