@@ -383,21 +383,17 @@ impl Segments {
 
     /// Evicts until the weighted size fits the maximum, pushing each victim's index.
     pub(crate) fn evict(&mut self, admission: &mut Admission, evicted: &mut Vec<u32>) {
-        if self.weighted_size <= self.maximum || self.evict_one(admission, evicted) {
-            return;
+        if self.weighted_size > self.maximum && !self.evict_one(admission, evicted) {
+            self.evict_general(admission, evicted);
         }
-        let candidate = self.evict_from_window();
-        self.evict_from_main(candidate, admission, evicted);
     }
 
-    /// [`evict`](Self::evict) without [`evict_one`](Self::evict_one), for tests that compare
-    /// the two.
-    #[cfg(test)]
+    /// The eviction of any state: the window's overflow moves to probation, then candidates
+    /// duel victims until the size fits ([`evict`](Self::evict) without
+    /// [`evict_one`](Self::evict_one)'s shortcut; the tests compare the two).
     fn evict_general(&mut self, admission: &mut Admission, evicted: &mut Vec<u32>) {
-        if self.weighted_size > self.maximum {
-            let candidate = self.evict_from_window();
-            self.evict_from_main(candidate, admission, evicted);
-        }
+        let candidate = self.evict_from_window();
+        self.evict_from_main(candidate, admission, evicted);
     }
 
     /// The steady state of an unweighted cache, one insert over the maximum with the window
@@ -417,15 +413,7 @@ impl Segments {
             return false;
         };
         self.window_to_probation(candidate);
-        let (c, v) = (self.nodes[candidate as usize], self.nodes[victim as usize]);
-        let admitted = admission.admit(
-            u64::from(c.hash),
-            u64::from(v.hash),
-            c.returning && self.mode.ghost,
-            self.mode.lenient,
-            self.mode.margin,
-        );
-        if admitted {
+        if self.duel(admission, candidate, victim) {
             self.discard(victim, false, evicted);
         } else {
             self.discard(candidate, true, evicted);
@@ -453,6 +441,19 @@ impl Segments {
             }
         }
         first
+    }
+
+    /// Whether `candidate` wins its duel against `victim` under the current mode.
+    #[inline(always)]
+    fn duel(&self, admission: &mut Admission, candidate: u32, victim: u32) -> bool {
+        let (c, v) = (self.nodes[candidate as usize], self.nodes[victim as usize]);
+        admission.admit(
+            u64::from(c.hash),
+            u64::from(v.hash),
+            c.returning && self.mode.ghost,
+            self.mode.lenient,
+            self.mode.margin,
+        )
     }
 
     /// Moves the window entry `i` to probation's MRU end, as a candidate.
@@ -522,23 +523,18 @@ impl Segments {
                 evict = candidate;
                 candidate = self.nodes[candidate as usize].next;
             } else {
-                let (c, v) = (self.nodes[candidate as usize], self.nodes[victim as usize]);
-                let returning = c.returning && self.mode.ghost;
-                if admission.admit(
-                    u64::from(c.hash),
-                    u64::from(v.hash),
-                    returning,
-                    self.mode.lenient,
-                    self.mode.margin,
-                ) {
+                let (c_next, v_next) = (
+                    self.nodes[candidate as usize].next,
+                    self.nodes[victim as usize].next,
+                );
+                if self.duel(admission, candidate, victim) {
                     evict = victim;
-                    victim = v.next;
-                    candidate = c.next;
+                    victim = v_next;
                 } else {
                     evict = candidate;
-                    candidate = c.next;
                     rejected = true;
                 }
+                candidate = c_next;
             }
             // Advancing past `evict` above keeps both cursors valid after its removal, except
             // when one cursor had moved onto the other's node; recheck that case.
@@ -996,7 +992,9 @@ mod tests {
             p.evict(evicted)
         });
         let (_, _, b) = replay_with(&mut general, keys, |p, evicted| {
-            p.segments.evict_general(&mut p.admission, evicted)
+            if p.weighted_size() > p.maximum() {
+                p.segments.evict_general(&mut p.admission, evicted);
+            }
         });
         fast.validate();
         general.validate();
