@@ -116,6 +116,18 @@
 //!   50,000 to 84.88 / 85.00% and `loop` to 43.45 / 44.35% (from 84.55 / 43.09%), still below
 //!   quick_cache's 85.36% on drift, and cost the 84 cells 0.005 / 0.014 points (default seed,
 //!   with the jump rule), so the period stayed.
+//!
+//!   What the miniatures can resolve sets the limit there. On that stream at 50,000 entries the
+//!   unsharded cache's miniatures (1,562 entries, one key in 32) score the 20%, 35%,
+//!   segmented-LRU and 100% modes within about 1% of one another in every period: in the fourth
+//!   period 4,266 / 4,286 / 4,264 / 4,246 hits of 4,686 requests, the 35% mode leading, and
+//!   over the five periods that count 20,677 / 20,666 / 20,698 / 20,593. Fixed from the
+//!   first request, the full-size caches rank them 85.19 / 85.31 / 85.54 / 85.36%: the
+//!   segmented LRU's lead over the 35% mode is about 11 hits a period, and the miniatures'
+//!   leader among the four changes from period to period (the 35% mode in three, the
+//!   segmented LRU in two), so a rule that found it sooner would follow noise elsewhere too.
+//!   (Scores printed by a throwaway knob in `decide`, `cortado-sim --trace peerdrift.keys
+//!   --format keys --sizes 50000 --policies wtinylfu`; the fixed modes by another.)
 //! - **Admission margin.** Whether a candidate must beat the victim by two counts instead of
 //!   one (see [`Admission`]) is a second, independent choice: it pays on loops, scans and
 //!   zigzags, where every key is seen equally often, and costs on workloads whose keys are seen
