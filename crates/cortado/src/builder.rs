@@ -28,6 +28,12 @@ pub enum BuildError {
         /// The capacity asked for.
         requested: u64,
     },
+    /// The space reserved up front is more entries than a cache can hold (`u32::MAX - 1`; a
+    /// counting cache reserves at most its capacity anyway).
+    InitialCapacityTooLarge {
+        /// The entries asked for.
+        requested: usize,
+    },
     /// The number of shards must be a power of two between 1 and 2^16.
     InvalidShardCount {
         /// The count asked for.
@@ -62,6 +68,11 @@ impl fmt::Display for BuildError {
             Self::CapacityTooLarge { requested } => write!(
                 f,
                 "max_capacity {requested} is too large: at most {} entries",
+                u32::MAX - 1
+            ),
+            Self::InitialCapacityTooLarge { requested } => write!(
+                f,
+                "initial_capacity {requested} is too large: at most {} entries",
                 u32::MAX - 1
             ),
             Self::InvalidShardCount { requested } => write!(
@@ -185,7 +196,9 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
         self
     }
 
-    /// Space reserved up front, in entries.
+    /// Space reserved up front, in entries: at most the capacity when counting entries, and
+    /// below `u32::MAX` in any case (`build()` reports more as
+    /// [`BuildError::InitialCapacityTooLarge`]).
     pub fn initial_capacity(mut self, entries: usize) -> Self {
         self.initial_capacity = entries;
         self
@@ -282,6 +295,11 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             Some(max) if self.weigher.is_none() => self.initial_capacity.min(max as usize),
             _ => self.initial_capacity,
         };
+        if initial_capacity >= u32::MAX as usize {
+            return Err(BuildError::InitialCapacityTooLarge {
+                requested: self.initial_capacity,
+            });
+        }
         Ok(ShardConfig {
             max_capacity: self.max_capacity,
             initial_capacity,
@@ -295,6 +313,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             record_stats: self.record_stats,
             notify: self.listener.is_some(),
             follower: false,
+            alarm: None,
         })
     }
 }

@@ -70,7 +70,12 @@ impl<V> std::fmt::Debug for Outcome<V> {
 
 struct State<V> {
     outcome: Option<Outcome<V>>,
-    wakers: Vec<Waker>,
+    /// The waker of each pending [`Wait`], by the number it registered under: a `Wait` dropped
+    /// before the outcome (a timeout, a `select!`) takes its waker out, so that a load that
+    /// never ends does not hold on to every task that gave up on it.
+    wakers: Vec<(u64, Waker)>,
+    /// The number the next registration gets.
+    next_registration: u64,
 }
 
 /// The meeting point of one load and its waiters.
@@ -89,6 +94,7 @@ impl<V: Clone> Waiter<V> {
             state: Mutex::new(State {
                 outcome: None,
                 wakers: Vec::new(),
+                next_registration: 0,
             }),
         }
     }
@@ -99,19 +105,30 @@ impl<V: Clone> Waiter<V> {
             state.outcome = Some(outcome);
             std::mem::take(&mut state.wakers)
         };
-        for waker in wakers {
+        for (_, waker) in wakers {
             waker.wake();
         }
     }
 }
 
 /// Waits for another caller's load; resolves to its outcome.
-pub(crate) struct Wait<V>(Arc<Waiter<V>>);
+pub(crate) struct Wait<V> {
+    waiter: Arc<Waiter<V>>,
+    /// The number its waker is registered under, once polled.
+    registration: Option<u64>,
+}
 
 impl<V> Wait<V> {
+    fn new(waiter: Arc<Waiter<V>>) -> Self {
+        Self {
+            waiter,
+            registration: None,
+        }
+    }
+
     /// Names the load waited for (the same as its [`LoadGuard::id`]).
     pub(crate) fn id(&self) -> usize {
-        Arc::as_ptr(&self.0) as usize
+        Arc::as_ptr(&self.waiter) as usize
     }
 }
 
@@ -119,14 +136,41 @@ impl<V: Clone> Future for Wait<V> {
     type Output = Outcome<V>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome<V>> {
-        let mut state = lock(&self.0.state);
+        let this = self.get_mut();
+        let mut state = lock(&this.waiter.state);
         if let Some(outcome) = &state.outcome {
+            // Completing took every registration out.
+            this.registration = None;
             return Poll::Ready(outcome.clone());
         }
-        if !state.wakers.iter().any(|w| w.will_wake(cx.waker())) {
-            state.wakers.push(cx.waker().clone());
+        let registered = this
+            .registration
+            .and_then(|id| state.wakers.iter_mut().find(|(r, _)| *r == id));
+        match registered {
+            Some((_, waker)) => {
+                if !waker.will_wake(cx.waker()) {
+                    waker.clone_from(cx.waker());
+                }
+            }
+            None => {
+                let id = state.next_registration;
+                state.next_registration += 1;
+                state.wakers.push((id, cx.waker().clone()));
+                this.registration = Some(id);
+            }
         }
         Poll::Pending
+    }
+}
+
+impl<V> Drop for Wait<V> {
+    fn drop(&mut self) {
+        if let Some(id) = self.registration {
+            let mut state = lock(&self.waiter.state);
+            if let Some(at) = state.wakers.iter().position(|(r, _)| *r == id) {
+                state.wakers.swap_remove(at);
+            }
+        }
     }
 }
 
@@ -163,7 +207,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Loading<K, V> {
     pub(crate) fn join(&self, key: &K) -> Role<'_, K, V> {
         let mut in_flight = lock(&self.in_flight);
         if let Some(waiter) = in_flight.get(key) {
-            return Role::Wait(Wait(waiter.clone()));
+            return Role::Wait(Wait::new(waiter.clone()));
         }
         let waiter = Arc::new(Waiter::new());
         in_flight.insert(key.clone(), waiter.clone());

@@ -73,6 +73,28 @@ struct Shared {
     alive: Arc<AtomicBool>,
 }
 
+impl Shared {
+    fn wake_by(&self, deadline: u64) {
+        if deadline < self.planned.load(Ordering::SeqCst) {
+            self.planned.fetch_min(deadline, Ordering::SeqCst);
+            if let Some(waker) = self.waker.get() {
+                waker.wake();
+            }
+        }
+    }
+}
+
+/// Wakes the pacer by a deadline, like [`PacerHandle::wake_by`]: what a shard needs when a
+/// read brings an expiration forward, where no front end sees it.
+#[derive(Debug, Clone)]
+pub(crate) struct Alarm(Arc<Shared>);
+
+impl Alarm {
+    pub(crate) fn wake_by(&self, deadline: u64) {
+        self.0.wake_by(deadline);
+    }
+}
+
 /// How to wake the pacer early.
 #[derive(Debug)]
 enum Waker {
@@ -193,12 +215,12 @@ impl PacerHandle {
     /// Makes sure the pacer wakes by `deadline` (cache clock).
     #[inline]
     pub(crate) fn wake_by(&self, deadline: u64) {
-        if deadline < self.shared.planned.load(Ordering::SeqCst) {
-            self.shared.planned.fetch_min(deadline, Ordering::SeqCst);
-            if let Some(waker) = self.shared.waker.get() {
-                waker.wake();
-            }
-        }
+        self.shared.wake_by(deadline);
+    }
+
+    /// A handle that only wakes the pacer, for a shard to keep.
+    pub(crate) fn alarm(&self) -> Alarm {
+        Alarm(self.shared.clone())
     }
 
     /// Asks the pacer to end.

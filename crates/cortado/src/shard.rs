@@ -18,7 +18,16 @@
 //!   current deadline in an atomic (8 bytes) that reads update under a shared borrow, and with a
 //!   time-to-idle also the deadline set by writes (another 8), so reads extend the idle deadline
 //!   without passing the write deadline; the wheel then holds a lower bound and re-files an entry
-//!   that turns out not to be due. The wheel exists only once some entry has a deadline.
+//!   that turns out not to be due. A custom expiry's read may also bring a deadline forward (or
+//!   give an entry its first), as may a time-to-idle read in the concurrent cache whose clock
+//!   was read just before a concurrent write's: the reader, holding only a shared borrow, lists
+//!   the slot and keeps
+//!   the earliest such deadline in an atomic, which [`Shard::next_expiration`] reports, and the
+//!   next [`Shard::advance`] files those slots again before expiring; an exclusive read files it
+//!   at once. The wheel exists only once some entry has a deadline.
+//! - **Heavier than the capacity.** An entry whose weight alone exceeds the maximum is removed
+//!   (as evicted for size) as soon as it is written, under every policy, instead of the entries
+//!   an LRU would push out before reaching it.
 //! - **Deferred reads.** Most reads (and value replacements, which count as reads) are not told
 //!   to the policy when they happen: the reader counts them in a byte of the entry's slot
 //!   (which it has just loaded) and the policy applies them when the entry reaches the eviction
@@ -36,7 +45,7 @@
 //!   2 bytes per unit). Expiry adds the wheel's 12 bytes per slot and 4 per entry with a deadline in
 //!   its bucket's array (plus the arrays' spare room; see [`timer_wheel`](crate::timer_wheel)),
 //!   about 11 KiB of bucket array headers per shard, and deadlines that reads move another 8 or 16
-//!   (above). The slab and the per-slot arrays double as they grow but stop at the shard's maximum
+//!   (above; plus the shard's short list of slots whose deadlines reads brought forward). The slab and the per-slot arrays double as they grow but stop at the shard's maximum
 //!   (unweighted caches), so a capacity just over a power of two costs no spare half. Measured with
 //!   the peer benchmark's counting allocator (`u64` keys and values, 32 shards, full / after as
 //!   many evictions): 61.3 / 61.5 bytes per entry at a capacity of 1,000,000, 60.0 / 62.4 at
@@ -58,6 +67,7 @@ use crate::expiry::{Deadlines, ExpiryRules};
 use crate::notification::RemovalCause;
 use crate::policy::{Deferral, EvictionPolicy, Policy, MAX_DEFERRED};
 use crate::read_buffer::ReadBuffer;
+use crate::scheduler::Alarm;
 use crate::stats::CacheStats;
 use crate::timer_wheel::TimerWheel;
 
@@ -81,6 +91,8 @@ pub(crate) struct ShardConfig<K, V> {
     /// Whether an adaptive policy takes its mode from another shard (see
     /// [`adopt_policy_mode`](Shard::adopt_policy_mode)) instead of choosing it.
     pub(crate) follower: bool,
+    /// The concurrent cache's scheduler, to wake when a read brings an expiration forward.
+    pub(crate) alarm: Option<Alarm>,
 }
 
 impl<K, V> Clone for ShardConfig<K, V> {
@@ -94,6 +106,7 @@ impl<K, V> Clone for ShardConfig<K, V> {
             record_stats: self.record_stats,
             notify: self.notify,
             follower: self.follower,
+            alarm: self.alarm.clone(),
         }
     }
 }
@@ -138,6 +151,18 @@ pub(crate) fn hash_key<Q: Hash + ?Sized, S: BuildHasher>(hasher: &S, key: &Q) ->
     crate::random::mix64(hasher.hash_one(key))
 }
 
+/// Slots whose deadline a read under a shared borrow moved before the one the wheel holds, for
+/// [`Shard::advance`] to file again.
+#[derive(Debug)]
+struct MovedDeadlines {
+    slots: Mutex<Vec<u32>>,
+    /// The earliest of their deadlines ([`NO_DEADLINE`] when there are none), so that
+    /// [`Shard::next_expiration`] knows of them.
+    earliest: AtomicU64,
+    /// Wakes the scheduler, if the cache has one, by a deadline a read brought forward.
+    alarm: Option<Alarm>,
+}
+
 /// The single-threaded core. See the [module docs](self).
 pub(crate) struct Shard<K, V, S> {
     table: HashTable<u32>,
@@ -155,6 +180,9 @@ pub(crate) struct Shard<K, V, S> {
     read_deadlines: Vec<AtomicU64>,
     /// Write deadlines by slot, kept only with a time to idle.
     write_deadlines: Vec<u64>,
+    /// When reads move deadlines: the slots whose deadlines reads moved before the wheel's; see
+    /// [`moved_earlier`](Self::moved_earlier).
+    moved: Option<Box<MovedDeadlines>>,
     stats: CacheStats,
     record_stats: bool,
     notify: bool,
@@ -224,6 +252,13 @@ where
             wheel: None,
             read_deadlines: Vec::new(),
             write_deadlines: Vec::new(),
+            moved: config.rules.reads_matter().then(|| {
+                Box::new(MovedDeadlines {
+                    slots: Mutex::new(Vec::new()),
+                    earliest: AtomicU64::new(NO_DEADLINE),
+                    alarm: config.alarm.clone(),
+                })
+            }),
             stats: CacheStats::default(),
             record_stats: config.record_stats,
             notify: config.notify,
@@ -354,19 +389,56 @@ where
         Q: Hash + Eq + ?Sized,
     {
         let i = self.find(hash, key)?;
-        let deadline = self.deadline(i);
-        if deadline.is_some_and(|d| d <= now) {
+        if !self.read_deadlines.is_empty() {
+            return self.get_shared_moving(i, now);
+        }
+        if self.is_expired(i, now) {
             // Left for `advance`, which removes it and queues the notification.
             return None;
         }
+        Some((i, &self.entry(i).value))
+    }
+
+    /// [`get_shared`](Self::get_shared) when reads move deadlines (a time to idle, a custom
+    /// expiry). Out of line, and called last: with the deadline update inline, every read of
+    /// the peer benchmark's workload A, which has no expiry, took three instructions more.
+    #[inline(never)]
+    fn get_shared_moving(&self, i: u32, now: u64) -> Option<(u32, &V)> {
+        let deadline = self.deadline(i);
+        if deadline.is_some_and(|d| d <= now) {
+            return None;
+        }
         let entry = self.entry(i);
-        if !self.read_deadlines.is_empty() {
-            if let Some(read) = self.rules.on_read(&entry.key, &entry.value, now, deadline) {
-                self.read_deadlines[i as usize]
-                    .store(read.unwrap_or(NO_DEADLINE), Ordering::Relaxed);
+        if let Some(read) = self.rules.on_read(&entry.key, &entry.value, now, deadline) {
+            let read = read.unwrap_or(NO_DEADLINE);
+            self.read_deadlines[i as usize].store(read, Ordering::Relaxed);
+            let scheduled = self.wheel.as_ref().and_then(|wheel| wheel.deadline(i));
+            if read < scheduled.unwrap_or(NO_DEADLINE) {
+                self.moved_earlier(i, read);
             }
         }
         Some((i, &entry.value))
+    }
+
+    /// Notes that a read moved slot `i`'s deadline to `deadline`, before the wheel's (or gave
+    /// it one): the wheel holds a lower bound of each deadline, which a custom expiry's read can
+    /// break, and so can a time-to-idle read in the concurrent cache whose clock was read just
+    /// before a concurrent write's; only [`advance`](Self::advance), holding the shard
+    /// exclusively, can move the slot in it. Rare, so a mutex serves.
+    #[cold]
+    fn moved_earlier(&self, i: u32, deadline: u64) {
+        let Some(moved) = &self.moved else {
+            return;
+        };
+        moved
+            .slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(i);
+        moved.earliest.fetch_min(deadline, Ordering::Relaxed);
+        if let Some(alarm) = &moved.alarm {
+            alarm.wake_by(deadline);
+        }
     }
 
     /// Counts a read of the live slot `i` on its entry, if the policy lets this read wait
@@ -460,6 +532,10 @@ where
             self.record_miss();
             return None;
         };
+        if self.moved_deadline().is_some() {
+            // Exclusive here: the read's earlier deadline goes into the wheel at once.
+            self.reschedule();
+        }
         if !self.defer_read(i, hash) {
             self.policy_mut().access(i);
         }
@@ -489,7 +565,7 @@ where
     /// Inserts or replaces; `ttl` overrides the configured lifetime for this entry. Evicts to fit.
     pub(crate) fn insert(&mut self, hash: u64, key: K, value: V, now: u64, ttl: Option<Duration>) {
         let weight = self.weigher.as_ref().map_or(1, |weigh| weigh(&key, &value));
-        if let Some(i) = self.find(hash, &key) {
+        let i = if let Some(i) = self.find(hash, &key) {
             // With no wheel no entry has a deadline, and with no rule or lifetime this write
             // gives none: the common untimed replacement skips the deadline logic.
             let timed = self.wheel.is_some() || ttl.is_some() || self.rules.is_active();
@@ -529,6 +605,7 @@ where
                 });
                 return;
             }
+            i
         } else {
             let deadlines = (self.rules.is_active() || ttl.is_some())
                 .then(|| self.rules.on_write(&key, &value, now, ttl, None));
@@ -547,6 +624,13 @@ where
             if let Some(deadlines) = deadlines {
                 self.set_deadlines(i, deadlines);
             }
+            i
+        };
+        if self.weigher.is_some() && u64::from(weight) > self.policy_mut().maximum() {
+            // It could never fit: it goes at once, rather than the entries a policy would
+            // evict to make room for it (LRU's would empty the cache before reaching it).
+            // Unweighted, only a cache of capacity 0 gets here, and its eviction empties it.
+            self.remove_index(i, RemovalCause::Size);
         }
         self.evict();
     }
@@ -685,6 +769,9 @@ where
 
     /// Removes every entry whose deadline is at or before `now`.
     pub(crate) fn advance(&mut self, now: u64) {
+        if self.moved_deadline().is_some() {
+            self.reschedule();
+        }
         let Some(wheel) = &mut self.wheel else {
             return;
         };
@@ -711,9 +798,42 @@ where
         self.scratch = due;
     }
 
+    /// The earliest deadline that reads moved before the wheel's since the last
+    /// [`advance`](Self::advance), for the concurrent cache to wake its scheduler by.
+    #[inline]
+    pub(crate) fn moved_deadline(&self) -> Option<u64> {
+        let earliest = self.moved.as_ref()?.earliest.load(Ordering::Relaxed);
+        (earliest != NO_DEADLINE).then_some(earliest)
+    }
+
+    /// Puts the slots whose deadlines reads moved earlier back in the wheel at their deadlines
+    /// (passed ones expire in the wheel's next advance).
+    fn reschedule(&mut self) {
+        let Some(moved) = &mut self.moved else {
+            return;
+        };
+        *moved.earliest.get_mut() = NO_DEADLINE;
+        let slots = std::mem::take(
+            moved
+                .slots
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        for &i in &slots {
+            // The slot may have been emptied, or reused, since: its deadline now is what counts.
+            if self.slots.get(i as usize).is_some_and(Option::is_some) {
+                self.schedule(i, self.deadline(i));
+            }
+        }
+    }
+
     /// When the next entry may expire (a lower bound), if any has a deadline.
     pub(crate) fn next_expiration(&self) -> Option<u64> {
-        self.wheel.as_ref().and_then(TimerWheel::next_expiration)
+        let wheel = self.wheel.as_ref().and_then(TimerWheel::next_expiration);
+        match (wheel, self.moved_deadline()) {
+            (Some(next), Some(moved)) => Some(next.min(moved)),
+            (next, moved) => next.or(moved),
+        }
     }
 
     /// Keeps the live entries for which `keep` is true; removes the rest (expired ones as
@@ -774,7 +894,19 @@ where
     }
 
     /// Changes the maximum weight, evicting at once if the cache is now over it.
+    /// Whether the capacity counts entries (no weigher).
+    pub(crate) fn counts_entries(&self) -> bool {
+        self.weigher.is_none()
+    }
+
+    /// Counting entries (no weigher), a maximum of `u32::MAX` or more is taken as
+    /// `u32::MAX - 1`, the most slots a shard can name (and the builder's limit).
     pub(crate) fn set_max_capacity(&mut self, maximum: u64) {
+        let maximum = if self.weigher.is_none() {
+            maximum.min(u64::from(u32::MAX) - 1)
+        } else {
+            maximum
+        };
         self.policy_mut().set_maximum(maximum);
         self.evict();
     }
@@ -883,12 +1015,25 @@ where
             for (i, _) in wheel.iter() {
                 assert!(self.slots[i as usize].is_some(), "timer for freed slot {i}");
             }
+            let (rescheduled, earliest) = match &self.moved {
+                Some(moved) => (
+                    moved
+                        .slots
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .clone(),
+                    moved.earliest.load(Ordering::Relaxed),
+                ),
+                None => (Vec::new(), NO_DEADLINE),
+            };
             for &i in &live {
                 let timer = wheel.deadline(i);
                 match self.deadline(i) {
-                    // Reads may have moved the deadline later, or removed it, since scheduling.
+                    // Reads may have moved the deadline later, or removed it, since scheduling;
+                    // one that moved it earlier left the slot for `advance` to schedule again.
                     Some(deadline) if !self.read_deadlines.is_empty() => assert!(
-                        timer.is_some_and(|t| t <= deadline),
+                        timer.is_some_and(|t| t <= deadline)
+                            || (rescheduled.contains(&i) && earliest <= deadline),
                         "slot {i}: timer {timer:?} after deadline {deadline}"
                     ),
                     deadline if self.read_deadlines.is_empty() => {

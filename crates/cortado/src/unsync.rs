@@ -193,14 +193,20 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         self.notify();
     }
 
-    /// Removes every entry.
+    /// Removes every entry (those already expired as expired, as the concurrent cache does).
     pub fn invalidate_all(&mut self) {
+        let now = self.now();
+        self.shard.advance(now);
         self.shard.clear();
         self.notify();
     }
 
-    /// Changes the capacity; shrinking evicts at once.
+    /// Changes the capacity; shrinking evicts at once (after removing the expired entries, so
+    /// that none of them is reported as evicted for size). Counting entries (no weigher), it is
+    /// at most `u32::MAX - 1`, the builder's limit.
     pub fn set_max_capacity(&mut self, max_capacity: u64) {
+        let now = self.now();
+        self.shard.advance(now);
         self.shard.set_max_capacity(max_capacity);
         self.notify();
     }

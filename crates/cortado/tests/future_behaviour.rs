@@ -366,3 +366,65 @@ fn get_with_without_tokio_coalesces_and_wakes_waiters() {
     assert_eq!(waited, 70, "the waiter got the first load's value");
     assert_eq!(loads.load(Ordering::SeqCst), 1);
 }
+
+/// A waiter that gives up (its future dropped: a timeout, a `select!`) takes its waker with it,
+/// so a load that never ends does not keep alive every task that stopped waiting for it; one
+/// still waiting keeps its own and is woken.
+#[test]
+fn dropped_waiters_release_their_wakers() {
+    struct Counted {
+        live: Arc<AtomicUsize>,
+        woken: Arc<AtomicUsize>,
+    }
+    impl std::task::Wake for Counted {
+        fn wake(self: Arc<Self>) {
+            self.woken.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.live.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    let (live, woken) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let new_waker = || {
+        live.fetch_add(1, Ordering::SeqCst);
+        std::task::Waker::from(Arc::new(Counted {
+            live: live.clone(),
+            woken: woken.clone(),
+        }))
+    };
+    let cache: Cache<u32, u64> = Cache::new(100);
+    let (release, released) = (Arc::new(Notify::new()), Arc::new(AtomicUsize::new(0)));
+    let loader_waker = new_waker();
+    let mut cx = std::task::Context::from_waker(&loader_waker);
+    let (gate, count) = (release.clone(), released.clone());
+    let mut loader = Box::pin(cache.get_with(1, async move {
+        gate.notified().await;
+        count.fetch_add(1, Ordering::SeqCst);
+        7
+    }));
+    assert!(loader.as_mut().poll(&mut cx).is_pending());
+    for _ in 0..100 {
+        let waker = new_waker();
+        let mut cx = std::task::Context::from_waker(&waker);
+        let mut waiter = Box::pin(cache.get_with(1, async { 1 }));
+        assert!(waiter.as_mut().poll(&mut cx).is_pending());
+        drop(waiter);
+    }
+    assert_eq!(
+        live.load(Ordering::SeqCst),
+        1,
+        "dropped waiters' wakers kept"
+    );
+    let kept_waker = new_waker();
+    let mut kept_cx = std::task::Context::from_waker(&kept_waker);
+    let mut kept = Box::pin(cache.get_with(1, async { 1 }));
+    assert!(kept.as_mut().poll(&mut kept_cx).is_pending());
+    release.notify_one();
+    assert_eq!(loader.as_mut().poll(&mut cx), std::task::Poll::Ready(7));
+    // The loader's waker, by the gate, and the one waiter still waiting.
+    assert_eq!(woken.load(Ordering::SeqCst), 2);
+    assert_eq!(kept.as_mut().poll(&mut kept_cx), std::task::Poll::Ready(7));
+    assert_eq!(released.load(Ordering::SeqCst), 1);
+}

@@ -306,6 +306,70 @@ fn expire_after_per_entry_lifetimes() {
     cache.validate();
 }
 
+/// Entries get `create` to live; a read leaves them one second, whatever they had.
+struct OneSecondAfterRead {
+    create: Option<Duration>,
+}
+
+impl Expiry<u32, u32> for OneSecondAfterRead {
+    fn expire_after_create(&self, _: &u32, _: &u32) -> Option<Duration> {
+        self.create
+    }
+    fn expire_after_read(&self, _: &u32, _: &u32, _: Option<Duration>) -> Option<Duration> {
+        Some(Duration::from_secs(1))
+    }
+}
+
+fn read_expiry_cache(create: Option<Duration>, clock: &ManualClock) -> (Cache<u32, u32>, Log) {
+    let log: Log = Arc::default();
+    let sink = log.clone();
+    let cache = Cache::builder()
+        .max_capacity(2)
+        .shards(1)
+        .eviction_policy(EvictionPolicy::lru())
+        .clock(clock.clone())
+        .expire_after(OneSecondAfterRead { create })
+        .eviction_listener(move |k: &u32, v: &u32, cause| {
+            sink.lock().unwrap().push((*k, *v, cause))
+        })
+        .build()
+        .unwrap();
+    (cache, log)
+}
+
+#[test]
+fn expire_after_read_shortening_deadline_expires_in_maintenance() {
+    // An hour from the insert, a second from the read; and a first deadline from the read.
+    for create in [Some(Duration::from_secs(3_600)), None] {
+        let clock = ManualClock::new();
+        let (cache, log) = read_expiry_cache(create, &clock);
+        cache.insert(1, 10);
+        assert_eq!(cache.get(&1), Some(10));
+        clock.advance(Duration::from_secs(2));
+        cache.run_pending_tasks();
+        assert_eq!(
+            *log.lock().unwrap(),
+            vec![(1, 10, RemovalCause::Expired)],
+            "create {create:?}"
+        );
+        assert_eq!(cache.len(), 0);
+        cache.validate();
+    }
+}
+
+#[test]
+fn expire_after_read_passed_deadline_expired_before_size_eviction() {
+    let clock = ManualClock::new();
+    let (cache, log) = read_expiry_cache(None, &clock);
+    cache.insert(1, 10);
+    assert_eq!(cache.get(&1), Some(10));
+    clock.advance(Duration::from_secs(2));
+    cache.insert(2, 20);
+    cache.insert(3, 30);
+    assert_eq!(*log.lock().unwrap(), vec![(1, 10, RemovalCause::Expired)]);
+    assert_eq!(cache.len(), 2);
+}
+
 #[test]
 fn insert_with_ttl_overrides_cache_lifetime() {
     let clock = ManualClock::new();
@@ -349,6 +413,35 @@ fn build_conflicting_settings_is_typed_error() {
         .unwrap_err();
     assert!(matches!(err, BuildError::CapacityTooLarge { .. }));
     assert!(!err.to_string().is_empty());
+}
+
+#[test]
+fn build_initial_capacity_beyond_slots_is_typed_error() {
+    let err = Cache::<u32, u32>::builder()
+        .initial_capacity(usize::MAX)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        BuildError::InitialCapacityTooLarge {
+            requested: usize::MAX
+        }
+    );
+    assert!(err.to_string().contains("initial_capacity"));
+    let weighted = Cache::<u32, u32>::builder()
+        .max_capacity(1_000)
+        .weigher(|_, _| 1)
+        .initial_capacity(u32::MAX as usize)
+        .build();
+    assert!(weighted.is_err());
+    // Counting entries, the reservation never exceeds the capacity anyway.
+    let counting = Cache::<u32, u32>::builder()
+        .max_capacity(100)
+        .initial_capacity(usize::MAX)
+        .build()
+        .unwrap();
+    counting.insert(1, 1);
+    assert_eq!(counting.get(&1), Some(1));
 }
 
 #[test]
@@ -487,6 +580,50 @@ fn entry_heavier_than_its_shard_share_is_evicted_as_size() {
     assert_eq!(cache.stats().evictions_size, 1);
     assert_eq!(cache.weighted_size(), 25);
     cache.validate();
+}
+
+#[test]
+fn set_max_capacity_beyond_slots_clamped_and_sized_lazily() {
+    let sharded: Cache<u32, u32> = Cache::builder()
+        .max_capacity(100)
+        .shards(4)
+        .build()
+        .unwrap();
+    sharded.set_max_capacity(u64::MAX);
+    assert_eq!(sharded.max_capacity(), u64::from(u32::MAX) - 1);
+    let cache: Cache<u32, u32> = Cache::builder()
+        .max_capacity(100)
+        .shards(1)
+        .build()
+        .unwrap();
+    for i in 0..80 {
+        cache.insert(i, i);
+    }
+    let before = cache.memory_bytes();
+    cache.set_max_capacity(u64::MAX);
+    assert_eq!(cache.max_capacity(), u64::from(u32::MAX) - 1);
+    // The sketch for four billion entries waits until the cache holds half of them.
+    assert!(
+        cache.memory_bytes() < before + (1 << 20),
+        "{before} -> {}",
+        cache.memory_bytes()
+    );
+    cache.insert(1_000, 1);
+    assert_eq!(cache.get(&1_000), Some(1));
+    cache.validate();
+    let weighted: Cache<u32, u32> = Cache::builder()
+        .max_capacity(1_000)
+        .weigher(|_, v: &u32| *v)
+        .shards(1)
+        .build()
+        .unwrap();
+    for i in 0..60 {
+        weighted.insert(i, 10);
+    }
+    weighted.set_max_capacity(u64::MAX);
+    weighted.insert(1_000, 10);
+    assert_eq!(weighted.weighted_size(), 610);
+    weighted.validate();
 }
 
 #[test]

@@ -705,3 +705,135 @@ fn scheduler_thread_insert_due_sooner_wakes_sleeping_thread() {
         );
     });
 }
+
+/// An expiry under which a read leaves the entry 100 ms to live, whatever it had.
+struct ShortOnRead;
+
+impl cortado::expiry::Expiry<u32, u32> for ShortOnRead {
+    fn expire_after_create(&self, _: &u32, _: &u32) -> Option<Duration> {
+        Some(Duration::from_secs(3_600))
+    }
+
+    fn expire_after_read(&self, _: &u32, _: &u32, _: Option<Duration>) -> Option<Duration> {
+        Some(Duration::from_millis(100))
+    }
+}
+
+#[test]
+fn scheduler_thread_read_shortening_deadline_expires_entry_promptly() {
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let cache: Cache<u32, u32> = Cache::builder()
+        .max_capacity(100)
+        .expire_after(ShortOnRead)
+        .scheduler(Scheduler::Thread)
+        .eviction_listener(move |k: &u32, _: &u32, cause| {
+            let _ = tx.lock().unwrap().send((*k, cause));
+        })
+        .build()
+        .unwrap();
+    cache.insert(1, 1);
+    // The hour from the insert becomes 100 ms: the sleeping scheduler must hear of it.
+    assert_eq!(cache.get(&1), Some(1));
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(5)).ok(),
+        Some((1, RemovalCause::Expired))
+    );
+    assert_eq!(cache.len(), 0);
+}
+
+#[test]
+fn panicking_loader_counts_one_load_failure() {
+    let cache: Cache<u32, u32> = Cache::builder()
+        .max_capacity(100)
+        .record_stats()
+        .build()
+        .unwrap();
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        cache.get_with(1, || panic!("the loader fails"))
+    }));
+    assert!(outcome.is_err());
+    let stats = cache.stats();
+    assert_eq!(
+        (stats.misses, stats.load_successes, stats.load_failures),
+        (1, 0, 1)
+    );
+    assert_eq!(cache.get_with(1, || 7), 7);
+    assert_eq!(cache.stats().load_successes, 1);
+}
+
+// A key whose `Hash` pauses the thread at a chosen call, to force a caller to join a load only
+// after that load has finished.
+thread_local! {
+    static PAUSE_AT_HASH: std::cell::RefCell<Option<(usize, Arc<Barrier>)>> =
+        const { std::cell::RefCell::new(None) };
+    static HASHES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct PausingKey(u32);
+
+impl std::hash::Hash for PausingKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let n = HASHES.with(|h| {
+            h.set(h.get() + 1);
+            h.get()
+        });
+        let pause = PAUSE_AT_HASH.with(|p| {
+            let mut p = p.borrow_mut();
+            match p.as_ref() {
+                Some((at, _)) if *at == n => p.take().map(|(_, barrier)| barrier),
+                _ => None,
+            }
+        });
+        if let Some(barrier) = pause {
+            barrier.wait(); // paused
+            barrier.wait(); // released
+        }
+        self.0.hash(state);
+    }
+}
+
+/// Caller A loads `None` (cached as an absence); caller B misses and checks for a cached
+/// absence before A finishes, and joins only after: like a value, the absence A left must be
+/// found by B's second look, without B's loader running.
+#[test]
+fn optionally_get_with_late_joiner_finds_absence_just_cached() {
+    let calls = with_timeout(LIMIT, || {
+        let cache: Cache<PausingKey, u32> = Cache::builder()
+            .max_capacity(100)
+            .shards(1)
+            .negative_ttl(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let calls = AtomicUsize::new(0);
+        let (finish_a, pause_b) = (Barrier::new(2), Arc::new(Barrier::new(2)));
+        std::thread::scope(|s| {
+            let a = s.spawn(|| {
+                cache.optionally_get_with(PausingKey(1), || {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    finish_a.wait();
+                    None
+                })
+            });
+            while cache.loads_in_flight() == 0 {
+                std::thread::yield_now();
+            }
+            let b = s.spawn(|| {
+                // Hashes: the lookup, the absence check, then the join of the load.
+                PAUSE_AT_HASH.with(|p| *p.borrow_mut() = Some((3, pause_b.clone())));
+                cache.optionally_get_with(PausingKey(1), || {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    Some(6)
+                })
+            });
+            pause_b.wait(); // B has missed and found no absence yet
+            finish_a.wait();
+            assert_eq!(a.join().unwrap(), None);
+            pause_b.wait();
+            assert_eq!(b.join().unwrap(), None, "B must find the absence A cached");
+        });
+        calls.load(Ordering::SeqCst)
+    });
+    assert_eq!(calls, 1);
+}

@@ -457,3 +457,119 @@ fn memory_capacity_just_over_power_of_two_no_doubling_slack() {
     // One more unit of capacity costs about one entry, not a doubling of the slab.
     assert!(large <= small + small / 16, "{small} -> {large}");
 }
+
+/// Entries get an hour to live; a read leaves them one second.
+struct OneSecondAfterRead;
+
+impl Expiry<u32, u32> for OneSecondAfterRead {
+    fn expire_after_create(&self, _: &u32, _: &u32) -> Option<Duration> {
+        Some(Duration::from_secs(3_600))
+    }
+    fn expire_after_read(&self, _: &u32, _: &u32, _: Option<Duration>) -> Option<Duration> {
+        Some(Duration::from_secs(1))
+    }
+}
+
+#[test]
+fn expire_after_read_shortening_deadline_expires_in_maintenance() {
+    let clock = ManualClock::new();
+    let log: Log = Arc::default();
+    let sink = log.clone();
+    let mut cache = Cache::builder()
+        .max_capacity(100)
+        .clock(clock.clone())
+        .expire_after(OneSecondAfterRead)
+        .eviction_listener(move |k: &u32, v: &u32, cause| {
+            sink.lock().unwrap().push((*k, *v, cause))
+        })
+        .build()
+        .unwrap();
+    cache.insert(1, 10);
+    assert_eq!(cache.get(&1), Some(&10));
+    cache.validate();
+    clock.advance(Duration::from_secs(2));
+    cache.run_pending_tasks();
+    assert_eq!(*log.lock().unwrap(), vec![(1, 10, RemovalCause::Expired)]);
+    assert!(cache.is_empty());
+}
+
+#[test]
+fn invalidate_all_and_set_max_capacity_report_expired_entries_as_expired() {
+    for shrink in [false, true] {
+        let clock = ManualClock::new();
+        let log: Log = Arc::default();
+        let sink = log.clone();
+        let mut cache = Cache::builder()
+            .max_capacity(100)
+            .clock(clock.clone())
+            .time_to_live(Duration::from_secs(1))
+            .eviction_listener(move |k: &u32, v: &u32, cause| {
+                sink.lock().unwrap().push((*k, *v, cause))
+            })
+            .build()
+            .unwrap();
+        cache.insert(1, 10);
+        clock.advance(Duration::from_secs(2));
+        if shrink {
+            cache.set_max_capacity(0);
+        } else {
+            cache.invalidate_all();
+        }
+        assert_eq!(
+            *log.lock().unwrap(),
+            vec![(1, 10, RemovalCause::Expired)],
+            "shrink {shrink}"
+        );
+    }
+}
+
+/// Under every policy, an entry heavier than the whole capacity is evicted at once, alone,
+/// whether it is new or replaces a lighter value: the entries a policy would push out to make
+/// room for it stay.
+#[test]
+fn heavier_than_capacity_insert_or_update_evicts_only_itself() {
+    for policy in [
+        EvictionPolicy::tiny_lfu(),
+        EvictionPolicy::tiny_lfu_static(),
+        EvictionPolicy::lru(),
+        EvictionPolicy::lfu(),
+        EvictionPolicy::redis_lru(),
+        EvictionPolicy::redis_lfu(),
+        EvictionPolicy::random(),
+    ] {
+        for update in [false, true] {
+            let log: Log = Arc::default();
+            let sink = log.clone();
+            let mut cache = Cache::builder()
+                .max_capacity(100)
+                .weigher(|_: &u32, v: &u32| *v)
+                .eviction_policy(policy)
+                .eviction_listener(move |k: &u32, v: &u32, cause| {
+                    sink.lock().unwrap().push((*k, *v, cause))
+                })
+                .build()
+                .unwrap();
+            for k in 0..10 {
+                cache.insert(k, 10);
+            }
+            for k in 0..10 {
+                cache.get(&k);
+            }
+            log.lock().unwrap().clear();
+            let key = if update { 5 } else { 99 };
+            cache.insert(key, 101);
+            let mut expected = vec![(key, 101, RemovalCause::Size)];
+            if update {
+                expected.insert(0, (5, 10, RemovalCause::Replaced));
+            }
+            assert_eq!(
+                *log.lock().unwrap(),
+                expected,
+                "{}, update {update}",
+                policy.name()
+            );
+            assert_eq!(cache.len(), if update { 9 } else { 10 });
+            cache.validate();
+        }
+    }
+}

@@ -142,6 +142,13 @@ impl Admission {
         self.sized
     }
 
+    /// Leaves the sketch as it is (counts included) until the next
+    /// [`ensure_capacity`](Self::ensure_capacity), for a cache whose new capacity it is not yet
+    /// half full of.
+    pub(crate) fn defer_sizing(&mut self) {
+        self.sized = false;
+    }
+
     #[inline]
     pub(crate) fn record(&mut self, hash: u64) {
         self.sketch.increment(hash);

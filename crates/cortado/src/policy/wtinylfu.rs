@@ -697,13 +697,18 @@ impl WTinyLfu {
         self.segments.weighted_size()
     }
 
-    /// Resets the bounds for a new capacity (eviction happens on the next `evict`); the sketch,
-    /// ghost and experts are sized again at once if they were sized already, else when the
-    /// cache is first half full.
+    /// Resets the bounds for a new capacity (eviction happens on the next `evict`). The
+    /// sketch, ghost and experts are sized for it when the cache is half full of it: at once
+    /// if it already is, else later, as for a new cache (growing one a thousandfold must not
+    /// allocate the new capacity's sketch while it holds a thousandth of it).
     pub(crate) fn set_maximum(&mut self, maximum: u64) {
         self.segments.set_maximum(maximum);
         if self.admission.is_sized() {
-            self.size_for_capacity();
+            if self.segments.weighted_size() >= maximum / 2 {
+                self.size_for_capacity();
+            } else {
+                self.admission.defer_sizing();
+            }
         }
     }
 
@@ -716,7 +721,10 @@ impl WTinyLfu {
         if self.weighted {
             let held = self.segments.len().max(1);
             let average = (self.segments.weighted_size() / held as u64).max(1);
-            (self.segments.maximum() / average).max(held as u64) as usize
+            // No more than a shard's slots, however large the maximum.
+            (self.segments.maximum() / average)
+                .max(held as u64)
+                .min(u64::from(u32::MAX)) as usize
         } else {
             self.segments.maximum() as usize
         }

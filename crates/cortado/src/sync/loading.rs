@@ -8,7 +8,8 @@
 //!
 //! The protocol ([`Inner::load`]) is written once, as a future over the shard's
 //! [`Loading`](crate::loader::Loading) map: join the key's load or start it; a loader first looks
-//! the key up again (a load may have finished between the caller's miss and its join), then runs
+//! the key up again (a load may have finished between the caller's miss and its join, leaving a
+//! value, or for `optionally_get_with` with a negative time to live, a cached absence), then runs
 //! `init`, caches the result, and only then releases the waiters, so a caller arriving after the
 //! release finds the value cached. The listener runs after the release, so a listener that reads
 //! the cache cannot wait on the very load that is calling it. The three variants differ only in
@@ -22,7 +23,8 @@
 //! thread may legitimately be the loader they wait for.
 //!
 //! Each call counts one hit or one miss (its first lookup), whatever the retries, and each loader
-//! run counts one load success or failure.
+//! run counts one load success or failure: a loader that panics, or whose future is dropped
+//! before it ends, counts as a failure.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -77,10 +79,29 @@ impl Drop for Running {
     }
 }
 
+/// Runs its closure when dropped, unless [disarmed](Self::disarm) first: what a loader run
+/// that never reaches its end (a panic, or its future dropped) still has to do.
+struct Unfinished<F: FnMut()>(Option<F>);
+
+impl<F: FnMut()> Unfinished<F> {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl<F: FnMut()> Drop for Unfinished<F> {
+    fn drop(&mut self) {
+        if let Some(f) = &mut self.0 {
+            f();
+        }
+    }
+}
+
 impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
     /// The loader protocol after a miss: see the [module docs](self). `publish` turns the
     /// loader's result into the outcome for the cache and the waiters; `accept` turns an outcome
-    /// into a waiter's result, `None` to retry.
+    /// into a waiter's result, `None` to retry. `absence_counts`: a cached absence (with a
+    /// negative time to live) found by the loader's second look is an outcome too.
     async fn load<T>(
         &self,
         key: &K,
@@ -88,6 +109,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
         init: impl Future<Output = T>,
         publish: impl Fn(&T) -> Outcome<V>,
         accept: impl Fn(Outcome<V>) -> Option<T>,
+        absence_counts: bool,
     ) -> T {
         let hash = hash_key(&self.hasher, key);
         let slot = self.slot(hash);
@@ -112,13 +134,23 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                         }
                         continue;
                     }
+                    if absence_counts && self.is_absent(hash, key) {
+                        guard.complete(Outcome::Absent);
+                        if let Some(result) = accept(Outcome::Absent) {
+                            return result;
+                        }
+                        continue;
+                    }
                     let started = self.record_stats.then(Instant::now);
                     let init = init.take().expect("a caller runs its loader at most once");
-                    // A panic or a cancellation here drops `guard`: waiters get `Abandoned`.
+                    // A panic or a cancellation here drops `guard` (waiters get `Abandoned`)
+                    // and `unfinished`, which counts the run as a failed load.
+                    let unfinished = Unfinished(Some(|| self.record_load(started, false)));
                     let result = {
                         let _running = (mode == Mode::Blocking).then(|| Running::enter(guard.id()));
                         init.await
                     };
+                    unfinished.disarm();
                     self.finish_load(hash, key, guard, started, publish(&result));
                     return result;
                 }
@@ -164,7 +196,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
             // Another flavour's failure or absence: this caller must load a value itself.
             _ => None,
         };
-        self.load(key, mode, init, publish, accept).await
+        self.load(key, mode, init, publish, accept, false).await
     }
 
     pub(crate) async fn load_result<E: Send + Sync + 'static>(
@@ -184,7 +216,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
             Outcome::Failed(error) => error.downcast::<E>().ok().map(Err),
             Outcome::Absent | Outcome::Abandoned => None,
         };
-        self.load(key, mode, init, publish, accept).await
+        self.load(key, mode, init, publish, accept, false).await
     }
 
     pub(crate) async fn load_option(
@@ -202,7 +234,9 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
             Outcome::Absent => Some(None),
             Outcome::Failed(_) | Outcome::Abandoned => None,
         };
-        self.load(key, mode, init, publish, accept).await
+        let absence_counts = self.negative_ttl.is_some();
+        self.load(key, mode, init, publish, accept, absence_counts)
+            .await
     }
 
     /// Whether an `optionally_get_with` that just missed should return `None` at once.

@@ -372,8 +372,11 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             }
             None => default_shards(builder.max_capacity, builder.weigher.is_some()),
         };
+        let pacer = PacerHandle::for_scheduler(builder.scheduler)?;
         let per_shard = |i: usize| -> ShardConfig<K, V> {
             let mut config = config.clone();
+            // A custom expiry's read can bring an expiration forward under the read lock.
+            config.alarm = pacer.as_ref().map(PacerHandle::alarm);
             config.max_capacity = config.max_capacity.map(|max| share(max, shards, i));
             config.initial_capacity = config.initial_capacity.div_ceil(shards);
             // Shard 0 sees a hash-sampled share of the traffic: its adaptive policy chooses the
@@ -398,6 +401,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
                     record_stats: false,
                     notify: false,
                     follower: false,
+                    alarm: None,
                 };
                 Mutex::new(Shard::new(&config, builder.hasher.clone()))
             })
@@ -425,7 +429,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             load_failures: AtomicU64::new(0),
             load_nanos: AtomicU64::new(0),
             policy_mode: AtomicU8::new(NO_MODE),
-            pacer: PacerHandle::for_scheduler(builder.scheduler)?,
+            pacer,
         })
     }
 }
@@ -808,8 +812,14 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     }
 
     /// Changes the capacity (split over the shards); shrinking evicts at once. While it runs,
-    /// shards not yet reached keep their old share (see [Capacity](self#capacity)).
+    /// shards not yet reached keep their old share (see [Capacity](self#capacity)). Counting
+    /// entries (no weigher), the capacity is at most `u32::MAX - 1`, the builder's limit.
     pub fn set_max_capacity(&self, max_capacity: u64) {
+        let max_capacity = if read(&self.inner.slots[0].core).counts_entries() {
+            max_capacity.min(u64::from(u32::MAX) - 1)
+        } else {
+            max_capacity
+        };
         let n = self.inner.slots.len();
         self.inner
             .each_shard(|i, core, _| core.set_max_capacity(share(max_capacity, n, i)));
