@@ -458,6 +458,21 @@ fn memory_capacity_just_over_power_of_two_no_doubling_slack() {
     assert!(large <= small + small / 16, "{small} -> {large}");
 }
 
+/// Builds with a listener that logs every removal.
+fn build_logged<S: std::hash::BuildHasher>(
+    builder: cortado::builder::CacheBuilder<u32, u32, S, cortado::builder::Unsynchronized>,
+) -> (Cache<u32, u32, S>, Log) {
+    let log: Log = Arc::default();
+    let sink = log.clone();
+    let cache = builder
+        .eviction_listener(move |k: &u32, v: &u32, cause| {
+            sink.lock().unwrap().push((*k, *v, cause))
+        })
+        .build()
+        .unwrap();
+    (cache, log)
+}
+
 /// Entries get an hour to live; a read leaves them one second.
 struct OneSecondAfterRead;
 
@@ -473,17 +488,12 @@ impl Expiry<u32, u32> for OneSecondAfterRead {
 #[test]
 fn expire_after_read_shortening_deadline_expires_in_maintenance() {
     let clock = ManualClock::new();
-    let log: Log = Arc::default();
-    let sink = log.clone();
-    let mut cache = Cache::builder()
-        .max_capacity(100)
-        .clock(clock.clone())
-        .expire_after(OneSecondAfterRead)
-        .eviction_listener(move |k: &u32, v: &u32, cause| {
-            sink.lock().unwrap().push((*k, *v, cause))
-        })
-        .build()
-        .unwrap();
+    let (mut cache, log) = build_logged(
+        Cache::builder()
+            .max_capacity(100)
+            .clock(clock.clone())
+            .expire_after(OneSecondAfterRead),
+    );
     cache.insert(1, 10);
     assert_eq!(cache.get(&1), Some(&10));
     cache.validate();
@@ -497,17 +507,12 @@ fn expire_after_read_shortening_deadline_expires_in_maintenance() {
 fn invalidate_all_and_set_max_capacity_report_expired_entries_as_expired() {
     for shrink in [false, true] {
         let clock = ManualClock::new();
-        let log: Log = Arc::default();
-        let sink = log.clone();
-        let mut cache = Cache::builder()
-            .max_capacity(100)
-            .clock(clock.clone())
-            .time_to_live(Duration::from_secs(1))
-            .eviction_listener(move |k: &u32, v: &u32, cause| {
-                sink.lock().unwrap().push((*k, *v, cause))
-            })
-            .build()
-            .unwrap();
+        let (mut cache, log) = build_logged(
+            Cache::builder()
+                .max_capacity(100)
+                .clock(clock.clone())
+                .time_to_live(Duration::from_secs(1)),
+        );
         cache.insert(1, 10);
         clock.advance(Duration::from_secs(2));
         if shrink {
@@ -538,17 +543,12 @@ fn heavier_than_capacity_insert_or_update_evicts_only_itself() {
         EvictionPolicy::random(),
     ] {
         for update in [false, true] {
-            let log: Log = Arc::default();
-            let sink = log.clone();
-            let mut cache = Cache::builder()
-                .max_capacity(100)
-                .weigher(|_: &u32, v: &u32| *v)
-                .eviction_policy(policy)
-                .eviction_listener(move |k: &u32, v: &u32, cause| {
-                    sink.lock().unwrap().push((*k, *v, cause))
-                })
-                .build()
-                .unwrap();
+            let (mut cache, log) = build_logged(
+                Cache::builder()
+                    .max_capacity(100)
+                    .weigher(|_: &u32, v: &u32| *v)
+                    .eviction_policy(policy),
+            );
             for k in 0..10 {
                 cache.insert(k, 10);
             }
