@@ -21,10 +21,10 @@
 //!   that turns out not to be due. A custom expiry's read may also bring a deadline forward (or
 //!   give an entry its first), as may a time-to-idle read in the concurrent cache whose clock
 //!   was read just before a concurrent write's: the reader, holding only a shared borrow, lists
-//!   the slot and keeps
-//!   the earliest such deadline in an atomic, which [`Shard::next_expiration`] reports, and the
-//!   next [`Shard::advance`] files those slots again before expiring; an exclusive read files it
-//!   at once. The wheel exists only once some entry has a deadline.
+//!   the slot and keeps the earliest such deadline in an atomic, which
+//!   [`Shard::next_expiration`] reports (and the scheduler, if any, is woken by), and the next
+//!   [`Shard::advance`] files those slots again before expiring; an exclusive read files it at
+//!   once. The wheel exists only once some entry has a deadline.
 //! - **Heavier than the capacity.** An entry whose weight alone exceeds the maximum is removed
 //!   (as evicted for size) as soon as it is written, under every policy, instead of the entries
 //!   an LRU would push out before reaching it.
@@ -45,8 +45,9 @@
 //!   2 bytes per unit). Expiry adds the wheel's 12 bytes per slot and 4 per entry with a deadline in
 //!   its bucket's array (plus the arrays' spare room; see [`timer_wheel`](crate::timer_wheel)),
 //!   about 11 KiB of bucket array headers per shard, and deadlines that reads move another 8 or 16
-//!   (above; plus the shard's short list of slots whose deadlines reads brought forward). The slab and the per-slot arrays double as they grow but stop at the shard's maximum
-//!   (unweighted caches), so a capacity just over a power of two costs no spare half. Measured with
+//!   (above; plus the shard's short list of slots whose deadlines reads brought forward). The slab
+//!   and the per-slot arrays double as they grow but stop at the shard's maximum (unweighted
+//!   caches), so a capacity just over a power of two costs no spare half. Measured with
 //!   the peer benchmark's counting allocator (`u64` keys and values, 32 shards, full / after as
 //!   many evictions): 61.3 / 61.5 bytes per entry at a capacity of 1,000,000, 60.0 / 62.4 at
 //!   800,000, 68.8 / 69.0 at 1,100,000; with a one-hour TTL 77.8 / 78.0, 77.7 / 80.1 and
@@ -400,8 +401,10 @@ where
     }
 
     /// [`get_shared`](Self::get_shared) when reads move deadlines (a time to idle, a custom
-    /// expiry). Out of line, and called last: with the deadline update inline, every read of
-    /// the peer benchmark's workload A, which has no expiry, took three instructions more.
+    /// expiry). Out of line, and called last: with the update (and its call to
+    /// [`moved_earlier`](Self::moved_earlier)) in the middle of `get_shared`, every read of the
+    /// peer benchmark's workload A, which has no expiry, took about three instructions more
+    /// (callgrind, `replay cortado A`).
     #[inline(never)]
     fn get_shared_moving(&self, i: u32, now: u64) -> Option<(u32, &V)> {
         let deadline = self.deadline(i);
@@ -799,7 +802,7 @@ where
     }
 
     /// The earliest deadline that reads moved before the wheel's since the last
-    /// [`advance`](Self::advance), for the concurrent cache to wake its scheduler by.
+    /// [`advance`](Self::advance), if any.
     #[inline]
     pub(crate) fn moved_deadline(&self) -> Option<u64> {
         let earliest = self.moved.as_ref()?.earliest.load(Ordering::Relaxed);
