@@ -536,6 +536,25 @@ fn negative_ttl_caches_absence_until_it_expires_or_an_insert() {
 }
 
 #[test]
+fn negative_ttl_absence_found_during_an_insert_is_not_cached() {
+    let cache: Cache<u32, u64> = Cache::builder()
+        .max_capacity(100)
+        .negative_ttl(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    // The loader finds nothing, but the key is inserted before the load ends: the absence
+    // must not be cached over the value, or outlive it once it is removed.
+    let found = cache.optionally_get_with(1, || {
+        cache.insert(1, 10);
+        None
+    });
+    assert_eq!(found, None);
+    assert_eq!(cache.get(&1), Some(10));
+    cache.remove(&1);
+    assert_eq!(cache.optionally_get_with(1, || Some(11)), Some(11));
+}
+
+#[test]
 fn optionally_get_with_absence_reaches_waiters() {
     with_timeout(LIMIT, || {
         const CALLERS: usize = 4;

@@ -171,10 +171,11 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
         match &outcome {
             Outcome::Value(value) => {
                 self.record_load(started, true);
-                self.forget_absence(hash, key);
                 let value = value.clone();
                 removed = self
                     .write(hash, |core, now| {
+                        // Under the shard's lock (see `cache_absence`).
+                        self.forget_absence(hash, key);
                         core.insert(hash, key.clone(), value, now, None);
                     })
                     .1;
@@ -247,18 +248,21 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
     /// See [`Entry::and_compute_with`].
     pub(crate) fn compute(&self, key: K, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
         let hash = hash_key(&self.hasher, &key);
-        let ((held, removed_live), mut removed) =
-            self.write(hash, |core, now| match f(core.peek(hash, &key, now)) {
+        let ((held, removed_live), mut removed) = self.write(hash, |core, now| {
+            let outcome = match f(core.peek(hash, &key, now)) {
                 Compute::Put(value) => {
                     core.insert(hash, key.clone(), value, now, None);
                     (core.peek(hash, &key, now).cloned(), None)
                 }
                 Compute::Remove => (None, core.remove(hash, &key, now)),
                 Compute::Nop => (core.peek(hash, &key, now).cloned(), None),
-            });
-        if held.is_some() {
-            self.forget_absence(hash, &key);
-        }
+            };
+            if outcome.0.is_some() {
+                // Under the shard's lock (see `cache_absence`).
+                self.forget_absence(hash, &key);
+            }
+            outcome
+        });
         if let Some((key, value)) = removed_live {
             removed.push((key, value, RemovalCause::Explicit));
         }

@@ -592,8 +592,11 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
             self.uses_time.store(true, Ordering::Relaxed);
         }
         let hash = hash_key(&self.hasher, &key);
-        self.forget_absence(hash, &key);
-        let ((), removed) = self.write(hash, |core, now| core.insert(hash, key, value, now, ttl));
+        let ((), removed) = self.write(hash, |core, now| {
+            // Under the shard's lock (see `cache_absence`).
+            self.forget_absence(hash, &key);
+            core.insert(hash, key, value, now, ttl);
+        });
         self.notify(removed);
     }
 
@@ -654,10 +657,18 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         negatives.peek(hash, key, now).is_some()
     }
 
+    /// Remembers that a loader found nothing for `key`, unless a value was inserted meanwhile.
+    /// The check and the caching hold the shard's read lock, and a writer forgets the absence
+    /// while it holds the write lock (both take the absences' lock second), so either the check
+    /// sees the value or the writer comes after and forgets the absence.
     fn cache_absence(&self, hash: u64, key: K) {
-        if let (Some(negatives), Some(ttl)) = (&self.slot(hash).negatives, self.negative_ttl) {
+        let slot = self.slot(hash);
+        if let (Some(negatives), Some(ttl)) = (&slot.negatives, self.negative_ttl) {
             let now = self.now();
-            lock(negatives).insert(hash, key, (), now, Some(ttl));
+            let core = read(&slot.core);
+            if core.peek(hash, &key, now).is_none() {
+                lock(negatives).insert(hash, key, (), now, Some(ttl));
+            }
         }
     }
 
