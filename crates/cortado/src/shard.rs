@@ -870,6 +870,8 @@ where
         if let Some(wheel) = &mut self.wheel {
             wheel.clear();
         }
+        // Empty again: the reads deferred while it refills are folded when it is next full.
+        self.full = false;
     }
 
     /// The live entries, in slab order.
@@ -1052,6 +1054,24 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clear_full_shard_folds_again_when_next_full() {
+        let config = crate::unsync::Cache::<u64, u64>::builder()
+            .max_capacity(4)
+            .shard_config()
+            .unwrap();
+        let mut shard = Shard::new(&config, hashbrown::DefaultHashBuilder::default());
+        for key in 0..4 {
+            shard.insert(shard.hash(&key), key, key, 0, None);
+        }
+        assert!(shard.full);
+        shard.clear();
+        assert!(
+            !shard.full,
+            "an emptied shard must fold its deferred reads when next full"
+        );
+    }
 
     #[test]
     fn slot_u64_entry_tag_in_niche_24_bytes() {
