@@ -10,7 +10,7 @@ use crate::expiry::{Expiry, ExpiryRules};
 use crate::notification::{Listener, RemovalCause};
 use crate::policy::{EvictionPolicy, PolicyError};
 use crate::scheduler::Scheduler;
-use crate::shard::{ShardConfig, Weigher};
+use crate::shard::{ShardConfig, Weigher, MAX_ENTRIES};
 use crate::time::{duration_nanos, Clock};
 
 /// A setting that cannot work, reported by `build()`.
@@ -67,13 +67,11 @@ impl fmt::Display for BuildError {
             Self::WeigherWithoutCapacity => write!(f, "a weigher needs max_capacity"),
             Self::CapacityTooLarge { requested } => write!(
                 f,
-                "max_capacity {requested} is too large: at most {} entries",
-                u32::MAX - 1
+                "max_capacity {requested} is too large: at most {MAX_ENTRIES} entries"
             ),
             Self::InitialCapacityTooLarge { requested } => write!(
                 f,
-                "initial_capacity {requested} is too large: at most {} entries",
-                u32::MAX - 1
+                "initial_capacity {requested} is too large: at most {MAX_ENTRIES} entries"
             ),
             Self::InvalidShardCount { requested } => write!(
                 f,
@@ -287,7 +285,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
         }
         self.policy.check().map_err(BuildError::InvalidPolicy)?;
         if let Some(max) = self.max_capacity {
-            if self.weigher.is_none() && max >= u64::from(u32::MAX) {
+            if self.weigher.is_none() && max > MAX_ENTRIES {
                 return Err(BuildError::CapacityTooLarge { requested: max });
             }
         }
@@ -295,7 +293,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             Some(max) if self.weigher.is_none() => self.initial_capacity.min(max as usize),
             _ => self.initial_capacity,
         };
-        if initial_capacity >= u32::MAX as usize {
+        if initial_capacity as u64 > MAX_ENTRIES {
             return Err(BuildError::InitialCapacityTooLarge {
                 requested: self.initial_capacity,
             });

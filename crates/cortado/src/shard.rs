@@ -77,6 +77,9 @@ pub(crate) type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u32 + Send + Sync>;
 
 /// No deadline (in `read_deadlines` and `write_deadlines`).
 const NO_DEADLINE: u64 = u64::MAX;
+/// The most entries a cache counting entries may hold: slots are named by `u32` indices, one
+/// value short of `u32::MAX` (the builder's limit, and `set_max_capacity`'s).
+pub(crate) const MAX_ENTRIES: u64 = u32::MAX as u64 - 1;
 
 /// Everything a shard is built from, shared by the front ends' builders.
 pub(crate) struct ShardConfig<K, V> {
@@ -908,7 +911,7 @@ where
     /// `u32::MAX - 1`, the most slots a shard can name (and the builder's limit).
     pub(crate) fn set_max_capacity(&mut self, maximum: u64) {
         let maximum = if self.weigher.is_none() {
-            maximum.min(u64::from(u32::MAX) - 1)
+            maximum.min(MAX_ENTRIES)
         } else {
             maximum
         };
@@ -1056,7 +1059,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clear_full_shard_folds_again_when_next_full() {
+    fn clear_full_shard_resets_first_fill_flag() {
         let config = crate::unsync::Cache::<u64, u64>::builder()
             .max_capacity(4)
             .shard_config()

@@ -127,16 +127,16 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                     }
                 }
                 Role::Load(guard) => {
-                    if let Some(value) = self.peek(hash, key) {
-                        guard.complete(Outcome::Value(value.clone()));
-                        if let Some(result) = accept(Outcome::Value(value)) {
-                            return result;
+                    let found = match self.peek(hash, key) {
+                        Some(value) => Some(Outcome::Value(value)),
+                        None if absence_counts && self.is_absent(hash, key) => {
+                            Some(Outcome::Absent)
                         }
-                        continue;
-                    }
-                    if absence_counts && self.is_absent(hash, key) {
-                        guard.complete(Outcome::Absent);
-                        if let Some(result) = accept(Outcome::Absent) {
+                        None => None,
+                    };
+                    if let Some(outcome) = found {
+                        guard.complete(outcome.clone());
+                        if let Some(result) = accept(outcome) {
                             return result;
                         }
                         continue;

@@ -827,7 +827,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     /// entries (no weigher), the capacity is at most `u32::MAX - 1`, the builder's limit.
     pub fn set_max_capacity(&self, max_capacity: u64) {
         let max_capacity = if read(&self.inner.slots[0].core).counts_entries() {
-            max_capacity.min(u64::from(u32::MAX) - 1)
+            max_capacity.min(crate::shard::MAX_ENTRIES)
         } else {
             max_capacity
         };
