@@ -33,6 +33,7 @@ use std::task::{Context, Poll, Waker};
 use hashbrown::HashMap;
 
 use super::shim::{Arc, Mutex, MutexGuard};
+use crate::notification::RemovalCause;
 
 /// How a load ended.
 pub(crate) enum Outcome<V> {
@@ -76,6 +77,10 @@ struct State<V> {
     wakers: Vec<(u64, Waker)>,
     /// The number the next registration gets.
     next_registration: u64,
+    /// How the first write to the key while the load ran (an insert, a removal) would have
+    /// removed the loaded value: it is then handed to the callers and reported to the listener
+    /// with that cause, but not cached (see [`Loading::supersede`]).
+    superseded: Option<RemovalCause>,
 }
 
 /// The meeting point of one load and its waiters.
@@ -95,6 +100,7 @@ impl<V: Clone> Waiter<V> {
                 outcome: None,
                 wakers: Vec::new(),
                 next_registration: 0,
+                superseded: None,
             }),
         }
     }
@@ -200,6 +206,33 @@ impl<K, V> Loading<K, V> {
     pub(crate) fn len(&self) -> usize {
         lock(&self.in_flight).len()
     }
+
+    /// Marks every load in flight as superseded (see [`supersede`](Self::supersede)).
+    pub(crate) fn supersede_all(&self, cause: RemovalCause) {
+        for waiter in lock(&self.in_flight).values() {
+            lock(&waiter.state).superseded.get_or_insert(cause);
+        }
+    }
+}
+
+impl<K: Hash + Eq, V> Loading<K, V> {
+    /// Marks the load of `key` in flight, if any, as superseded: a write to the key came after
+    /// the loader's look at the cache, so its value must not be cached over the write. The write
+    /// is taken to come after the load ended, so the loaded value is reported as removed by it,
+    /// with `cause` (`Replaced` by an insert, `Explicit` for a removal); a later write changes
+    /// nothing.
+    ///
+    /// The caller holds the lock of the shard that the loader's look at the cache and its
+    /// caching also take, so a load either sees the write or is marked before it caches.
+    pub(crate) fn supersede<Q>(&self, key: &Q, cause: RemovalCause)
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if let Some(waiter) = lock(&self.in_flight).get(key) {
+            lock(&waiter.state).superseded.get_or_insert(cause);
+        }
+    }
 }
 
 impl<K: Hash + Eq + Clone, V: Clone> Loading<K, V> {
@@ -232,6 +265,12 @@ impl<K: Hash + Eq, V: Clone> LoadGuard<'_, K, V> {
     /// Names this load while it is in flight.
     pub(crate) fn id(&self) -> usize {
         Arc::as_ptr(&self.waiter) as usize
+    }
+
+    /// The cause of the first write to the key that [superseded](Loading::supersede) this load,
+    /// if any so far.
+    pub(crate) fn superseded(&self) -> Option<RemovalCause> {
+        lock(&self.waiter.state).superseded
     }
 
     /// Publishes the outcome to every waiter and ends the load.
@@ -286,6 +325,36 @@ mod tests {
             assert!(matches!(block_on(wait), Outcome::Value(7)));
             assert_eq!(loading.len(), 0);
             assert!(matches!(loading.join(&1), Role::Load(_)));
+        });
+    }
+
+    #[test]
+    fn supersede_marks_only_that_keys_load_in_flight() {
+        model(|| {
+            let loading = Loading::<u32, u32>::default();
+            loading.supersede(&1, RemovalCause::Explicit); // nothing in flight: a no-op
+            let (Role::Load(one), Role::Load(two)) = (loading.join(&1), loading.join(&2)) else {
+                panic!("first callers must load");
+            };
+            loading.supersede(&1, RemovalCause::Replaced);
+            loading.supersede(&1, RemovalCause::Explicit);
+            loading.supersede(&3, RemovalCause::Explicit);
+            assert_eq!(
+                one.superseded(),
+                Some(RemovalCause::Replaced),
+                "the first write's"
+            );
+            assert_eq!(two.superseded(), None);
+            one.complete(Outcome::Value(1));
+            let Role::Load(again) = loading.join(&1) else {
+                panic!("a new load after the last one ended");
+            };
+            assert_eq!(again.superseded(), None, "a new load starts afresh");
+            loading.supersede_all(RemovalCause::Explicit);
+            assert_eq!(again.superseded(), Some(RemovalCause::Explicit));
+            assert_eq!(two.superseded(), Some(RemovalCause::Explicit));
+            drop((again, two));
+            assert_eq!(loading.len(), 0);
         });
     }
 

@@ -744,7 +744,8 @@ where
         self.notify_removal(entry.key, entry.value, cause);
     }
 
-    fn notify_removal(&mut self, key: K, value: V, cause: RemovalCause) {
+    /// Counts the removal of an entry (its key and value given) and queues it for the listener.
+    pub(crate) fn notify_removal(&mut self, key: K, value: V, cause: RemovalCause) {
         if self.record_stats {
             self.stats.record_removal(cause);
         }

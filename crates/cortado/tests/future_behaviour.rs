@@ -428,3 +428,37 @@ fn dropped_waiters_release_their_wakers() {
     assert_eq!(kept.as_mut().poll(&mut kept_cx), std::task::Poll::Ready(7));
     assert_eq!(released.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn insert_during_load_wins_and_waiter_gets_loaded_value() {
+    within(async {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let (started, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let load = |cache: Cache<u32, u64>| {
+            let (started, release) = (started.clone(), release.clone());
+            tokio::spawn(async move {
+                cache
+                    .get_with(1, async {
+                        started.notify_one();
+                        release.notified().await;
+                        10
+                    })
+                    .await
+            })
+        };
+        let loader = load(cache.clone());
+        started.notified().await;
+        let waiter = load(cache.clone());
+        tokio::task::yield_now().await; // the waiter joins the load
+        cache.insert(1, 20);
+        release.notify_one();
+        assert_eq!(loader.await.unwrap(), 10);
+        assert_eq!(waiter.await.unwrap(), 10, "the waiter shares the load");
+        assert_eq!(
+            cache.get(&1),
+            Some(20),
+            "the insert came after the load began"
+        );
+    })
+    .await;
+}

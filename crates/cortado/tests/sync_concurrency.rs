@@ -856,3 +856,111 @@ fn optionally_get_with_late_joiner_finds_absence_just_cached() {
     });
     assert_eq!(calls, 1);
 }
+
+/// Runs `get_with(1)` with a loader that returns 10, doing `write` on the cache while the loader
+/// runs; returns what `get_with` returned, the value then cached for key 1, what the listener
+/// heard of the loaded value, and the load successes counted.
+fn write_during_load(
+    write: impl FnOnce(&Cache<u32, u32>) + Send + 'static,
+) -> (u32, Option<u32>, Vec<RemovalCause>, u64) {
+    with_timeout(LIMIT, move || {
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let log = heard.clone();
+        let cache: Cache<u32, u32> = Cache::builder()
+            .max_capacity(100)
+            .record_stats()
+            .eviction_listener(move |_, v: &u32, cause| {
+                if *v == 10 {
+                    log.lock().unwrap().push(cause);
+                }
+            })
+            .build()
+            .unwrap();
+        let (started, release) = (Barrier::new(2), Barrier::new(2));
+        let loaded = std::thread::scope(|s| {
+            let loader = s.spawn(|| {
+                cache.get_with(1, || {
+                    started.wait();
+                    release.wait();
+                    10
+                })
+            });
+            started.wait();
+            write(&cache);
+            release.wait();
+            loader.join().unwrap()
+        });
+        let held = cache.get(&1);
+        let heard = heard.lock().unwrap().clone();
+        (loaded, held, heard, cache.stats().load_successes)
+    })
+}
+
+#[test]
+fn write_during_load_wins_over_loaded_value() {
+    use RemovalCause::{Explicit, Replaced};
+    type Case = (
+        &'static str,
+        fn(&Cache<u32, u32>),
+        Option<u32>,
+        &'static [RemovalCause],
+    );
+    let cases: [Case; 8] = [
+        ("no write", |_| {}, Some(10), &[]),
+        ("insert of another key", |c| c.insert(2, 2), Some(10), &[]),
+        (
+            "remove of another key",
+            |c| {
+                c.remove(&2);
+            },
+            Some(10),
+            &[],
+        ),
+        ("insert", |c| c.insert(1, 20), Some(20), &[Replaced]),
+        (
+            "remove",
+            |c| {
+                c.remove(&1);
+            },
+            None,
+            &[Explicit],
+        ),
+        ("invalidate_all", |c| c.invalidate_all(), None, &[Explicit]),
+        (
+            "and_compute_with",
+            |c| {
+                c.entry(1).and_compute_with(|_| Compute::Put(30));
+            },
+            Some(30),
+            &[Replaced],
+        ),
+        (
+            "insert, then remove",
+            |c| {
+                c.insert(1, 20);
+                c.remove(&1);
+            },
+            None,
+            &[Replaced],
+        ),
+    ];
+    for (write, run, cached, causes) in cases {
+        let (loaded, held, heard, successes) = write_during_load(run);
+        assert_eq!(loaded, 10, "{write}: the caller gets its loader's value");
+        assert_eq!(held, cached, "{write}: the value cached afterwards");
+        assert_eq!(
+            heard, causes,
+            "{write}: what the listener heard of the loaded value"
+        );
+        assert_eq!(successes, 1, "{write}: the load still counts as a success");
+    }
+}
+
+#[test]
+fn compute_nop_during_load_leaves_loaded_value_cached() {
+    let (loaded, held, heard, _) = write_during_load(|c| {
+        c.entry(1).and_compute_with(|_| Compute::Nop);
+    });
+    assert_eq!((loaded, held), (10, Some(10)));
+    assert!(heard.is_empty());
+}

@@ -11,7 +11,9 @@
 //! the key up again (a load may have finished between the caller's miss and its join, leaving a
 //! value, or for `optionally_get_with` with a negative time to live, a cached absence), then runs
 //! `init`, caches the result, and only then releases the waiters, so a caller arriving after the
-//! release finds the value cached. The listener runs after the release, so a listener that reads
+//! release finds the value cached. A write to the key while `init` ran marks the load
+//! [superseded](crate::loader::Loading::supersede), and its result is then not cached: the write
+//! is the later event, as in Caffeine, where the write waits for the load. The listener runs after the release, so a listener that reads
 //! the cache cannot wait on the very load that is calling it. The three variants differ only in
 //! two conversions: the loader's result into the [`Outcome`] handed to waiters, and an outcome
 //! into a waiter's result (or a retry). The async front end awaits the future; the blocking one
@@ -30,6 +32,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -79,17 +82,17 @@ impl Drop for Running {
     }
 }
 
-/// Runs its closure when dropped, unless [disarmed](Self::disarm) first: what a loader run
-/// that never reaches its end (a panic, or its future dropped) still has to do.
-struct Unfinished<F: FnMut()>(Option<F>);
+/// Runs its closure when dropped, unless [disarmed](Self::disarm) first: what must happen
+/// however a loader run ends, a panic and a dropped future included.
+struct OnDrop<F: FnMut()>(Option<F>);
 
-impl<F: FnMut()> Unfinished<F> {
+impl<F: FnMut()> OnDrop<F> {
     fn disarm(mut self) {
         self.0 = None;
     }
 }
 
-impl<F: FnMut()> Drop for Unfinished<F> {
+impl<F: FnMut()> Drop for OnDrop<F> {
     fn drop(&mut self) {
         if let Some(f) = &mut self.0 {
             f();
@@ -127,6 +130,11 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                     }
                 }
                 Role::Load(guard) => {
+                    // Counted before the look at the cache: see `Inner::loaders`.
+                    self.loaders.fetch_add(1, Ordering::Relaxed);
+                    let _counted = OnDrop(Some(|| {
+                        self.loaders.fetch_sub(1, Ordering::Relaxed);
+                    }));
                     let found = match self.peek(hash, key) {
                         Some(value) => Some(Outcome::Value(value)),
                         None if absence_counts && self.is_absent(hash, key) => {
@@ -145,7 +153,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                     let init = init.take().expect("a caller runs its loader at most once");
                     // A panic or a cancellation here drops `guard` (waiters get `Abandoned`)
                     // and `unfinished`, which counts the run as a failed load.
-                    let unfinished = Unfinished(Some(|| self.record_load(started, false)));
+                    let unfinished = OnDrop(Some(|| self.record_load(started, false)));
                     let result = {
                         let _running = (mode == Mode::Blocking).then(|| Running::enter(guard.id()));
                         init.await
@@ -174,9 +182,15 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                 let value = value.clone();
                 removed = self
                     .write(hash, |core, now| {
-                        // Under the shard's lock (see `cache_absence`).
-                        self.forget_absence(hash, key);
-                        core.insert(hash, key.clone(), value, now, None);
+                        match guard.superseded() {
+                            None => {
+                                self.written(hash, key);
+                                core.insert(hash, key.clone(), value, now, None);
+                            }
+                            // A write since the loader's look: the value was as good as
+                            // cached, then replaced or removed by it.
+                            Some(cause) => core.notify_removal(key.clone(), value, cause),
+                        }
                     })
                     .1;
             }
@@ -248,21 +262,19 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
     /// See [`Entry::and_compute_with`].
     pub(crate) fn compute(&self, key: K, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
         let hash = hash_key(&self.hasher, &key);
-        let ((held, removed_live), mut removed) = self.write(hash, |core, now| {
-            let outcome = match f(core.peek(hash, &key, now)) {
+        let ((held, removed_live), mut removed) =
+            self.write(hash, |core, now| match f(core.peek(hash, &key, now)) {
                 Compute::Put(value) => {
+                    self.written(hash, &key);
                     core.insert(hash, key.clone(), value, now, None);
                     (core.peek(hash, &key, now).cloned(), None)
                 }
-                Compute::Remove => (None, core.remove(hash, &key, now)),
+                Compute::Remove => {
+                    self.supersede(hash, &key, RemovalCause::Explicit);
+                    (None, core.remove(hash, &key, now))
+                }
                 Compute::Nop => (core.peek(hash, &key, now).cloned(), None),
-            };
-            if outcome.0.is_some() {
-                // Under the shard's lock (see `cache_absence`).
-                self.forget_absence(hash, &key);
-            }
-            outcome
-        });
+            });
         if let Some((key, value)) = removed_live {
             removed.push((key, value, RemovalCause::Explicit));
         }
@@ -276,8 +288,11 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     /// value while concurrent callers for the key wait for it (blocking their thread). If `init`
     /// panics, the panic reaches its caller and the waiters retry (one of them loads).
     ///
-    /// A load in flight is not cancelled by `remove` or `invalidate_all`: its value is cached when
-    /// it completes.
+    /// A write to the key while `init` runs (`insert`, `remove`, [`Entry::and_compute_with`],
+    /// `invalidate_all`) wins over the loaded value: that value is still returned to the caller
+    /// and the waiters, but not cached, as if the load had ended just before the write (Caffeine
+    /// behaves the same, by making the write wait for the load). The listener hears of it as
+    /// removed by the first such write (`Replaced` by an insert, `Explicit` by a removal).
     ///
     /// # Panics
     ///
@@ -365,8 +380,8 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     /// removed, or when a new value was evicted at once, e.g. heavier than its shard's share).
     ///
     /// `f` runs under the shard's write lock: it must be quick and must not use the cache. A
-    /// load of the key in flight (`get_with`) is not waited for; its value, when it comes,
-    /// replaces the computed one.
+    /// load of the key in flight (`get_with`) is not waited for: `f` sees the key as absent,
+    /// and a `Put` or `Remove` keeps the loaded value out of the cache when it comes.
     pub fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
         self.cache.inner.compute(self.key, f)
     }

@@ -122,7 +122,7 @@ mod loading;
 use std::borrow::Borrow;
 use std::cell::Cell;
 use std::hash::{BuildHasher, Hash};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{
     Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
 };
@@ -192,6 +192,11 @@ pub(crate) struct Inner<K, V, S> {
     load_successes: AtomicU64,
     load_failures: AtomicU64,
     load_nanos: AtomicU64,
+    /// Loaders running (from just before a loader's look at the cache until its value is
+    /// cached): a write checks it before looking for a load of its key to supersede, which it
+    /// nearly never has to. Read under the shard's lock, which orders it: a loader counted after
+    /// a writer's check looks at the cache after its write.
+    loaders: AtomicUsize,
     /// The mode shard 0's adaptive policy chose, for the other shards (`NO_MODE` before any).
     policy_mode: AtomicU8,
     pacer: Option<PacerHandle>,
@@ -428,6 +433,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             load_successes: AtomicU64::new(0),
             load_failures: AtomicU64::new(0),
             load_nanos: AtomicU64::new(0),
+            loaders: AtomicUsize::new(0),
             policy_mode: AtomicU8::new(NO_MODE),
             pacer,
         })
@@ -593,8 +599,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         }
         let hash = hash_key(&self.hasher, &key);
         let ((), removed) = self.write(hash, |core, now| {
-            // Under the shard's lock (see `cache_absence`).
-            self.forget_absence(hash, &key);
+            self.written(hash, &key);
             core.insert(hash, key, value, now, ttl);
         });
         self.notify(removed);
@@ -606,7 +611,10 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         Q: Hash + Eq + ?Sized,
     {
         let hash = hash_key(&self.hasher, key);
-        let (removed_live, mut removed) = self.write(hash, |core, now| core.remove(hash, key, now));
+        let (removed_live, mut removed) = self.write(hash, |core, now| {
+            self.supersede(hash, key, RemovalCause::Explicit);
+            core.remove(hash, key, now)
+        });
         // Maintenance (or the key itself, expired) may have removed entries even on a miss.
         let value = removed_live.map(|(key, value)| {
             removed.push((key, value.clone(), RemovalCause::Explicit));
@@ -669,6 +677,30 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
             if core.peek(hash, &key, now).is_none() {
                 lock(negatives).insert(hash, key, (), now, Some(ttl));
             }
+        }
+    }
+
+    /// What every write of a value to `key` does under the shard's write lock, besides the
+    /// write: the key's cached absence is forgotten (see `cache_absence`) and its load in flight
+    /// [superseded](crate::loader::Loading::supersede).
+    pub(crate) fn written<Q>(&self, hash: u64, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.forget_absence(hash, key);
+        self.supersede(hash, key, RemovalCause::Replaced);
+    }
+
+    /// [Supersedes](crate::loader::Loading::supersede) the load of `key` in flight, if any;
+    /// called under the shard's write lock.
+    pub(crate) fn supersede<Q>(&self, hash: u64, key: &Q, cause: RemovalCause)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if self.loaders.load(Ordering::Relaxed) != 0 {
+            self.slot(hash).loading.supersede(key, cause);
         }
     }
 
@@ -814,7 +846,14 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
 
     /// Removes every entry (and every cached absence).
     pub fn invalidate_all(&self) {
-        self.inner.each_shard(|_, core, _| core.clear());
+        self.inner.each_shard(|i, core, _| {
+            core.clear();
+            if self.inner.loaders.load(Ordering::Relaxed) != 0 {
+                self.inner.slots[i]
+                    .loading
+                    .supersede_all(RemovalCause::Explicit);
+            }
+        });
         for slot in self.inner.slots.iter() {
             if let Some(negatives) = &slot.negatives {
                 lock(negatives).clear();
