@@ -683,7 +683,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
     /// What every write of a value to `key` does under the shard's write lock, besides the
     /// write: the key's cached absence is forgotten (see `cache_absence`) and its load in flight
     /// [superseded](crate::loader::Loading::supersede).
-    pub(crate) fn written<Q>(&self, hash: u64, key: &Q)
+    fn written<Q>(&self, hash: u64, key: &Q)
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -694,7 +694,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
 
     /// [Supersedes](crate::loader::Loading::supersede) the load of `key` in flight, if any;
     /// called under the shard's write lock.
-    pub(crate) fn supersede<Q>(&self, hash: u64, key: &Q, cause: RemovalCause)
+    fn supersede<Q>(&self, hash: u64, key: &Q, cause: RemovalCause)
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
