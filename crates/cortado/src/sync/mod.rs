@@ -81,7 +81,9 @@
 //! - **Listener** calls happen after the lock is released, on the thread that caused them.
 //! - **Loaders** coalesce concurrent misses per key (the `loader` module); the protocol
 //!   is written once, as a future, which the async front end awaits and the blocking one drives
-//!   with a thread-parking executor.
+//!   with a thread-parking executor. A write to a key whose load is in flight does not wait for
+//!   it, as Caffeine's would: it marks the load superseded, and the loaded value is then handed
+//!   to the callers but not cached.
 //! - **Scheduler.** With [`Scheduler::Thread`], a background thread removes entries when they
 //!   are due (the `scheduler` module, after Caffeine's `Pacer`); with `Scheduler::Tokio`
 //!   (feature `tokio`), a task on the runtime that builds the cache does; by default, no thread
