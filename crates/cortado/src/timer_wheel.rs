@@ -331,6 +331,7 @@ impl TimerWheel {
         }
         self.unlink(id);
         self.len -= 1;
+        self.trim_idle();
         true
     }
 
@@ -351,6 +352,7 @@ impl TimerWheel {
             self.expire_due(now, expired);
         }
         if now <= self.time {
+            self.trim_idle();
             return;
         }
         while let Some((earliest, start)) = self.earliest() {
@@ -379,6 +381,7 @@ impl TimerWheel {
             self.drain(bucket, whole, now, expired);
         }
         self.time = now;
+        self.trim_idle();
     }
 
     /// Empties `bucket`, handing back its ids that are due at `now` (all of them if `whole`)
@@ -506,6 +509,12 @@ impl TimerWheel {
             .map(Vec::capacity)
             .sum();
         assert_eq!(idle, self.idle, "room held by empty buckets");
+        assert!(
+            self.idle <= self.len.max(IDLE_FLOOR),
+            "idle room {} above the budget for {} timers",
+            self.idle,
+            self.len
+        );
         for (id, node) in self.nodes.iter().enumerate() {
             if !seen[id] {
                 assert!(
@@ -596,6 +605,18 @@ impl TimerWheel {
             self.idle += room;
         } else {
             self.buckets[bucket] = Vec::new();
+        }
+    }
+
+    /// Frees the arrays of every empty bucket once the room they hold is above the budget, which
+    /// shrinks as timers leave: a burst that is over leaves nothing behind. Amortized O(1): the
+    /// scan follows the building of more than [`IDLE_FLOOR`] ids of room.
+    fn trim_idle(&mut self) {
+        if self.idle > self.len.max(IDLE_FLOOR) {
+            for ids in self.buckets.iter_mut().filter(|ids| ids.is_empty()) {
+                *ids = Vec::new();
+            }
+            self.idle = 0;
         }
     }
 
@@ -930,6 +951,44 @@ mod tests {
         }
         wheel.validate();
         assert_eq!(expired.len(), timers as usize);
+        assert!(
+            array_bytes(&wheel) <= IDLE_FLOOR * 4,
+            "{}",
+            array_bytes(&wheel)
+        );
+    }
+
+    #[test]
+    fn advance_past_burst_after_arrays_kept_frees_idle_room() {
+        let mut wheel = TimerWheel::new();
+        // A big far-away bucket keeps the wheel's count (and so the idle budget) high while 63
+        // one-second buckets of 512 ids each expire and keep their arrays for reuse.
+        let far = 1u64 << 40;
+        let big = 60_000u32;
+        for id in 0..big {
+            wheel.schedule(id, far);
+        }
+        let mut id = big;
+        for second in 1..64u64 {
+            for _ in 0..512 {
+                wheel.schedule(id, (second << 30) + 1);
+                id += 1;
+            }
+        }
+        let mut expired = Vec::new();
+        wheel.advance(64 << 30, &mut expired);
+        assert_eq!(expired.len(), 63 * 512);
+        assert!(wheel.idle <= wheel.len().max(IDLE_FLOOR));
+        // The far bucket expires too: the burst is over, so its room must not stay behind.
+        wheel.advance(far << 1, &mut expired);
+        wheel.validate();
+        assert!(wheel.is_empty());
+        assert!(
+            wheel.idle <= wheel.len().max(IDLE_FLOOR),
+            "{} ids of idle room with {} timers",
+            wheel.idle,
+            wheel.len()
+        );
         assert!(
             array_bytes(&wheel) <= IDLE_FLOOR * 4,
             "{}",
