@@ -26,7 +26,9 @@
 //! - **Sizing.** For `n` expected items and a target false-positive rate `p`, the filter has
 //!   `m = ceil(-n ln p / (ln 2)^2)` bits and `k = round((m / n) ln 2) = round(log2(1 / p))` hash
 //!   probes, the optimum at which half the bits are set after `n` inserts. That is 9.59 bits
-//!   (1.2 bytes) and 7 probes per item at 1%, 14.4 bits and 10 probes at 0.1%. `m` is used exactly,
+//!   (1.2 bytes) and 7 probes per item at 1%, 14.4 bits and 10 probes at 0.1%. Above about 35%
+//!   that is one probe, and `m = ceil(-n / ln(1 - p))` instead: the bits at which a single probe
+//!   has rate `p` (the formula above would let 90% become 99%). `m` is used exactly,
 //!   not rounded to a power of two: probes map a 64-bit value onto `0..m` with a multiply-high
 //!   (Lemire's "fastrange"), as cheap as a mask.
 //! - **Plain, not blocked.** A cache-line-blocked filter touches one line per lookup but, because
@@ -207,7 +209,8 @@ impl BloomFilter {
     }
 }
 
-/// `(m, k)` for `n` items at rate `p`: `m = ceil(-n ln p / (ln 2)^2)`, `k = round(m / n ln 2)`.
+/// `(m, k)` for `n` items at rate `p`: `m = ceil(-n ln p / (ln 2)^2)`, `k = round(m / n ln 2)`,
+/// and `m = ceil(-n / ln(1 - p))` when that gives one probe.
 fn optimal_size(n: usize, p: f64) -> Result<(u64, u32), BloomError> {
     if n == 0 {
         return Err(BloomError::ZeroItems);
@@ -216,11 +219,16 @@ fn optimal_size(n: usize, p: f64) -> Result<(u64, u32), BloomError> {
         return Err(BloomError::InvalidFalsePositiveRate(p));
     }
     let ln2 = std::f64::consts::LN_2;
-    let m = (-(n as f64) * p.ln() / (ln2 * ln2)).ceil().max(1.0);
+    let mut m = (-(n as f64) * p.ln() / (ln2 * ln2)).ceil().max(1.0);
+    let k = (m / n as f64 * ln2).round().max(1.0);
+    if k == 1.0 {
+        // The formula assumes the optimal (here fractional) probe count; one probe reaches `p`
+        // after `n` inserts only when `1 - e^(-n / m) = p`.
+        m = m.max((-(n as f64) / (-p).ln_1p()).ceil());
+    }
     if m > MAX_BITS as f64 {
         return Err(BloomError::TooLarge);
     }
-    let k = (m / n as f64 * ln2).round().max(1.0);
     Ok((m as u64, k as u32))
 }
 
@@ -251,6 +259,19 @@ mod tests {
     fn contains_absent_keys_at_tenth_percent_within_target() {
         let rate = measured_fpr(0.001, 17);
         assert!(rate <= 0.0015 && rate > 0.0001, "measured {rate}");
+    }
+
+    #[test]
+    fn contains_absent_keys_at_high_rates_within_target() {
+        // Above 50% the optimal probe count is below one and is rounded up to a single probe.
+        let measured: Vec<(f64, f64)> = [0.7, 0.8, 0.9]
+            .into_iter()
+            .map(|p| (p, measured_fpr(p, 17)))
+            .collect();
+        assert!(
+            measured.iter().all(|&(p, rate)| rate <= p + 0.01),
+            "(target, measured): {measured:?}"
+        );
     }
 
     #[test]
