@@ -201,7 +201,10 @@ impl Dimensions {
                 stream_length,
             });
         }
-        Self::from_error(error_range as f64 / stream_length as f64, error_rate)
+        // Both round to 53 bits: a range just below a huge length can come out as 1.0, so keep
+        // the ratio below 1 (the largest f64 under it), as the exact one is.
+        let epsilon = (error_range as f64 / stream_length as f64).min(1.0 - f64::EPSILON / 2.0);
+        Self::from_error(epsilon, error_rate)
     }
 
     /// Exactly `width` counters in each of `depth` rows.
@@ -995,6 +998,19 @@ mod tests {
             Dimensions::from_stream(100, 10, 1.5),
             Err(InvalidDelta(1.5))
         );
+    }
+
+    #[test]
+    fn from_stream_range_just_below_huge_length_gives_widest_epsilon() {
+        // Valid (the range is below the length) although both round to 2^64 as f64: epsilon is
+        // just below 1, so e / epsilon rounds up to 3 columns.
+        for (stream_length, error_range) in [(u64::MAX, u64::MAX - 1), ((1 << 53) + 1, 1 << 53)] {
+            assert_eq!(
+                Dimensions::from_stream(stream_length, error_range, 0.01).map(|d| d.width()),
+                Ok(3),
+                "{error_range} of {stream_length}"
+            );
+        }
     }
 
     #[test]
