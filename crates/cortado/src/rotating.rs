@@ -266,16 +266,25 @@ impl<K: Hash + Eq, V, S: BuildHasher> RotatingMap<K, V, S> {
     /// Inserts into the newest bucket, removing the key from the older ones, so the entry's
     /// lifetime starts over. Returns the previous value, whichever bucket held it.
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        self.insert_entry(key, value).map(|(_, v)| v)
+    }
+
+    /// Inserts like [`insert`](Self::insert); returns the previous value with the key the map
+    /// did not keep (the one given if the key was in the newest bucket, the stored one otherwise),
+    /// so a caller holding a lock can drop both after releasing it.
+    fn insert_entry(&mut self, key: K, value: V) -> Option<(K, V)> {
         let hash = self.hasher.hash_one(&key);
         let hasher = &self.hasher;
         let rehash = |(k, _): &(K, V)| hasher.hash_one(k);
         match self.newest.entry(hash, |(k, _)| *k == key, rehash) {
-            Entry::Occupied(mut slot) => Some(std::mem::replace(&mut slot.get_mut().1, value)),
+            Entry::Occupied(mut slot) => {
+                Some((key, std::mem::replace(&mut slot.get_mut().1, value)))
+            }
             Entry::Vacant(slot) => {
                 // A key lives in at most one bucket, so stop at the first hit.
                 let previous = self.older.iter_mut().find_map(|bucket| {
                     let entry = bucket.find_entry(hash, |(k, _)| *k == key).ok()?;
-                    Some(entry.remove().0 .1)
+                    Some(entry.remove().0)
                 });
                 slot.insert((key, value));
                 previous
@@ -512,7 +521,9 @@ where
     /// Inserts into the newest bucket, so the entry lives at least the expiration from now.
     /// Returns the previous value.
     pub fn insert(&self, key: K, value: V) -> Option<V> {
-        self.shared.with_map(|map| map.insert(key, value)).0
+        // The key not kept is dropped here, outside the lock.
+        let replaced = self.shared.with_map(|map| map.insert_entry(key, value)).0;
+        replaced.map(|(_, v)| v)
     }
 
     /// A clone of the value of `key`, without refreshing it.
@@ -537,7 +548,9 @@ where
     where
         Q: Hash + Equivalent<K> + ?Sized,
     {
-        self.shared.with_map(|map| map.remove(key)).0
+        // The stored key is dropped here, outside the lock.
+        let removed = self.shared.with_map(|map| map.remove_entry(key)).0;
+        removed.map(|(_, v)| v)
     }
 
     /// Restarts the lifetime of `key` as an insert would; returns whether it was present.
@@ -1188,6 +1201,70 @@ mod tests {
         clock.set(6 * HOUR);
         assert_eq!(map.tick(), 1);
         assert_eq!(map.get(&1), Some(2));
+    }
+
+    #[test]
+    fn time_cache_key_drop_using_map_does_not_deadlock() {
+        type Hook = Arc<OnceLock<Weak<TimeCacheMap<Key, u32>>>>;
+        /// A key whose `Drop` reads the map, as the module docs allow.
+        struct Key(u32, Hook);
+        impl PartialEq for Key {
+            fn eq(&self, other: &Self) -> bool {
+                self.0 == other.0
+            }
+        }
+        impl Eq for Key {}
+        impl Hash for Key {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                self.0.hash(state);
+            }
+        }
+        impl Drop for Key {
+            fn drop(&mut self) {
+                if let Some(map) = self.1.get().and_then(Weak::upgrade) {
+                    map.len();
+                }
+            }
+        }
+
+        let clock = ManualClock::new();
+        let hook: Hook = Arc::default();
+        let map = Arc::new(
+            TimeCacheMap::builder(2 * HOUR)
+                .clock(clock.clone())
+                .build()
+                .unwrap(),
+        );
+        hook.set(Arc::downgrade(&map)).unwrap();
+        let (done_tx, done_rx) = mpsc::channel();
+        let worker = Arc::clone(&map);
+        // On a thread of its own: a deadlock there fails the test instead of hanging it.
+        std::thread::spawn(move || {
+            let key = |k| Key(k, Arc::clone(&hook));
+            worker.insert(key(1), 1);
+            done_tx.send("insert, new").unwrap();
+            // The given key or the stored one is dropped: in the newest bucket, then an older one.
+            worker.insert(key(1), 2);
+            done_tx.send("insert, key in the newest bucket").unwrap();
+            clock.set(HOUR);
+            worker.insert(key(1), 3);
+            done_tx.send("insert, key in an older bucket").unwrap();
+            worker.remove(&Key(1, Hook::default()));
+            done_tx.send("remove").unwrap();
+        });
+        let mut finished = Vec::new();
+        while let Ok(step) = done_rx.recv_timeout(Duration::from_secs(5)) {
+            finished.push(step);
+        }
+        assert_eq!(
+            finished,
+            [
+                "insert, new",
+                "insert, key in the newest bucket",
+                "insert, key in an older bucket",
+                "remove"
+            ]
+        );
     }
 
     proptest! {
