@@ -223,7 +223,9 @@ impl<K: Hash + Eq, V> Loading<K, V> {
     /// nothing.
     ///
     /// The caller holds the lock of the shard that the loader's look at the cache and its
-    /// caching also take, so a load either sees the write or is marked before it caches.
+    /// caching also take, so a load either sees the write or is marked before it caches. A
+    /// load is in flight from its join, before its look: the look forgets the marks of the
+    /// writes it sees ([`LoadGuard::forget_superseded`]).
     pub(crate) fn supersede<Q>(&self, key: &Q, cause: RemovalCause)
     where
         K: std::borrow::Borrow<Q>,
@@ -271,6 +273,13 @@ impl<K: Hash + Eq, V: Clone> LoadGuard<'_, K, V> {
     /// if any so far.
     pub(crate) fn superseded(&self) -> Option<RemovalCause> {
         lock(&self.waiter.state).superseded
+    }
+
+    /// Forgets the writes that superseded this load so far: the loader's second look at the
+    /// cache calls it under the shard's lock, so those writes came before the look, which sees
+    /// them (they were made while the loader joined).
+    pub(crate) fn forget_superseded(&self) {
+        lock(&self.waiter.state).superseded = None;
     }
 
     /// Publishes the outcome to every waiter and ends the load.

@@ -964,3 +964,80 @@ fn compute_nop_during_load_leaves_loaded_value_cached() {
     assert_eq!((loaded, held), (10, Some(10)));
     assert!(heard.is_empty());
 }
+
+// A key whose `Clone` runs a hook set for the thread, once: a loader clones its key when it
+// joins the load, while it holds the shard's map of loads in flight, after its miss and before
+// its second look at the cache.
+thread_local! {
+    static ON_CLONE: std::cell::RefCell<Option<Box<dyn FnOnce()>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+#[derive(PartialEq, Eq, Hash, Debug)]
+struct HookedKey(u32);
+
+impl Clone for HookedKey {
+    fn clone(&self) -> Self {
+        if let Some(hook) = ON_CLONE.with(|h| h.borrow_mut().take()) {
+            hook();
+        }
+        Self(self.0)
+    }
+}
+
+/// A removal that holds the shard's lock before the loader's second look at the cache, and
+/// ends before it, comes before the load (the loader runs after `remove` returned): the loaded
+/// value is cached, and the listener hears nothing of it.
+#[test]
+fn remove_before_loaders_look_leaves_loaded_value_cached() {
+    let (loaded, held, heard) = with_timeout(LIMIT, || {
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let log = heard.clone();
+        let cache: Cache<HookedKey, u32> = Cache::builder()
+            .max_capacity(100)
+            .eviction_listener(move |_, v: &u32, cause| log.lock().unwrap().push((*v, cause)))
+            .build()
+            .unwrap();
+        let (other_started, release_other) = (Barrier::new(2), Barrier::new(2));
+        let (start_write, write_started) = mpsc::channel::<()>();
+        let (locked, under_lock) = mpsc::channel::<()>();
+        let loaded = std::thread::scope(|s| {
+            // Another key's load in flight, so that writers look for a load to supersede.
+            let other = s.spawn(|| {
+                cache.get_with(HookedKey(2), || {
+                    other_started.wait();
+                    release_other.wait();
+                    2
+                })
+            });
+            other_started.wait();
+            let cache = &cache;
+            let writer = s.spawn(move || {
+                write_started.recv().unwrap();
+                cache.entry(HookedKey(1)).and_compute_with(move |_| {
+                    locked.send(()).unwrap();
+                    Compute::Remove
+                })
+            });
+            // While joining the load of key 1, the loader lets the removal take the shard's
+            // lock; its second look at the cache then waits for the removal to end.
+            ON_CLONE.with(|h| {
+                *h.borrow_mut() = Some(Box::new(move || {
+                    start_write.send(()).unwrap();
+                    under_lock.recv().unwrap();
+                }));
+            });
+            let loaded = cache.get_with(HookedKey(1), || 10);
+            assert_eq!(writer.join().unwrap(), None);
+            release_other.wait();
+            assert_eq!(other.join().unwrap(), 2);
+            loaded
+        });
+        let held = cache.get(&HookedKey(1));
+        let heard = heard.lock().unwrap().clone();
+        (loaded, held, heard)
+    });
+    assert_eq!(loaded, 10);
+    assert_eq!(held, Some(10), "the removal ended before the loader looked");
+    assert_eq!(heard, vec![], "nothing was removed after the load");
+}

@@ -36,7 +36,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Cache, Inner};
+use super::{read, Cache, Inner};
 use crate::loader::{LoadGuard, Outcome, Role};
 use crate::notification::RemovalCause;
 use crate::shard::hash_key;
@@ -135,7 +135,15 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                     let _counted = OnDrop(Some(|| {
                         self.loaders.fetch_sub(1, Ordering::Relaxed);
                     }));
-                    let found = match self.peek(hash, key) {
+                    // The look holds the shard's lock while it forgets the writes that
+                    // superseded the load so far: it sees them, they come before it.
+                    let peeked = {
+                        let now = self.now();
+                        let core = read(&slot.core);
+                        guard.forget_superseded();
+                        core.peek(hash, key, now).cloned()
+                    };
+                    let found = match peeked {
                         Some(value) => Some(Outcome::Value(value)),
                         None if absence_counts && self.is_absent(hash, key) => {
                             Some(Outcome::Absent)
