@@ -1041,3 +1041,39 @@ fn remove_before_loaders_look_leaves_loaded_value_cached() {
     assert_eq!(held, Some(10), "the removal ended before the loader looked");
     assert_eq!(heard, vec![], "nothing was removed after the load");
 }
+
+/// A write while the loader finds nothing that leaves the key absent (`invalidate_all`, an
+/// insert then a removal) wins over the absence as over a loaded value: it is not cached, so
+/// the next `optionally_get_with` loads again.
+#[test]
+fn negative_ttl_absence_found_during_a_removing_write_is_not_cached() {
+    type Case = (&'static str, fn(&Cache<u32, u64>));
+    let cases: [Case; 3] = [
+        ("invalidate_all", |c| c.invalidate_all()),
+        ("insert, then remove", |c| {
+            c.insert(1, 10);
+            c.remove(&1);
+        }),
+        ("and_compute_with Put, then Remove", |c| {
+            c.entry(1).and_compute_with(|_| Compute::Put(10));
+            c.entry(1).and_compute_with(|_| Compute::Remove);
+        }),
+    ];
+    for (write, run) in cases {
+        let cache: Cache<u32, u64> = Cache::builder()
+            .max_capacity(100)
+            .negative_ttl(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let found = cache.optionally_get_with(1, || {
+            run(&cache);
+            None
+        });
+        assert_eq!(found, None, "{write}: the caller gets its loader's answer");
+        assert_eq!(
+            cache.optionally_get_with(1, || Some(11)),
+            Some(11),
+            "{write}: no absence is cached over the write"
+        );
+    }
+}

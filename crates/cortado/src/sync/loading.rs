@@ -204,7 +204,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
             }
             Outcome::Absent => {
                 self.record_load(started, false);
-                self.cache_absence(hash, key.clone());
+                self.cache_absence(hash, key.clone(), &guard);
             }
             Outcome::Failed(_) | Outcome::Abandoned => self.record_load(started, false),
         }

@@ -133,7 +133,7 @@ use std::time::{Duration, Instant};
 use hashbrown::DefaultHashBuilder;
 
 use crate::builder::{BuildError, CacheBuilder, Concurrent};
-use crate::loader::Loading;
+use crate::loader::{LoadGuard, Loading};
 use crate::notification::{Listener, RemovalCause};
 use crate::read_buffer::{ReadBuffer, DRAIN_EVERY};
 use crate::scheduler::PacerHandle;
@@ -333,7 +333,8 @@ impl<K, V, S, F: Concurrent> CacheBuilder<K, V, S, F> {
 
     /// Caches the absence of a key for `ttl` when an `optionally_get_with` loader finds
     /// nothing, so repeated lookups of missing keys do not reach the backing store (cache
-    /// penetration). An insert of the key ends it early.
+    /// penetration). An insert of the key ends it early, and a write to the key while the
+    /// loader runs (as for a loaded value, see [`Cache::get_with`]) keeps it from being cached.
     pub fn negative_ttl(mut self, ttl: Duration) -> Self {
         self.negative_ttl = Some(ttl);
         self
@@ -667,16 +668,18 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         negatives.peek(hash, key, now).is_some()
     }
 
-    /// Remembers that a loader found nothing for `key`, unless a value was inserted meanwhile.
-    /// The check and the caching hold the shard's read lock, and a writer forgets the absence
-    /// while it holds the write lock (both take the absences' lock second), so either the check
-    /// sees the value or the writer comes after and forgets the absence.
-    fn cache_absence(&self, hash: u64, key: K) {
+    /// Remembers that the loader of `load` found nothing for `key`, unless a value was
+    /// inserted meanwhile or a write [superseded](crate::loader::Loading::supersede) the load
+    /// (a removal after an insert, `invalidate_all`: the absence would outlive it). The checks
+    /// and the caching hold the shard's read lock, and a writer forgets the absence and marks
+    /// the load while it holds the write lock (both take the absences' lock second), so either
+    /// the checks see the write or the writer comes after and forgets the absence.
+    fn cache_absence(&self, hash: u64, key: K, load: &LoadGuard<'_, K, V>) {
         let slot = self.slot(hash);
         if let (Some(negatives), Some(ttl)) = (&slot.negatives, self.negative_ttl) {
             let now = self.now();
             let core = read(&slot.core);
-            if core.peek(hash, &key, now).is_none() {
+            if core.peek(hash, &key, now).is_none() && load.superseded().is_none() {
                 lock(negatives).insert(hash, key, (), now, Some(ttl));
             }
         }
