@@ -13,7 +13,8 @@
 //! and then publishes the outcome; dropping it uncompleted (a panic unwinding, a cancelled future)
 //! publishes [`Outcome::Abandoned`] the same way, so no path leaves waiters behind. Removing the
 //! entry first means a caller that arrives after the outcome is published starts a fresh load
-//! rather than reading a stale one.
+//! rather than reading a stale one. A [superseded](Loading::supersede) load leaves the map at
+//! once, for the same reason: a caller after the write that superseded it loads afresh.
 //!
 //! Waiting is a future for both front ends: a waiter is a mutex over the outcome and the wakers
 //! to call, and the blocking front end drives the same future with a thread-parking
@@ -81,6 +82,8 @@ struct State<V> {
     /// removed the loaded value: it is then handed to the callers and reported to the listener
     /// with that cause, but not cached (see [`Loading::supersede`]).
     superseded: Option<RemovalCause>,
+    /// Whether the loader has had its second look at the cache ([`LoadGuard::look`]).
+    looked: bool,
 }
 
 /// The meeting point of one load and its waiters.
@@ -101,6 +104,7 @@ impl<V: Clone> Waiter<V> {
                 wakers: Vec::new(),
                 next_registration: 0,
                 superseded: None,
+                looked: false,
             }),
         }
     }
@@ -114,6 +118,18 @@ impl<V: Clone> Waiter<V> {
         for (_, waker) in wakers {
             waker.wake();
         }
+    }
+}
+
+impl<V> Waiter<V> {
+    /// Marks the load superseded by a write with `cause`, unless its loader has not looked at
+    /// the cache yet (the look sees the write); whether it did.
+    fn supersede(&self, cause: RemovalCause) -> bool {
+        let mut state = lock(&self.state);
+        if state.looked {
+            state.superseded.get_or_insert(cause);
+        }
+        state.looked
     }
 }
 
@@ -207,11 +223,9 @@ impl<K, V> Loading<K, V> {
         lock(&self.in_flight).len()
     }
 
-    /// Marks every load in flight as superseded (see [`supersede`](Self::supersede)).
+    /// Supersedes every load in flight (see [`supersede`](Self::supersede)).
     pub(crate) fn supersede_all(&self, cause: RemovalCause) {
-        for waiter in lock(&self.in_flight).values() {
-            lock(&waiter.state).superseded.get_or_insert(cause);
-        }
+        lock(&self.in_flight).retain(|_, waiter| !waiter.supersede(cause));
     }
 }
 
@@ -219,20 +233,24 @@ impl<K: Hash + Eq, V> Loading<K, V> {
     /// Marks the load of `key` in flight, if any, as superseded: a write to the key came after
     /// the loader's look at the cache, so its value must not be cached over the write. The write
     /// is taken to come after the load ended, so the loaded value is reported as removed by it,
-    /// with `cause` (`Replaced` by an insert, `Explicit` for a removal); a later write changes
-    /// nothing.
+    /// with `cause` (`Replaced` by an insert, `Explicit` for a removal), and the load leaves the
+    /// map: its waiters so far still get its outcome, but a caller after the write loads afresh.
     ///
     /// The caller holds the lock of the shard that the loader's look at the cache and its
     /// caching also take, so a load either sees the write or is marked before it caches. A
-    /// load is in flight from its join, before its look: the look forgets the marks of the
-    /// writes it sees ([`LoadGuard::forget_superseded`]).
+    /// load is in the map from its join, before its look ([`LoadGuard::look`]): a write before
+    /// the look is seen by it and leaves the load alone.
     pub(crate) fn supersede<Q>(&self, key: &Q, cause: RemovalCause)
     where
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        if let Some(waiter) = lock(&self.in_flight).get(key) {
-            lock(&waiter.state).superseded.get_or_insert(cause);
+        let mut in_flight = lock(&self.in_flight);
+        if in_flight
+            .get(key)
+            .is_some_and(|waiter| waiter.supersede(cause))
+        {
+            in_flight.remove(key);
         }
     }
 }
@@ -275,11 +293,10 @@ impl<K: Hash + Eq, V: Clone> LoadGuard<'_, K, V> {
         lock(&self.waiter.state).superseded
     }
 
-    /// Forgets the writes that superseded this load so far: the loader's second look at the
-    /// cache calls it under the shard's lock, so those writes came before the look, which sees
-    /// them (they were made while the loader joined).
-    pub(crate) fn forget_superseded(&self) {
-        lock(&self.waiter.state).superseded = None;
+    /// Records the loader's second look at the cache, which calls it under the shard's lock:
+    /// from then on a write to the key [supersedes](Loading::supersede) the load.
+    pub(crate) fn look(&self) {
+        lock(&self.waiter.state).looked = true;
     }
 
     /// Publishes the outcome to every waiter and ends the load.
@@ -345,6 +362,17 @@ mod tests {
             let (Role::Load(one), Role::Load(two)) = (loading.join(&1), loading.join(&2)) else {
                 panic!("first callers must load");
             };
+            loading.supersede(&1, RemovalCause::Explicit);
+            assert_eq!(
+                one.superseded(),
+                None,
+                "a write before the look is seen by it"
+            );
+            let Role::Wait(_) = loading.join(&1) else {
+                panic!("a load not superseded stays joinable");
+            };
+            one.look();
+            two.look();
             loading.supersede(&1, RemovalCause::Replaced);
             loading.supersede(&1, RemovalCause::Explicit);
             loading.supersede(&3, RemovalCause::Explicit);
@@ -354,16 +382,18 @@ mod tests {
                 "the first write's"
             );
             assert_eq!(two.superseded(), None);
-            one.complete(Outcome::Value(1));
             let Role::Load(again) = loading.join(&1) else {
-                panic!("a new load after the last one ended");
+                panic!("a caller after the write loads afresh");
             };
+            one.complete(Outcome::Value(1));
+            assert_eq!(loading.len(), 2, "the superseded load leaves the new one");
             assert_eq!(again.superseded(), None, "a new load starts afresh");
+            again.look();
             loading.supersede_all(RemovalCause::Explicit);
             assert_eq!(again.superseded(), Some(RemovalCause::Explicit));
             assert_eq!(two.superseded(), Some(RemovalCause::Explicit));
-            drop((again, two));
             assert_eq!(loading.len(), 0);
+            drop((again, two));
         });
     }
 

@@ -1077,3 +1077,49 @@ fn negative_ttl_absence_found_during_a_removing_write_is_not_cached() {
         );
     }
 }
+
+/// A caller that misses after a removal superseded a load in flight comes after the removal,
+/// which comes after that load: it must not get the superseded value (loaded before the
+/// removal), but load afresh, as it would if the write had waited for the load.
+#[test]
+fn get_with_after_removal_during_load_loads_afresh() {
+    type Case = (&'static str, fn(&Cache<u32, u32>));
+    let cases: [Case; 3] = [
+        ("remove", |c| {
+            c.remove(&1);
+        }),
+        ("and_compute_with Remove", |c| {
+            c.entry(1).and_compute_with(|_| Compute::Remove);
+        }),
+        ("invalidate_all", |c| c.invalidate_all()),
+    ];
+    for (write, run) in cases {
+        let (late, held) = with_timeout(LIMIT, move || {
+            let cache: Cache<u32, u32> = Cache::new(100);
+            let (started, release) = (Barrier::new(2), Barrier::new(2));
+            std::thread::scope(|s| {
+                let loader = s.spawn(|| {
+                    cache.get_with(1, || {
+                        started.wait();
+                        release.wait();
+                        10
+                    })
+                });
+                started.wait();
+                run(&cache);
+                let (done, late) = mpsc::channel();
+                let cache = &cache;
+                s.spawn(move || done.send(cache.get_with(1, || 20)).unwrap());
+                // Released early if the late caller loads by itself, as it should; else
+                // (joined to the superseded load) after a while.
+                let early = late.recv_timeout(Duration::from_millis(200)).ok();
+                release.wait();
+                assert_eq!(loader.join().unwrap(), 10);
+                let late = early.unwrap_or_else(|| late.recv().unwrap());
+                (late, cache.get(&1))
+            })
+        });
+        assert_eq!(late, 20, "{write}: the late caller's own load");
+        assert_eq!(held, Some(20), "{write}: the late load is cached");
+    }
+}

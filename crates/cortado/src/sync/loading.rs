@@ -135,12 +135,12 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                     let _counted = OnDrop(Some(|| {
                         self.loaders.fetch_sub(1, Ordering::Relaxed);
                     }));
-                    // The look holds the shard's lock while it forgets the writes that
-                    // superseded the load so far: it sees them, they come before it.
+                    // A write supersedes the load only after this look (under the shard's
+                    // lock): the look sees the writes before it.
                     let peeked = {
                         let now = self.now();
                         let core = read(&slot.core);
-                        guard.forget_superseded();
+                        guard.look();
                         core.peek(hash, key, now).cloned()
                     };
                     let found = match peeked {
@@ -192,7 +192,9 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                     .write(hash, |core, now| {
                         match guard.superseded() {
                             None => {
-                                self.written(hash, key);
+                                // Under the shard's lock (see `cache_absence`); the load in
+                                // flight for the key is this one.
+                                self.forget_absence(hash, key);
                                 core.insert(hash, key.clone(), value, now, None);
                             }
                             // A write since the loader's look: the value was as good as
@@ -298,9 +300,10 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     ///
     /// A write to the key while `init` runs (`insert`, `remove`, [`Entry::and_compute_with`],
     /// `invalidate_all`) wins over the loaded value: that value is still returned to the caller
-    /// and the waiters, but not cached, as if the load had ended just before the write (Caffeine
-    /// behaves the same, by making the write wait for the load). The listener hears of it as
-    /// removed by the first such write (`Replaced` by an insert, `Explicit` by a removal).
+    /// and the waiters that joined before the write, but not cached, as if the load had ended
+    /// just before the write (Caffeine behaves the same, by making the write wait for the load);
+    /// a caller that misses after the write loads afresh. The listener hears of it as removed by
+    /// the first such write (`Replaced` by an insert, `Explicit` by a removal).
     ///
     /// # Panics
     ///
