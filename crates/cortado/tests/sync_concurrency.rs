@@ -1123,3 +1123,113 @@ fn get_with_after_removal_during_load_loads_afresh() {
         assert_eq!(held, Some(20), "{write}: the late load is cached");
     }
 }
+
+/// Loads racing writes on two keys, with one writer. Values are unique and numbered in the
+/// order they are made (a loader numbers its value once it runs, after its look at the cache),
+/// so the writer can check exactly that no load outlives a write: right after its insert the
+/// key holds that value (no loaded value cached over it), and right after a removal the key
+/// holds, and `get_with` returns, only values loaded after it (no value loaded before it, cached
+/// or shared by a superseded load). Every value is then present or reported once, and the stats
+/// agree with the listener.
+#[test]
+fn stress_loads_racing_writes_never_outlive_a_write() {
+    with_timeout(LIMIT, || {
+        const KEYS: u64 = 2;
+        const WRITES: u64 = 2_000;
+        let heard: Arc<Mutex<Heard>> = Arc::default();
+        let sink = heard.clone();
+        let cache: Cache<u64, u64> = Cache::builder()
+            .max_capacity(100)
+            .eviction_listener(move |_: &u64, v: &u64, cause| {
+                sink.lock()
+                    .unwrap()
+                    .causes
+                    .entry(*v)
+                    .or_default()
+                    .push(cause);
+            })
+            .record_stats()
+            .build()
+            .unwrap();
+        let next = AtomicU64::new(1);
+        let stop = AtomicBool::new(false);
+        let fresh = || next.fetch_add(1, Ordering::SeqCst);
+        let load = |made: &mut Vec<u64>| {
+            let v = fresh();
+            made.push(v);
+            std::thread::yield_now(); // a write may come now
+            v
+        };
+        let (made, inserted): (Vec<u64>, usize) = std::thread::scope(|s| {
+            let loaders: Vec<_> = (0..2)
+                .map(|t| {
+                    let (cache, stop) = (&cache, &stop);
+                    s.spawn(move || {
+                        let mut rng = Rng::new(t + 1);
+                        let mut made = Vec::new();
+                        while !stop.load(Ordering::Relaxed) {
+                            cache.get_with(rng.next_u64() % KEYS, || load(&mut made));
+                        }
+                        made
+                    })
+                })
+                .collect();
+            let mut rng = Rng::new(99);
+            let mut made = Vec::new();
+            let mut inserted = 0;
+            for _ in 0..WRITES {
+                let key = rng.next_u64() % KEYS;
+                let op = rng.next_u64() % 5;
+                if op < 2 {
+                    let v = fresh();
+                    made.push(v);
+                    inserted += 1;
+                    if op == 0 {
+                        cache.insert(key, v);
+                    } else {
+                        cache.entry(key).and_compute_with(|_| Compute::Put(v));
+                    }
+                    std::thread::yield_now();
+                    assert_eq!(cache.get(&key), Some(v), "a load outlived an insert");
+                } else {
+                    let before = fresh();
+                    match op {
+                        2 => drop(cache.remove(&key)),
+                        3 => drop(cache.entry(key).and_compute_with(|_| Compute::Remove)),
+                        _ => cache.invalidate_all(),
+                    }
+                    if let Some(v) = cache.get(&key) {
+                        assert!(v > before, "{v} loaded before a removal is cached");
+                    }
+                    let v = cache.get_with(key, || load(&mut made));
+                    assert!(v > before, "{v} loaded before a removal is returned");
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+            for loader in loaders {
+                made.extend(loader.join().unwrap());
+            }
+            (made, inserted)
+        });
+        assert_eq!(cache.loads_in_flight(), 0);
+        let present: HashMap<u64, u64> = cache.iter().map(|(k, v)| (v, k)).collect();
+        let heard = heard.lock().unwrap();
+        let (mut replaced, mut explicit) = (0, 0);
+        for value in &made {
+            let reported = heard.causes.get(value).map_or(&[][..], Vec::as_slice);
+            match (present.contains_key(value), reported) {
+                (true, []) => {}
+                (false, [RemovalCause::Replaced]) => replaced += 1,
+                (false, [RemovalCause::Explicit]) => explicit += 1,
+                (at, causes) => panic!("value {value}: present {at}, heard {causes:?}"),
+            }
+        }
+        assert_eq!(heard.causes.len() + present.len(), made.len());
+        let stats = cache.stats();
+        assert_eq!(
+            (stats.replacements, stats.removals_explicit),
+            (replaced, explicit)
+        );
+        assert_eq!(stats.load_successes, (made.len() - inserted) as u64);
+    });
+}
