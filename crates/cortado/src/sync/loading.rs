@@ -131,9 +131,9 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                 }
                 Role::Load(guard) => {
                     // Counted before the look at the cache: see `Inner::loaders`.
-                    self.loaders.fetch_add(1, Ordering::Relaxed);
+                    self.loaders.0.fetch_add(1, Ordering::Relaxed);
                     let _counted = OnDrop(Some(|| {
-                        self.loaders.fetch_sub(1, Ordering::Relaxed);
+                        self.loaders.0.fetch_sub(1, Ordering::Relaxed);
                     }));
                     // A write supersedes the load only after this look (under the shard's
                     // lock): the look sees the writes before it.

@@ -163,6 +163,10 @@ const NO_MODE: u8 = u8::MAX;
 #[derive(Debug)]
 pub enum Synchronized {}
 
+/// A value alone on its cache lines (two, for the adjacent-line prefetcher).
+#[repr(align(128))]
+struct Padded<T>(T);
+
 /// Entries removed under a lock, waiting for the listener.
 type Removed<K, V> = Vec<(K, V, RemovalCause)>;
 
@@ -197,8 +201,9 @@ pub(crate) struct Inner<K, V, S> {
     /// Loaders running (from just before a loader's look at the cache until its value is
     /// cached): a write checks it before looking for a load of its key to supersede, which it
     /// nearly never has to. Read under the shard's lock, which orders it: a loader counted after
-    /// a writer's check looks at the cache after its write.
-    loaders: AtomicUsize,
+    /// a writer's check looks at the cache after its write. On a line of its own: each load
+    /// writes it twice, and the fields beside it are read by every operation.
+    loaders: Padded<AtomicUsize>,
     /// The mode shard 0's adaptive policy chose, for the other shards (`NO_MODE` before any).
     policy_mode: AtomicU8,
     pacer: Option<PacerHandle>,
@@ -436,7 +441,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             load_successes: AtomicU64::new(0),
             load_failures: AtomicU64::new(0),
             load_nanos: AtomicU64::new(0),
-            loaders: AtomicUsize::new(0),
+            loaders: Padded(AtomicUsize::new(0)),
             policy_mode: AtomicU8::new(NO_MODE),
             pacer,
         })
@@ -704,7 +709,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        if self.loaders.load(Ordering::Relaxed) != 0 {
+        if self.loaders.0.load(Ordering::Relaxed) != 0 {
             self.slot(hash).loading.supersede(key, cause);
         }
     }
@@ -853,7 +858,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     pub fn invalidate_all(&self) {
         self.inner.each_shard(|i, core, _| {
             core.clear();
-            if self.inner.loaders.load(Ordering::Relaxed) != 0 {
+            if self.inner.loaders.0.load(Ordering::Relaxed) != 0 {
                 self.inner.slots[i]
                     .loading
                     .supersede_all(RemovalCause::Explicit);
