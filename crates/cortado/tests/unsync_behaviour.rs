@@ -573,3 +573,59 @@ fn heavier_than_capacity_insert_or_update_evicts_only_itself() {
         }
     }
 }
+
+/// The entry inserted last is spared only by the eviction of its own insertion: a shrink that
+/// comes later evicts the coldest entry, even if that is the one inserted last.
+#[test]
+fn set_max_capacity_after_insert_evicts_coldest_even_if_inserted_last() {
+    for policy in [
+        EvictionPolicy::lfu(),
+        EvictionPolicy::redis_lru().samples(64),
+        EvictionPolicy::redis_lfu().samples(64),
+    ] {
+        let (mut cache, log) = build_logged(
+            Cache::builder()
+                .max_capacity(3)
+                .eviction_policy(policy.with_seed(7)),
+        );
+        for k in 0..3 {
+            cache.insert(k, k);
+        }
+        // 0 and 1 are used again: 2 is the least recently and least frequently used.
+        cache.get(&0);
+        cache.get(&1);
+        assert_eq!(cache.coldest(1), vec![&2], "{}", policy.name());
+        cache.set_max_capacity(2);
+        assert_eq!(
+            *log.lock().unwrap(),
+            vec![(2, 2, RemovalCause::Size)],
+            "{}",
+            policy.name()
+        );
+        cache.validate();
+    }
+}
+
+/// A weighed replacement that overflows the capacity evicts the least used entry, not the
+/// frequently used entry it replaces because the entry inserted before it is spared.
+#[test]
+fn lfu_weighted_update_after_insert_evicts_least_used_entry() {
+    let (mut cache, log) = build_logged(
+        Cache::builder()
+            .max_capacity(3)
+            .weigher(|_: &u32, v: &u32| *v)
+            .eviction_policy(EvictionPolicy::lfu()),
+    );
+    cache.insert(0, 1);
+    for _ in 0..3 {
+        cache.get(&0);
+    }
+    cache.insert(1, 1); // used once: the least used
+    cache.insert(0, 3); // 4 units: one entry must go
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec![(0, 1, RemovalCause::Replaced), (1, 1, RemovalCause::Size)]
+    );
+    assert_eq!(cache.get(&0), Some(&3));
+    cache.validate();
+}

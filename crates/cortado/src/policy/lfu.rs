@@ -74,6 +74,8 @@ impl Lfu {
 
     pub(crate) fn set_maximum(&mut self, maximum: u64) {
         self.maximum = maximum;
+        // The eviction that follows is not the newest entry's own.
+        self.newest = NIL;
     }
 
     pub(crate) fn weighted_size(&self) -> u64 {
@@ -165,6 +167,8 @@ impl Lfu {
         self.weighted_size = self.weighted_size - u64::from(node.weight) + u64::from(weight);
         node.weight = weight;
         self.access(i);
+        // The eviction that follows (a heavier weight) is not the newest entry's own.
+        self.newest = NIL;
     }
 
     pub(crate) fn remove(&mut self, i: u32) {

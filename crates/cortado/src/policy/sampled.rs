@@ -353,6 +353,8 @@ impl Sampled {
 
     pub(crate) fn set_maximum(&mut self, maximum: u64) {
         self.maximum = maximum;
+        // The eviction that follows is not the newest entry's own.
+        self.newest = NIL;
     }
 
     pub(crate) fn weighted_size(&self) -> u64 {
@@ -469,6 +471,8 @@ impl Sampled {
         self.weighted_size = self.weighted_size - u64::from(node.weight) + u64::from(weight);
         node.weight = weight;
         self.access(i);
+        // The eviction that follows (a heavier weight) is not the newest entry's own.
+        self.newest = NIL;
     }
 
     pub(crate) fn remove(&mut self, i: u32) {
