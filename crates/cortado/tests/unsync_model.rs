@@ -158,6 +158,127 @@ fn check_lfu(ops: &[Op]) {
     }
 }
 
+/// Weighted LFU and LRU, naively: `rank` orders the entries (lowest goes first); an entry
+/// heavier than the capacity goes alone at once; otherwise a new key's insertion evicts the
+/// lowest others until the total fits (the new key last), and a heavier replacement or a
+/// shrink evicts the lowest of all.
+#[derive(Default)]
+struct NaiveWeighted {
+    entries: HashMap<u8, (u16, u64, u64)>, // value, uses, last use tick
+    tick: u64,
+    max: u64,
+    lfu: bool,
+}
+
+fn weight_of(v: u16) -> u64 {
+    u64::from(v % 5)
+}
+
+impl NaiveWeighted {
+    fn size(&self) -> u64 {
+        self.entries.values().map(|e| weight_of(e.0)).sum()
+    }
+
+    fn touch(&mut self, k: u8) -> Option<u16> {
+        self.tick += 1;
+        let e = self.entries.get_mut(&k)?;
+        e.1 += 1;
+        e.2 = self.tick;
+        Some(e.0)
+    }
+
+    fn evict(&mut self, spare: Option<u8>, evicted: &mut Vec<u8>) {
+        while self.size() > self.max {
+            let lfu = self.lfu;
+            let victim = self
+                .entries
+                .iter()
+                .filter(|(k, _)| Some(**k) != spare)
+                .min_by_key(|(_, e)| if lfu { (e.1, e.2) } else { (0, e.2) })
+                .map(|(k, _)| *k)
+                .or(spare)
+                .unwrap();
+            self.entries.remove(&victim);
+            evicted.push(victim);
+        }
+    }
+
+    fn put(&mut self, k: u8, v: u16, evicted: &mut Vec<u8>) {
+        let new = self.touch(k).is_none();
+        if new {
+            self.entries.insert(k, (v, 1, self.tick));
+        } else {
+            self.entries.get_mut(&k).unwrap().0 = v;
+        }
+        if weight_of(v) > self.max {
+            self.entries.remove(&k);
+            evicted.push(k);
+            return;
+        }
+        self.evict(new.then_some(k), evicted);
+    }
+}
+
+fn check_weighted(ops: &[Op], lfu: bool) {
+    let evictions = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = evictions.clone();
+    let mut cache = Cache::builder()
+        .max_capacity(10)
+        .weigher(|_: &u8, v: &u16| u32::from(v % 5))
+        .eviction_policy(if lfu {
+            EvictionPolicy::lfu()
+        } else {
+            EvictionPolicy::lru()
+        })
+        .eviction_listener(move |k: &u8, _: &u16, cause| {
+            if cause == cortado::notification::RemovalCause::Size {
+                sink.lock().unwrap().push(*k);
+            }
+        })
+        .build()
+        .unwrap();
+    let mut model = NaiveWeighted {
+        max: 10,
+        lfu,
+        ..NaiveWeighted::default()
+    };
+    for op in ops {
+        let mut expected = Vec::new();
+        match *op {
+            Op::Get(k) => assert_eq!(cache.get(&k).copied(), model.touch(k)),
+            Op::Insert(k, v) | Op::InsertTtl(k, v, _) => {
+                model.put(k, v, &mut expected);
+                cache.insert(k, v);
+            }
+            Op::Remove(k) => {
+                assert_eq!(cache.remove(&k), model.entries.remove(&k).map(|e| e.0));
+            }
+            Op::Retain(m) => {
+                model.entries.retain(|k, _| k % m != 0);
+                cache.retain(|k, _| k % m != 0);
+            }
+            Op::Resize(n) => {
+                model.max = u64::from(n);
+                model.evict(None, &mut expected);
+                cache.set_max_capacity(u64::from(n));
+            }
+            Op::Advance(_) | Op::RunPending => cache.run_pending_tasks(),
+        }
+        cache.validate();
+        assert_eq!(
+            std::mem::take(&mut *evictions.lock().unwrap()),
+            expected,
+            "evicted by {op:?}"
+        );
+        assert_eq!(cache.weighted_size(), model.size());
+        let mut keys: Vec<u8> = cache.iter().map(|(k, _)| *k).collect();
+        keys.sort_unstable();
+        let mut held: Vec<u8> = model.entries.keys().copied().collect();
+        held.sort_unstable();
+        assert_eq!(keys, held);
+    }
+}
+
 /// W-TinyLFU with expiry: what may be present is not fixed, but what is returned must be the
 /// latest value written, never expired, never removed, and the cache never over capacity.
 /// With `idle`, entries also expire 10 s after their last `get` or write.
@@ -252,6 +373,16 @@ proptest! {
     #[test]
     fn lfu_random_ops_match_naive_lfu(ops in prop::collection::vec(op(), 1..200)) {
         check_lfu(&ops);
+    }
+
+    #[test]
+    fn lfu_weighted_random_ops_match_naive_lfu(ops in prop::collection::vec(op(), 1..200)) {
+        check_weighted(&ops, true);
+    }
+
+    #[test]
+    fn lru_weighted_random_ops_match_naive_lru(ops in prop::collection::vec(op(), 1..200)) {
+        check_weighted(&ops, false);
     }
 
     #[test]
