@@ -69,7 +69,11 @@ impl Size {
         match self {
             Size::Entries(n) => n,
             Size::Percent(p) => {
-                let exact = distinct as f64 * p / 100.0;
+                // `p` is the decimal the user wrote only to within an ulp, and the product and
+                // the quotient round again, so an exact half (0.7% of 5,500 is 38.5) can come
+                // out a few ulps below it. A count times a short decimal is never that close to
+                // a half otherwise, so a nudge of a few ulps up restores the half.
+                let exact = distinct as f64 * p / 100.0 * (1.0 + 8.0 * f64::EPSILON);
                 (exact.round() as usize).max(MIN_PERCENT_ENTRIES)
             }
         }
@@ -503,6 +507,19 @@ mod tests {
         assert_eq!(pct("1%", 9_939), 99);
         assert_eq!(pct("25%", 3_153_310), 788_328);
         assert_eq!(pct("25%", 2_529), 632);
+    }
+
+    #[test]
+    fn size_fractional_percent_exact_half_rounds_up() {
+        // 0.7% of 5,500 keys is exactly 38.5 and 2.3% of 1,500 is 34.5, but 0.7 and 2.3 are not
+        // exact in binary: the products came out just below the half.
+        let pct = |p: &str, n| p.parse::<Size>().unwrap().entries(n);
+        assert_eq!(pct("0.7%", 5_500), 39);
+        assert_eq!(pct("2.3%", 1_500), 35);
+        assert_eq!(pct("33.3%", 1_500), 500);
+        // Just off the half, either way, still rounds to the nearest.
+        assert_eq!(pct("0.7%", 5_499), 38);
+        assert_eq!(pct("0.7%", 5_501), 39);
     }
 
     #[test]
