@@ -11,8 +11,8 @@
 //!
 //! - Lines starting with `#` are comments. The first one, if it comes before any other line,
 //!   is read as a header: `# time, object, ...`.
-//! - The first other line is a header too if its field in the key column is not a number
-//!   (`version,time,op,size,lbn`).
+//! - The first other line is a header too if its field in the key column is not an integer
+//!   (`version,time,op,size,lbn`); a negative or too large integer there is an error.
 //! - In a header the key column is the first of [`KEY_NAMES`] found (case-insensitive);
 //!   with none of them, column 2 (column 1 if the header has a single name). Without any
 //!   header the key is column 2.
@@ -57,13 +57,12 @@ impl Csv {
         let first_line = !self.seen_line;
         self.seen_line = true;
         let column = self.column.unwrap_or(DEFAULT_COLUMN);
-        let key = line
-            .split(|&b| b == b',')
-            .nth(column)
-            .map(|f| parse_u64(trim(f)));
+        let field = line.split(|&b| b == b',').nth(column).map(trim);
+        let key = field.map(parse_u64);
         match key {
             Some(Some(key)) => Ok(LineKeys::one(key)),
-            _ if first_line => {
+            // A field that is an integer, if not a valid key, makes a data line, not a header.
+            _ if first_line && !field.is_some_and(is_integer) => {
                 if self.column.is_none() {
                     self.column = Some(header_column(line));
                 }
@@ -80,6 +79,13 @@ impl Csv {
             )),
         }
     }
+}
+
+/// Whether `field` is a decimal integer, signed or too large for a key (`trace2keys.py` reads
+/// such a first line as data).
+fn is_integer(field: &[u8]) -> bool {
+    let digits = field.strip_prefix(b"-").unwrap_or(field);
+    !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
 }
 
 /// The 0-based key column named by a header line.
@@ -135,6 +141,22 @@ mod tests {
             matches!(err, TraceError::Malformed { line: 3, .. }),
             "{err}"
         );
+    }
+
+    #[test]
+    fn csv_first_line_negative_or_overflowing_key_errors_not_skipped_as_header() {
+        // `trace2keys.py` reads a first line whose key field is an integer as data (and wraps it
+        // into a key); here such a key is an error, as on any other line, not a header to skip.
+        for input in [
+            &b"1,-5,3\n2,6,4\n"[..],
+            b"1,18446744073709551616,3\n2,6,4\n",
+        ] {
+            let err = read_bytes(input, Format::Csv).unwrap_err();
+            assert!(
+                matches!(err, TraceError::Malformed { line: 1, .. }),
+                "{err}"
+            );
+        }
     }
 
     #[test]
