@@ -16,6 +16,26 @@ use tokio::sync::{Barrier, Notify};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
+/// Spawns a `get_with(1)` whose loader, if it runs, signals `started`, waits for `release`
+/// and returns `value`.
+fn spawn_paused_load(
+    cache: &Cache<u32, u64>,
+    started: &Arc<Notify>,
+    release: &Arc<Notify>,
+    value: u64,
+) -> tokio::task::JoinHandle<u64> {
+    let (cache, started, release) = (cache.clone(), started.clone(), release.clone());
+    tokio::spawn(async move {
+        cache
+            .get_with(1, async {
+                started.notify_one();
+                release.notified().await;
+                value
+            })
+            .await
+    })
+}
+
 async fn within<T>(future: impl Future<Output = T>) -> T {
     tokio::time::timeout(LIMIT, future)
         .await
@@ -292,18 +312,7 @@ async fn cancelled_waiter_does_not_disturb_the_load() {
         let cache: Cache<u32, u64> = Cache::new(100);
         let started = Arc::new(Notify::new());
         let release = Arc::new(Notify::new());
-        let loader = {
-            let (cache, started, release) = (cache.clone(), started.clone(), release.clone());
-            tokio::spawn(async move {
-                cache
-                    .get_with(1, async {
-                        started.notify_one();
-                        release.notified().await;
-                        5
-                    })
-                    .await
-            })
-        };
+        let loader = spawn_paused_load(&cache, &started, &release, 5);
         started.notified().await;
         let gave_up = tokio::time::timeout(
             Duration::from_millis(50),
@@ -434,21 +443,9 @@ async fn insert_during_load_wins_and_waiter_gets_loaded_value() {
     within(async {
         let cache: Cache<u32, u64> = Cache::new(100);
         let (started, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
-        let load = |cache: Cache<u32, u64>| {
-            let (started, release) = (started.clone(), release.clone());
-            tokio::spawn(async move {
-                cache
-                    .get_with(1, async {
-                        started.notify_one();
-                        release.notified().await;
-                        10
-                    })
-                    .await
-            })
-        };
-        let loader = load(cache.clone());
+        let loader = spawn_paused_load(&cache, &started, &release, 10);
         started.notified().await;
-        let waiter = load(cache.clone());
+        let waiter = spawn_paused_load(&cache, &started, &release, 10);
         tokio::task::yield_now().await; // the waiter joins the load
         cache.insert(1, 20);
         release.notify_one();

@@ -52,6 +52,21 @@ struct Heard {
     causes: HashMap<u64, Vec<RemovalCause>>,
 }
 
+impl Heard {
+    /// A listener that records each removed value's causes in `heard`.
+    fn recorder(heard: &Arc<Mutex<Heard>>) -> impl Fn(&u64, &u64, RemovalCause) + Send + Sync {
+        let sink = heard.clone();
+        move |_, v, cause| {
+            sink.lock()
+                .unwrap()
+                .causes
+                .entry(*v)
+                .or_default()
+                .push(cause);
+        }
+    }
+}
+
 #[test]
 fn stress_mixed_ops_every_value_present_or_reported_once() {
     with_timeout(LIMIT, || {
@@ -61,21 +76,13 @@ fn stress_mixed_ops_every_value_present_or_reported_once() {
         const CAPACITY: u64 = 96;
         let clock = ManualClock::new();
         let heard: Arc<Mutex<Heard>> = Arc::default();
-        let sink = heard.clone();
         let cache: Cache<u64, u64> = Cache::builder()
             .max_capacity(CAPACITY)
             .shards(4)
             .time_to_live(Duration::from_millis(300))
             .time_to_idle(Duration::from_millis(120))
             .clock(clock.clone())
-            .eviction_listener(move |_: &u64, v: &u64, cause| {
-                sink.lock()
-                    .unwrap()
-                    .causes
-                    .entry(*v)
-                    .or_default()
-                    .push(cause);
-            })
+            .eviction_listener(Heard::recorder(&heard))
             .record_stats()
             .build()
             .unwrap();
@@ -1137,17 +1144,9 @@ fn stress_loads_racing_writes_never_outlive_a_write() {
         const KEYS: u64 = 2;
         const WRITES: u64 = 2_000;
         let heard: Arc<Mutex<Heard>> = Arc::default();
-        let sink = heard.clone();
         let cache: Cache<u64, u64> = Cache::builder()
             .max_capacity(100)
-            .eviction_listener(move |_: &u64, v: &u64, cause| {
-                sink.lock()
-                    .unwrap()
-                    .causes
-                    .entry(*v)
-                    .or_default()
-                    .push(cause);
-            })
+            .eviction_listener(Heard::recorder(&heard))
             .record_stats()
             .build()
             .unwrap();
