@@ -632,7 +632,12 @@ impl Experts {
         if self.aging_lead <= TWIN_SIGNIFICANCE * noise {
             return false;
         }
+        // The sizing the cache may be waiting for (see `WTinyLfu::set_maximum`) stays its own.
+        let sized = admission.is_sized();
         std::mem::swap(admission, alt);
+        if !sized {
+            admission.defer_sizing();
+        }
         self.minis.swap(AGED, self.current);
         self.aging_lead = -self.aging_lead;
         true

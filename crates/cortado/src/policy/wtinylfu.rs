@@ -1226,6 +1226,61 @@ mod tests {
     }
 
     #[test]
+    fn set_maximum_grown_aging_switch_before_half_full_still_sizes_sketch() {
+        // Full at 100 entries, then grown a thousandfold: the sizing waits until the cache is
+        // half full of the new capacity. Meanwhile the miniatures (still those of 100 entries)
+        // replay the shifting hot sets, where the aging twin wins and the sketches trade places.
+        let mut p = WTinyLfu::new(100, Adaptation::Lead, false, Some(8));
+        let mut map = std::collections::HashMap::new();
+        let mut owner = std::collections::HashMap::new();
+        let mut free: Vec<u32> = Vec::new();
+        let mut next = 0u32;
+        let mut evicted = Vec::new();
+        let mut request = |p: &mut WTinyLfu, key: u64| {
+            if let Some(&i) = map.get(&key) {
+                p.access(i);
+                return;
+            }
+            let i = free.pop().unwrap_or_else(|| {
+                next += 1;
+                next - 1
+            });
+            map.insert(key, i);
+            owner.insert(i, key);
+            p.insert(i, mix64(key), 1);
+            p.evict(&mut evicted);
+            for j in evicted.drain(..) {
+                map.remove(&owner.remove(&j).unwrap());
+                free.push(j);
+            }
+        };
+        let mut keys = shifting_hot_sets();
+        for key in keys.by_ref().take(1_000) {
+            request(&mut p, key);
+        }
+        assert!(p.admission.is_sized() && !p.admission.fast_aging());
+        let maximum = 200_000;
+        p.set_maximum(maximum);
+        assert!(!p.admission.is_sized(), "sizing deferred");
+        for key in keys {
+            request(&mut p, key);
+        }
+        assert!(p.admission.fast_aging(), "the aging twin took over");
+        assert!(p.weighted_size() < maximum / 2);
+        assert!(!p.admission.is_sized(), "sized before half full");
+        // Half full of the new capacity: the sketch is sized for it now.
+        for key in (1 << 50..).take((maximum / 2) as usize) {
+            request(&mut p, key);
+        }
+        assert!(p.admission.is_sized());
+        assert_eq!(
+            p.admission.sketch.sample_size(),
+            maximum as usize * crate::sketch::SAMPLE_FACTOR
+        );
+        p.validate();
+    }
+
+    #[test]
     fn adaptive_small_cache_long_loop_keeps_slow_aging() {
         // A loop of 1,000 keys through 50 slots: fast aging (every 500 increments) forgets
         // every count before its key comes round again, and the cache hits nothing.
