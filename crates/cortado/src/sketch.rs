@@ -116,9 +116,13 @@ impl FrequencySketch {
 
     /// Ages (halves every counter) after `increments` successful increments instead of the
     /// default `SAMPLE_FACTOR` x capacity. A longer period remembers more history; a shorter one
-    /// follows a changing workload faster.
+    /// follows a changing workload faster. If more increments than the new period have been
+    /// counted since the last aging, the next increment ages the sketch, once.
     pub fn set_sample_size(&mut self, increments: usize) {
         self.sample_size = increments.max(1);
+        // Past the new period, halving the count once must end it (or the next increments
+        // would halve every counter again and again).
+        self.size = self.size.min(self.sample_size);
     }
 
     /// The number of successful increments after which all counters are halved.

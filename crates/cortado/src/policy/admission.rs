@@ -330,6 +330,27 @@ mod tests {
     }
 
     #[test]
+    fn set_fast_aging_past_fast_period_halves_counts_once() {
+        let mut a = Admission::new(Some(1));
+        a.ensure_capacity(50);
+        for _ in 0..15 {
+            a.record(1);
+        }
+        // 4,000 increments into the slow period of 10,000 (eight fast periods' worth), of keys
+        // seen twice each.
+        for k in 0..4_000u64 {
+            a.record(crate::random::mix64(k / 2 + 2));
+        }
+        assert_eq!(a.sketch.frequency(1), 15);
+        a.set_fast_aging(true);
+        // The fast period is over: the next increments age the sketch, once.
+        for k in 0..5u64 {
+            a.record(crate::random::mix64(k + 10_000));
+        }
+        assert_eq!(a.sketch.frequency(1), 7);
+    }
+
+    #[test]
     fn set_fast_aging_before_sizing_applies_once_sized() {
         let mut a = Admission::new(Some(1));
         a.set_fast_aging(true);
