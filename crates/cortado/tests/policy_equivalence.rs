@@ -57,6 +57,10 @@ fn policies() -> impl Strategy<Value = EvictionPolicy> {
     ])
 }
 
+/// Keys hash the same way in both caches (the default hasher is randomly seeded, and W-TinyLFU's
+/// sketch, ghost and miniatures key on the hash).
+type Fixed = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+
 fn check(ops: &[Op], policy: EvictionPolicy, weighted: bool, max: u64) {
     let unsync_log: Log = Arc::default();
     let sync_log: Log = Arc::default();
@@ -64,6 +68,7 @@ fn check(ops: &[Op], policy: EvictionPolicy, weighted: bool, max: u64) {
     let mut builder = cortado::unsync::Cache::builder()
         .max_capacity(max)
         .eviction_policy(policy)
+        .hasher(Fixed::default())
         .eviction_listener(move |k: &u8, v: &u32, c| sink.lock().unwrap().push((*k, *v, c)));
     if weighted {
         builder = builder.weigher(|_: &u8, v: &u32| weight(*v));
@@ -74,6 +79,7 @@ fn check(ops: &[Op], policy: EvictionPolicy, weighted: bool, max: u64) {
         .max_capacity(max)
         .shards(1)
         .eviction_policy(policy)
+        .hasher(Fixed::default())
         .eviction_listener(move |k: &u8, v: &u32, c| sink.lock().unwrap().push((*k, *v, c)));
     if weighted {
         builder = builder.weigher(|_: &u8, v: &u32| weight(*v));
@@ -138,6 +144,26 @@ proptest! {
         max in prop_oneof![0..20u64, Just(1u64), Just(u64::from(u32::MAX) - 1)],
         ops in prop::collection::vec(op(), 1..200),
     ) {
+        check(&ops, policy.with_seed(seed), weighted, max);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+
+    #[test]
+    fn tiny_lfu_one_shard_sync_random_ops_match_unsync(
+        seed in any::<u64>(),
+        adaptive in any::<bool>(),
+        weighted in any::<bool>(),
+        max in prop_oneof![0..20u64, Just(1u64), Just(u64::from(u32::MAX) - 1)],
+        ops in prop::collection::vec(op(), 1..300),
+    ) {
+        let policy = if adaptive {
+            EvictionPolicy::tiny_lfu()
+        } else {
+            EvictionPolicy::tiny_lfu_static()
+        };
         check(&ops, policy.with_seed(seed), weighted, max);
     }
 }
