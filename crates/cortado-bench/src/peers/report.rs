@@ -64,7 +64,7 @@ impl ThroughputCell {
 enum Clock {
     /// Operations over the wall-clock span of a pass.
     Wall,
-    /// Operations over each thread's wall time less its run-queue wait, summed.
+    /// Operations over the span with each thread's run-queue wait taken off its end.
     Unqueued,
 }
 
