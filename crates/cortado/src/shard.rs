@@ -684,6 +684,23 @@ where
         }
     }
 
+    /// Switches to the policy's new deferral. When no fold comes any more (a full cache shrunk
+    /// to where the miniatures replay every key), the reads waiting on entries count now,
+    /// before the evictions. Out of line: it happens a few times in a cache's life.
+    #[cold]
+    fn change_deferral(
+        policy: &mut Policy,
+        slots: &mut [Option<Entry<K, V>>],
+        deferral: &mut Deferral,
+        now_deferral: Deferral,
+        full: bool,
+    ) {
+        if now_deferral == Deferral::Never && full {
+            policy.fold_all(|i| Self::take_deferred_mut(slots, i));
+        }
+        *deferral = now_deferral;
+    }
+
     /// Evicts with the policy until the weighted size fits the maximum, first applying the
     /// deferred reads of the entries the policy is about to look at.
     fn evict(&mut self) {
@@ -696,8 +713,12 @@ where
             ..
         } = self;
         let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
-        // Inserts can change it (the adaptive policy starts sampling once it is half full).
-        *deferral = policy.deferral();
+        // Inserts can change it (the adaptive policy starts sampling once it is half full), and
+        // so can a new capacity.
+        let now_deferral = policy.deferral();
+        if now_deferral != *deferral {
+            Self::change_deferral(policy, slots, deferral, now_deferral, *full);
+        }
         *buffers_reads |= *deferral != Deferral::Always;
         if !*full && policy.weighted_size() >= policy.maximum() {
             *full = true;

@@ -629,3 +629,22 @@ fn lfu_weighted_update_after_insert_evicts_least_used_entry() {
     assert_eq!(cache.get(&0), Some(&3));
     cache.validate();
 }
+
+#[test]
+fn set_max_capacity_shrink_to_unsampled_size_keeps_keys_read_while_sampling() {
+    // At 4,096 entries the adaptive policy's miniatures sample half the keys, and the reads of
+    // the others wait on their entries; shrunk to 1,024, the miniatures replay every key and
+    // no read waits. The reads that waited must still count in the shrink's evictions.
+    let mut cache: Cache<u32, u32> = Cache::new(4_096);
+    for key in 0..4_096 {
+        cache.insert(key, key);
+    }
+    for _ in 0..8 {
+        for key in 0..1_024 {
+            assert_eq!(cache.get(&key), Some(&key));
+        }
+    }
+    cache.set_max_capacity(1_024);
+    let kept = (0..1_024).filter(|key| cache.contains_key(key)).count();
+    assert!(kept > 1_000, "{kept} of the 1,024 keys read 8 times kept");
+}
