@@ -167,8 +167,11 @@ impl EvictionPolicy {
         self
     }
 
-    /// `redis-lfu`'s counters lose one per this many requests (insertions, reads and updates)
-    /// without a use (Redis's `lfu-decay-time`, which counts minutes); 0 never decays. By
+    /// `redis-lfu`'s decay period, in requests (insertions, reads and updates): a counter loses
+    /// one for each period boundary (every multiple of `requests` on the cache's request clock)
+    /// passed since the entry's last use, so an entry idle for one request just across a
+    /// boundary loses one. Redis counts minute boundaries the same way but divides their number
+    /// by its `lfu-decay-time`; for a period of one they agree. 0 never decays. By
     /// default a period lasts [`AUTO_DECAY_TICKS_PER_ENTRY`](sampled::AUTO_DECAY_TICKS_PER_ENTRY)
     /// (10) requests per entry the cache holds. Other policies ignore it.
     pub fn lfu_decay_period(mut self, requests: u64) -> Self {
