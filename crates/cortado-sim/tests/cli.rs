@@ -366,3 +366,23 @@ fn plot_writes_svg_and_png_with_labels() {
     let bytes = std::fs::read(&png).unwrap();
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"));
 }
+
+#[test]
+fn sizes_count_far_above_distinct_keys_replays_without_aborting() {
+    // 1,000,000,000 entries is within every policy's limit, and a cache that large holds the
+    // hand trace's 4 keys like any other of at least 4: 6 hits. Pre-sizing the policies for the
+    // capacity asked tried to allocate 36 GB (sieve) and aborted. (tinylfu-lru is left out: its
+    // sketch is sized to the capacity by design, 8 bytes per entry.)
+    let dir = Scratch::new("huge-size");
+    let trace = dir.write("hand.keys", HAND);
+    let (table, records) = replay_json(
+        &dir,
+        &trace,
+        "1000000000",
+        "wtinylfu,lru,sieve,arc,lirs,s3fifo,clock,fifo,opt",
+    );
+    assert_eq!(records.len(), 9, "{table}");
+    for record in &records {
+        assert_eq!(record["hits"], 6, "{record:?}");
+    }
+}

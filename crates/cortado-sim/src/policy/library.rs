@@ -21,8 +21,9 @@
 //! - **One line per policy.** [`LIBRARY_POLICIES`] maps a name to a constructor of the library's
 //!   [`EvictionPolicy`]; [`crate::policy::POLICIES`] and [`crate::policy::build`] read it, so a
 //!   new library policy is one line here.
-//! - **Pre-sized.** The cache reserves its capacity up front, so the replay measures steady-state
-//!   requests rather than table growth; this changes no eviction decision.
+//! - **Pre-sized.** The cache reserves its capacity up front (up to
+//!   [`crate::policy::PRESIZE_LIMIT`] entries), so the replay measures steady-state requests
+//!   rather than table growth; this changes no eviction decision.
 //!
 //! # References
 //!
@@ -115,7 +116,7 @@ impl Library {
     pub fn new(policy: EvictionPolicy, capacity: usize) -> Result<Library, BuildError> {
         let cache = Cache::builder()
             .max_capacity(capacity as u64)
-            .initial_capacity(capacity)
+            .initial_capacity(super::presize(capacity))
             .eviction_policy(policy)
             .hasher(MixState)
             .build()?;

@@ -17,7 +17,7 @@
 
 use super::key_hash::{key_map, KeyMap};
 use super::{check_capacity, ReferenceError};
-use crate::policy::Policy;
+use crate::policy::{presize, Policy};
 
 /// CLOCK (second chance) replacement. See the [module docs](self).
 #[derive(Debug, Clone)]
@@ -35,8 +35,8 @@ impl Clock {
         check_capacity(capacity)?;
         Ok(Self {
             capacity,
-            keys: Vec::with_capacity(capacity),
-            referenced: Vec::with_capacity(capacity),
+            keys: Vec::with_capacity(presize(capacity)),
+            referenced: Vec::with_capacity(presize(capacity)),
             slots: key_map(capacity),
             hand: 0,
         })

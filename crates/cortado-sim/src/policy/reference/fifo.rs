@@ -18,7 +18,7 @@ use std::hash::BuildHasherDefault;
 
 use super::key_hash::KeyHasher;
 use super::{check_capacity, ReferenceError};
-use crate::policy::Policy;
+use crate::policy::{presize, Policy};
 
 /// First-in, first-out replacement. See the [module docs](self).
 #[derive(Debug, Clone)]
@@ -34,8 +34,11 @@ impl Fifo {
         check_capacity(capacity)?;
         Ok(Self {
             capacity,
-            order: VecDeque::with_capacity(capacity),
-            resident: HashSet::with_capacity_and_hasher(capacity, BuildHasherDefault::default()),
+            order: VecDeque::with_capacity(presize(capacity)),
+            resident: HashSet::with_capacity_and_hasher(
+                presize(capacity),
+                BuildHasherDefault::default(),
+            ),
         })
     }
 

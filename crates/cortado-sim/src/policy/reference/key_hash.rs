@@ -56,9 +56,12 @@ impl Hasher for KeyHasher {
 /// A hash map from trace keys, with [`KeyHasher`].
 pub type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
 
-/// An empty [`KeyMap`] with room for `capacity` keys.
+/// An empty [`KeyMap`] with room for `capacity` keys (at most [`crate::policy::PRESIZE_LIMIT`]).
 pub fn key_map<V>(capacity: usize) -> KeyMap<V> {
-    HashMap::with_capacity_and_hasher(capacity, BuildHasherDefault::default())
+    HashMap::with_capacity_and_hasher(
+        crate::policy::presize(capacity),
+        BuildHasherDefault::default(),
+    )
 }
 
 #[cfg(test)]

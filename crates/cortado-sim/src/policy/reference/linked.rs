@@ -82,10 +82,11 @@ const NEWER: usize = 0;
 const OLDER: usize = 1;
 
 impl Links {
-    /// Links with room for `slots` slots before they grow.
+    /// Links with room for `slots` slots (at most [`crate::policy::PRESIZE_LIMIT`]) before they
+    /// grow.
     pub fn with_capacity(slots: usize) -> Self {
         Self {
-            cells: Vec::with_capacity(slots),
+            cells: Vec::with_capacity(crate::policy::presize(slots)),
         }
     }
 
@@ -182,10 +183,11 @@ pub struct Slab<T> {
 }
 
 impl<T> Slab<T> {
-    /// An empty slab with room for `capacity` entries before it grows.
+    /// An empty slab with room for `capacity` entries (at most
+    /// [`crate::policy::PRESIZE_LIMIT`]) before it grows.
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
-            entries: Vec::with_capacity(capacity),
+            entries: Vec::with_capacity(crate::policy::presize(capacity)),
             free: Vec::new(),
         }
     }

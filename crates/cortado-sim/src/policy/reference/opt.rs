@@ -42,7 +42,7 @@ use std::collections::BinaryHeap;
 
 use super::key_hash::{key_map, KeyHasher};
 use super::{check_capacity, ReferenceError};
-use crate::policy::Policy;
+use crate::policy::{presize, Policy};
 use std::hash::Hasher;
 
 /// Marks "never requested again".
@@ -104,7 +104,7 @@ impl Opt {
             next_use,
             fingerprint,
             awaited: vec![0; keys.len().div_ceil(64)].into_boxed_slice(),
-            heap: BinaryHeap::with_capacity(capacity + 1),
+            heap: BinaryHeap::with_capacity(presize(capacity) + 1),
             dead: 0,
             len: 0,
             position: 0,
