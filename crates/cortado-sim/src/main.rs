@@ -318,14 +318,19 @@ fn simulate(args: &SimulateArgs) -> Result<(), CliError> {
         Ok((traces, outcomes))
     })??;
     let stdout = Path::new("stdout");
-    write_to(stdout, None, |out| {
+    // A reader that went away (`| head`) does not cancel the files asked for.
+    let table = write_to(stdout, None, |out| {
         report::write_table(&mut *out, &traces, &outcomes)?;
         if args.timing {
             writeln!(out)?;
             report::write_timing(&mut *out, &outcomes)?;
         }
         Ok(())
-    })?;
+    });
+    match table {
+        Err(CliError::Output { source, .. }) if source.kind() == io::ErrorKind::BrokenPipe => {}
+        other => other?,
+    }
     if let Some(path) = &args.json {
         write_to(path, Some(path), |out| report::write_json(out, &outcomes))?;
     }

@@ -386,3 +386,40 @@ fn sizes_count_far_above_distinct_keys_replays_without_aborting() {
         assert_eq!(record["hits"], 6, "{record:?}");
     }
 }
+
+#[test]
+fn json_and_csv_closed_stdout_still_written() {
+    // `cortado-sim ... --json out.json | head -1`: once the reader is gone, writing the table
+    // fails with a broken pipe, which is no error for a table nobody reads; the files asked for
+    // must still be written. They were skipped, with exit status 0 and no message.
+    let dir = Scratch::new("broken-pipe");
+    let trace = dir.write("hand.keys", HAND);
+    let json = dir.path("out.json");
+    let csv = dir.path("out.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cortado-sim"))
+        .args([
+            "--trace",
+            arg(&trace),
+            "--sizes",
+            "3",
+            "--policies",
+            "lru",
+            "--json",
+            arg(&json),
+            "--csv",
+            arg(&csv),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap(),
+        "trace,policy,size,requests,hits,hit_ratio\nhand,lru,3,10,4,0.4\n"
+    );
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(value[0]["hits"], 4);
+}
