@@ -423,3 +423,32 @@ fn json_and_csv_closed_stdout_still_written() {
     let value: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(value[0]["hits"], 4);
 }
+
+#[test]
+fn verify_mismatch_closed_stdout_exits_one() {
+    // `cortado-sim verify | head`: the report's broken pipe must not turn a failed
+    // verification into success. It exited 0.
+    let dir = Scratch::new("verify-broken-pipe");
+    dir.write("hand.lirs", HAND);
+    let bad = dir.write(
+        "bad.csv",
+        "trace,size,size_pct_of_distinct,policy,hit_ratio_pct\nhand,3,75,Belady,49.00\n",
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cortado-sim"))
+        .args([
+            "verify",
+            "--reference",
+            arg(&bad),
+            "--traces",
+            arg(&dir.0),
+            "--policies",
+            "opt",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
