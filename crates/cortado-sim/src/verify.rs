@@ -235,7 +235,14 @@ pub fn read_reference(path: &Path) -> Result<Vec<ReferenceRow>, VerifyError> {
         };
         let size = size
             .parse::<usize>()
-            .map_err(|_| malformed(i + 1, format!("size `{size}` is not a whole number")))?;
+            .ok()
+            .filter(|&s| s > 0)
+            .ok_or_else(|| {
+                malformed(
+                    i + 1,
+                    format!("size `{size}` is not a whole number of entries, at least 1"),
+                )
+            })?;
         let hit_ratio_pct = ratio
             .parse::<f64>()
             .ok()
@@ -561,6 +568,25 @@ mod tests {
         )
         .unwrap();
         assert!(read_reference(&path).is_err());
+    }
+
+    #[test]
+    fn read_reference_zero_size_malformed_with_line() {
+        // A size of 0 entries was read, then rejected by the replay as "policy arc at size 0",
+        // with exit status 2 (a bad argument) and neither the file nor the line.
+        let dir = temp_dir("zero-size");
+        let path = dir.join("ref.csv");
+        std::fs::write(
+            &path,
+            "trace,size,size_pct_of_distinct,policy,hit_ratio_pct\nt,3,1,LRU,5\nt,0,0,ARC,0\n",
+        )
+        .unwrap();
+        let err = read_reference(&path).unwrap_err();
+        assert!(
+            matches!(err, VerifyError::Malformed { line: 3, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("ref.csv:3"), "{err}");
     }
 
     #[test]
