@@ -923,21 +923,36 @@ where
         }
     }
 
-    /// Changes the maximum weight, evicting at once if the cache is now over it.
     /// Whether the capacity counts entries (no weigher).
     pub(crate) fn counts_entries(&self) -> bool {
         self.weigher.is_none()
     }
 
-    /// Counting entries (no weigher), a maximum of `u32::MAX` or more is taken as
-    /// `u32::MAX - 1`, the most slots a shard can name (and the builder's limit).
+    /// Changes the maximum weight, evicting at once if the cache is now over it. Counting
+    /// entries (no weigher), a maximum of `u32::MAX` or more is taken as `u32::MAX - 1`, the
+    /// most slots a shard can name (and the builder's limit).
+    ///
+    /// A full cache shrunk below its weighted size first applies the reads waiting on all its
+    /// entries: the evictions go far past the queue ends that [`evict`](Self::evict)'s fold
+    /// looks at, and would take read entries as if unread (a quarter of the keys read 8 times
+    /// kept, shrinking a full cache to a quarter, as many as of the unread ones).
     pub(crate) fn set_max_capacity(&mut self, maximum: u64) {
         let maximum = if self.weigher.is_none() {
             maximum.min(MAX_ENTRIES)
         } else {
             maximum
         };
-        self.policy_mut().set_maximum(maximum);
+        let Self {
+            policy,
+            slots,
+            full,
+            ..
+        } = self;
+        let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
+        policy.set_maximum(maximum);
+        if *full && policy.weighted_size() > maximum {
+            policy.fold_all(|i| Self::take_deferred_mut(slots, i));
+        }
         self.evict();
     }
 

@@ -648,3 +648,47 @@ fn set_max_capacity_shrink_to_unsampled_size_keeps_keys_read_while_sampling() {
     let kept = (0..1_024).filter(|key| cache.contains_key(key)).count();
     assert!(kept > 1_000, "{kept} of the 1,024 keys read 8 times kept");
 }
+
+#[test]
+fn set_max_capacity_shrink_full_deferring_cache_keeps_keys_read_since_full() {
+    // The static policy defers every read, and the adaptive one at 40,000 entries (still
+    // sampling at 10,000) those of the keys its miniatures do not replay. A full cache's
+    // quarter of its keys, read 8 times each, must outlive the unread keys when it shrinks to
+    // a quarter: the reads waiting on entries count before the shrink's evictions, which go
+    // far past the queue ends that a single insert's fold looks at.
+    type Hasher = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+    for policy in [
+        EvictionPolicy::tiny_lfu_static(),
+        EvictionPolicy::tiny_lfu(),
+    ] {
+        let capacity = 40_000u32;
+        let mut cache: Cache<u32, u32, Hasher> = Cache::builder()
+            .max_capacity(u64::from(capacity))
+            .eviction_policy(policy.with_seed(3))
+            .hasher(Hasher::default())
+            .build()
+            .unwrap();
+        for key in 0..2 * capacity {
+            cache.insert(key, key);
+        }
+        let read: Vec<u32> = (0..2 * capacity)
+            .filter(|key| cache.contains_key(key))
+            .step_by(4)
+            .collect();
+        assert_eq!(read.len(), capacity as usize / 4);
+        for _ in 0..8 {
+            for key in &read {
+                assert_eq!(cache.get(key), Some(key));
+            }
+        }
+        cache.set_max_capacity(u64::from(capacity / 4));
+        let kept = read.iter().filter(|key| cache.contains_key(key)).count();
+        assert!(
+            kept > read.len() * 95 / 100,
+            "{}: {kept} of the {} keys read 8 times kept",
+            policy.name(),
+            read.len()
+        );
+        cache.validate();
+    }
+}
