@@ -1390,6 +1390,47 @@ mod tests {
     }
 
     #[test]
+    #[ignore = "protected's overflow past QUEUE_TRANSFER_LIMIT is demoted only by a later promotion"]
+    fn set_mode_protected_shrunk_past_transfer_limit_overflow_stays_without_promotions() {
+        // The segmented LRU (a 1% window) to LRU, neighbours in MODES: protected's bound falls
+        // from 65% of the main space to 0, by more than QUEUE_TRANSFER_LIMIT entries.
+        let mut p = Segments::new(2_000, mode_of(5, 0), false);
+        let mut admission = Admission::new(Some(6));
+        admission.ensure_capacity(2_000);
+        let mut evicted = Vec::new();
+        for i in 0..2_100u32 {
+            p.insert(i, fold_hash(mix64(u64::from(i))), 1);
+            p.evict(&mut admission, &mut evicted);
+            for &j in &evicted {
+                assert!(j < i, "evicted {j} at {i}");
+            }
+            evicted.clear();
+        }
+        let probation = p.probation.validate(&p.nodes);
+        for &i in &probation {
+            p.access(i);
+        }
+        assert_eq!(p.protected_weight, p.protected_max);
+        let hot = p.protected.validate(&p.nodes);
+        p.set_mode(mode_of(6, 0));
+        assert_eq!(p.protected_max, 0);
+        // 100 operations, none of them a promotion: new keys evicting, reads of protected.
+        for k in 0..50u32 {
+            let i = 3_000 + k;
+            p.insert(i, fold_hash(mix64(u64::from(i))), 1);
+            p.evict(&mut admission, &mut evicted);
+            p.access(hot[hot.len() - 1 - k as usize]);
+        }
+        p.validate();
+        assert!(
+            p.protected_weight <= p.protected_max,
+            "protected {} over its bound {} 100 operations after the mode change",
+            p.protected_weight,
+            p.protected_max
+        );
+    }
+
+    #[test]
     fn evict_returning_candidate_admitted_over_hot_victim() {
         let mut p = Segments::new(10, STATIC_MODE, false);
         p.size_ghost(10);
