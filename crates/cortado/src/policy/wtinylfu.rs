@@ -44,7 +44,11 @@
 //!   from miniature copies of the cache; the static variant keeps [`STATIC_MODE`] (a 1% window).
 //!   A mode change moves the bounds at once and lets entries follow lazily: the window's overflow
 //!   becomes admission candidates on the next eviction and protected's overflow is demoted, at
-//!   most [`QUEUE_TRANSFER_LIMIT`] entries per operation so a large change never stalls one call.
+//!   most [`QUEUE_TRANSFER_LIMIT`] entries at the change and at each later promotion, so a large
+//!   change never stalls one call. An overflow past that limit (the step from the segmented LRU
+//!   to LRU in a cache of over about 1,550 entries) waits for promotions: demoting it at every
+//!   eviction as well cost the 84 reference cells 0.003 points (`p3` at 190,636 entries 0.19),
+//!   since the entries it keeps protected are the frequent ones.
 //! - **Weights.** Every bound is in weight units; an entry heavier than the whole capacity is
 //!   evicted at once, one heavier than the window enters at the window's LRU end so it is judged
 //!   right away.
@@ -1387,47 +1391,6 @@ mod tests {
         assert_eq!(p.window.len(), 1);
         assert_eq!(p.weighted_size(), 100);
         p.validate();
-    }
-
-    #[test]
-    #[ignore = "protected's overflow past QUEUE_TRANSFER_LIMIT is demoted only by a later promotion"]
-    fn set_mode_protected_shrunk_past_transfer_limit_overflow_stays_without_promotions() {
-        // The segmented LRU (a 1% window) to LRU, neighbours in MODES: protected's bound falls
-        // from 65% of the main space to 0, by more than QUEUE_TRANSFER_LIMIT entries.
-        let mut p = Segments::new(2_000, mode_of(5, 0), false);
-        let mut admission = Admission::new(Some(6));
-        admission.ensure_capacity(2_000);
-        let mut evicted = Vec::new();
-        for i in 0..2_100u32 {
-            p.insert(i, fold_hash(mix64(u64::from(i))), 1);
-            p.evict(&mut admission, &mut evicted);
-            for &j in &evicted {
-                assert!(j < i, "evicted {j} at {i}");
-            }
-            evicted.clear();
-        }
-        let probation = p.probation.validate(&p.nodes);
-        for &i in &probation {
-            p.access(i);
-        }
-        assert_eq!(p.protected_weight, p.protected_max);
-        let hot = p.protected.validate(&p.nodes);
-        p.set_mode(mode_of(6, 0));
-        assert_eq!(p.protected_max, 0);
-        // 100 operations, none of them a promotion: new keys evicting, reads of protected.
-        for k in 0..50u32 {
-            let i = 3_000 + k;
-            p.insert(i, fold_hash(mix64(u64::from(i))), 1);
-            p.evict(&mut admission, &mut evicted);
-            p.access(hot[hot.len() - 1 - k as usize]);
-        }
-        p.validate();
-        assert!(
-            p.protected_weight <= p.protected_max,
-            "protected {} over its bound {} 100 operations after the mode change",
-            p.protected_weight,
-            p.protected_max
-        );
     }
 
     #[test]
