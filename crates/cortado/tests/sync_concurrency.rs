@@ -864,6 +864,22 @@ fn optionally_get_with_late_joiner_finds_absence_just_cached() {
     assert_eq!(calls, 1);
 }
 
+/// Spawns a `get_with(1)` whose loader waits at `started`, then at `release`, and returns 10.
+fn spawn_paused_load<'s>(
+    s: &'s std::thread::Scope<'s, '_>,
+    cache: &'s Cache<u32, u32>,
+    started: &'s Barrier,
+    release: &'s Barrier,
+) -> std::thread::ScopedJoinHandle<'s, u32> {
+    s.spawn(move || {
+        cache.get_with(1, || {
+            started.wait();
+            release.wait();
+            10
+        })
+    })
+}
+
 /// Runs `get_with(1)` with a loader that returns 10, doing `write` on the cache while the loader
 /// runs; returns what `get_with` returned, the value then cached for key 1, what the listener
 /// heard of the loaded value, and the load successes counted.
@@ -885,13 +901,7 @@ fn write_during_load(
             .unwrap();
         let (started, release) = (Barrier::new(2), Barrier::new(2));
         let loaded = std::thread::scope(|s| {
-            let loader = s.spawn(|| {
-                cache.get_with(1, || {
-                    started.wait();
-                    release.wait();
-                    10
-                })
-            });
+            let loader = spawn_paused_load(s, &cache, &started, &release);
             started.wait();
             write(&cache);
             release.wait();
@@ -1105,13 +1115,7 @@ fn get_with_after_removal_during_load_loads_afresh() {
             let cache: Cache<u32, u32> = Cache::new(100);
             let (started, release) = (Barrier::new(2), Barrier::new(2));
             std::thread::scope(|s| {
-                let loader = s.spawn(|| {
-                    cache.get_with(1, || {
-                        started.wait();
-                        release.wait();
-                        10
-                    })
-                });
+                let loader = spawn_paused_load(s, &cache, &started, &release);
                 started.wait();
                 run(&cache);
                 let (done, late) = mpsc::channel();
