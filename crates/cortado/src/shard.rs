@@ -206,6 +206,10 @@ pub(crate) struct Shard<K, V, S> {
     /// [`adopt_policy_mode`](Self::adopt_policy_mode)), kept here so that a follower compares
     /// without touching its policy's cache lines on every write.
     adopted_mode: Option<u8>,
+    /// An unbounded shard runs LRU in place of the configured policy (nothing is evicted); this
+    /// is that policy and whether it follows another shard's mode, for the first
+    /// [`set_max_capacity`](Self::set_max_capacity) that bounds the shard.
+    bounded_policy: Option<(EvictionPolicy, bool)>,
 }
 
 impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
@@ -272,6 +276,10 @@ where
             full: false,
             buffers_reads: false,
             adopted_mode: None,
+            bounded_policy: config
+                .max_capacity
+                .is_none()
+                .then_some((config.policy, config.follower)),
         };
         shard.policy_mut().reserve(config.initial_capacity);
         shard
@@ -942,6 +950,11 @@ where
         } else {
             maximum
         };
+        if maximum != u64::MAX {
+            if let Some((config, follower)) = self.bounded_policy.take() {
+                self.bound_policy(config, follower, maximum);
+            }
+        }
         let Self {
             policy,
             slots,
@@ -954,6 +967,23 @@ where
             policy.fold_all(|i| Self::take_deferred_mut(slots, i));
         }
         self.evict();
+    }
+
+    /// Replaces the LRU that an unbounded shard runs with the configured policy, bounded by
+    /// `maximum`, holding the entries from the least recently used on (the caller evicts).
+    /// Out of line: it happens at most once in a shard's life.
+    #[cold]
+    fn bound_policy(&mut self, config: EvictionPolicy, follower: bool, maximum: u64) {
+        let old = self.policy_mut();
+        let order = old.coldest();
+        let weights: Vec<u32> = order.iter().map(|&i| old.weight_of(i)).collect();
+        let mut policy = Policy::new(config, maximum, self.weigher.is_some(), follower);
+        policy.reserve(self.slots.capacity());
+        for (&i, weight) in order.iter().zip(weights) {
+            policy.insert(i, hash_key(&self.hasher, &self.entry(i).key), weight);
+        }
+        *self.policy_mut() = policy;
+        self.adopted_mode = None;
     }
 
     /// Entries held, including expired ones not yet removed.

@@ -1094,3 +1094,33 @@ fn weighted_default_shards_share_fits_entry_unit_default_would_not() {
     assert!(cache.contains_key(&1));
     cache.validate();
 }
+
+#[test]
+fn set_max_capacity_unbounded_cache_evicts_with_configured_policy() {
+    // As in `unsync`: bounded later, the cache evicts by LFU as configured, not by LRU.
+    let cache = Cache::<u32, u32>::builder()
+        .shards(1)
+        .eviction_policy(EvictionPolicy::lfu())
+        .build()
+        .unwrap();
+    cache.set_max_capacity(2);
+    cache.insert(1, 1);
+    for _ in 0..5 {
+        cache.get(&1);
+    }
+    cache.insert(2, 2);
+    cache.insert(3, 3);
+    assert!(
+        cache.contains_key(&1),
+        "the LFU's most used key was evicted"
+    );
+    cache.validate();
+    let cache = Cache::<u32, u32>::builder().shards(4).build().unwrap();
+    for key in 0..5_000 {
+        cache.insert(key, key);
+    }
+    cache.set_max_capacity(1_000);
+    assert!(cache.window_capacity().is_some());
+    assert_eq!(cache.len(), 1_000);
+    cache.validate();
+}

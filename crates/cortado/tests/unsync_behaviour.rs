@@ -701,3 +701,35 @@ fn set_max_capacity_shrink_full_deferring_cache_keeps_keys_read_since_full() {
         cache.validate();
     }
 }
+
+#[test]
+fn set_max_capacity_unbounded_cache_evicts_with_configured_policy() {
+    // Built unbounded with LFU, then bounded: the key read five times must outlive the two
+    // keys written after it, as in a cache built with the capacity (LRU would evict it).
+    let mut cache = Cache::<u32, u32>::builder()
+        .eviction_policy(EvictionPolicy::lfu())
+        .build()
+        .unwrap();
+    cache.set_max_capacity(2);
+    cache.insert(1, 1);
+    for _ in 0..5 {
+        cache.get(&1);
+    }
+    cache.insert(2, 2);
+    cache.insert(3, 3);
+    assert!(
+        cache.contains_key(&1),
+        "the LFU's most used key was evicted"
+    );
+    cache.validate();
+    // The default policy is W-TinyLFU, whose window appears once the cache is bounded, also
+    // when it already holds more entries than its new capacity.
+    let mut cache = Cache::<u32, u32>::builder().build().unwrap();
+    for key in 0..5_000 {
+        cache.insert(key, key);
+    }
+    cache.set_max_capacity(1_000);
+    assert!(cache.window_capacity().is_some());
+    assert_eq!(cache.len(), 1_000);
+    cache.validate();
+}
