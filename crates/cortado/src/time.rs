@@ -52,9 +52,15 @@ impl ManualClock {
         Self::default()
     }
 
-    /// Moves the clock forward by `by`.
+    /// Moves the clock forward by `by`, stopping at `u64::MAX` nanoseconds.
     pub fn advance(&self, by: Duration) {
-        self.nanos.fetch_add(duration_nanos(by), Ordering::SeqCst);
+        let by = duration_nanos(by);
+        // `fetch_add` would wrap around, moving the clock backwards.
+        let _ = self
+            .nanos
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
+                Some(now.saturating_add(by))
+            });
     }
 
     /// Sets the clock to `at` after its origin; may move it backwards.
@@ -94,6 +100,18 @@ mod tests {
         let t0 = clock.now_nanos();
         std::thread::sleep(Duration::from_millis(2));
         assert!(clock.now_nanos() >= t0 + 1_000_000);
+    }
+
+    #[test]
+    fn manual_clock_advance_past_u64_max_saturates() {
+        let clock = ManualClock::new();
+        clock.set(Duration::from_secs(5));
+        clock.advance(Duration::MAX);
+        assert_eq!(
+            clock.now_nanos(),
+            u64::MAX,
+            "moved forward, not wrapped around"
+        );
     }
 
     #[test]
