@@ -425,10 +425,15 @@ where
         let entry = self.entry(i);
         if let Some(read) = self.rules.on_read(&entry.key, &entry.value, now, deadline) {
             let read = read.unwrap_or(NO_DEADLINE);
-            self.read_deadlines[i as usize].store(read, Ordering::Relaxed);
+            let stored = &self.read_deadlines[i as usize];
             let scheduled = self.wheel.as_ref().and_then(|wheel| wheel.deadline(i));
-            if read < scheduled.unwrap_or(NO_DEADLINE) {
-                self.moved_earlier(i, read);
+            let scheduled = scheduled.unwrap_or(NO_DEADLINE);
+            // Every exclusive borrow leaves the wheel at or before the read deadline, so one
+            // already before it was listed by the read that moved it there.
+            let listed = stored.load(Ordering::Relaxed) < scheduled;
+            stored.store(read, Ordering::Relaxed);
+            if read < scheduled {
+                self.moved_earlier(i, read, listed);
             }
         }
         Some((i, &entry.value))
@@ -439,16 +444,20 @@ where
     /// break, and so can a time-to-idle read in the concurrent cache whose clock was read just
     /// before a concurrent write's; only [`advance`](Self::advance), holding the shard
     /// exclusively, can move the slot in it. Rare, so a mutex serves.
+    /// `listed`: an earlier read already listed the slot (a read-only stream of shortening
+    /// reads would otherwise grow the list by a slot per read until the next write).
     #[cold]
-    fn moved_earlier(&self, i: u32, deadline: u64) {
+    fn moved_earlier(&self, i: u32, deadline: u64, listed: bool) {
         let Some(moved) = &self.moved else {
             return;
         };
-        moved
-            .slots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(i);
+        if !listed {
+            moved
+                .slots
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(i);
+        }
         moved.earliest.fetch_min(deadline, Ordering::Relaxed);
         if let Some(alarm) = &moved.alarm {
             alarm.wake_by(deadline);
@@ -1141,6 +1150,45 @@ mod tests {
             !shard.full,
             "an emptied shard must fold its deferred reads when next full"
         );
+    }
+
+    /// Lives a day from its write, an hour from each read.
+    struct HourAfterRead;
+
+    impl crate::expiry::Expiry<u64, u64> for HourAfterRead {
+        fn expire_after_create(&self, _: &u64, _: &u64) -> Option<Duration> {
+            Some(Duration::from_secs(86_400))
+        }
+
+        fn expire_after_read(&self, _: &u64, _: &u64, _: Option<Duration>) -> Option<Duration> {
+            Some(Duration::from_secs(3_600))
+        }
+    }
+
+    #[test]
+    fn get_shared_repeated_shortening_reads_list_slot_once() {
+        let config = crate::unsync::Cache::<u64, u64>::builder()
+            .max_capacity(4)
+            .expire_after(HourAfterRead)
+            .shard_config()
+            .unwrap();
+        let mut shard = Shard::new(&config, hashbrown::DefaultHashBuilder::default());
+        shard.insert(shard.hash(&1), 1, 1, 0, None);
+        // Shared reads, as the concurrent cache's readers do, with no write in between: each
+        // brings the deadline before the wheel's day.
+        for now in 1..=1_000 {
+            assert!(shard.get_shared(shard.hash(&1), &1, now).is_some());
+        }
+        let listed = shard.moved.as_ref().unwrap().slots.lock().unwrap().len();
+        assert_eq!(listed, 1, "one slot listed once, not once per read");
+        assert_eq!(shard.next_expiration(), Some(1 + 3_600_000_000_000));
+        // The last read's deadline is the one that counts.
+        let hour = 3_600_000_000_000;
+        shard.advance(hour);
+        shard.validate();
+        assert!(shard.peek(shard.hash(&1), &1, hour).is_some());
+        shard.advance(1_000 + hour);
+        assert_eq!(shard.len(), 0);
     }
 
     #[test]
