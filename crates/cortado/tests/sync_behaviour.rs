@@ -1124,3 +1124,24 @@ fn set_max_capacity_unbounded_cache_evicts_with_configured_policy() {
     assert_eq!(cache.len(), 1_000);
     cache.validate();
 }
+
+#[test]
+fn memory_bytes_cached_absences_counted() {
+    let cache = cortado::sync::Cache::<u64, u64>::builder()
+        .max_capacity(100_000)
+        .shards(1)
+        .negative_ttl(std::time::Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let before = cache.memory_bytes();
+    for key in 0..10_000 {
+        assert_eq!(cache.optionally_get_with(key, || None), None);
+    }
+    // 10,000 absent keys are held (an eighth of the capacity): their LRU's slab and table.
+    assert!(
+        cache.memory_bytes() >= before + 10_000 * 8,
+        "{} bytes before, {} after caching 10,000 absences",
+        before,
+        cache.memory_bytes()
+    );
+}

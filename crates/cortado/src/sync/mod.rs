@@ -974,7 +974,11 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
                 .inner
                 .slots
                 .iter()
-                .map(|s| std::mem::size_of::<Slot<K, V, S>>() + read(&s.core).memory_bytes())
+                .map(|s| {
+                    std::mem::size_of::<Slot<K, V, S>>()
+                        + read(&s.core).memory_bytes()
+                        + s.negatives.as_ref().map_or(0, |n| lock(n).memory_bytes())
+                })
                 .sum::<usize>()
     }
 
