@@ -444,6 +444,7 @@ where
     /// break, and so can a time-to-idle read in the concurrent cache whose clock was read just
     /// before a concurrent write's; only [`advance`](Self::advance), holding the shard
     /// exclusively, can move the slot in it. Rare, so a mutex serves.
+    ///
     /// `listed`: an earlier read already listed the slot (a read-only stream of shortening
     /// reads would otherwise grow the list by a slot per read until the next write).
     #[cold]

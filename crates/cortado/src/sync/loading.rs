@@ -13,11 +13,12 @@
 //! `init`, caches the result, and only then releases the waiters, so a caller arriving after the
 //! release finds the value cached. A write to the key while `init` ran marks the load
 //! [superseded](crate::loader::Loading::supersede), and its result is then not cached: the write
-//! is the later event, as in Caffeine, where the write waits for the load. The listener runs after the release, so a listener that reads
-//! the cache cannot wait on the very load that is calling it. The three variants differ only in
-//! two conversions: the loader's result into the [`Outcome`] handed to waiters, and an outcome
-//! into a waiter's result (or a retry). The async front end awaits the future; the blocking one
-//! drives it with `shim::block_on`, which parks the waiting thread.
+//! is the later event, as in Caffeine, where the write waits for the load. The listener runs
+//! after the release, so a listener that reads the cache cannot wait on the very load that is
+//! calling it. The three variants differ only in two conversions: the loader's result into the
+//! [`Outcome`] handed to waiters, and an outcome into a waiter's result (or a retry). The async
+//! front end awaits the future; the blocking one drives it with `shim::block_on`, which parks
+//! the waiting thread.
 //!
 //! A blocking loader that asks the cache for its own key would wait for itself forever; a
 //! thread-local list of the loads this thread is running turns that into a panic (which, like any

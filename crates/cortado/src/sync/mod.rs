@@ -714,6 +714,14 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         }
     }
 
+    /// [`supersede`](Self::supersede) for every load in flight of shard `i`, which an
+    /// `invalidate_all` empties; called under the shard's write lock.
+    fn supersede_all(&self, i: usize) {
+        if self.loaders.0.load(Ordering::Relaxed) != 0 {
+            self.slots[i].loading.supersede_all(RemovalCause::Explicit);
+        }
+    }
+
     fn forget_absence<Q>(&self, hash: u64, key: &Q)
     where
         K: Borrow<Q>,
@@ -858,11 +866,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     pub fn invalidate_all(&self) {
         self.inner.each_shard(|i, core, _| {
             core.clear();
-            if self.inner.loaders.0.load(Ordering::Relaxed) != 0 {
-                self.inner.slots[i]
-                    .loading
-                    .supersede_all(RemovalCause::Explicit);
-            }
+            self.inner.supersede_all(i);
         });
         for slot in self.inner.slots.iter() {
             if let Some(negatives) = &slot.negatives {
