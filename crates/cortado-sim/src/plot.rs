@@ -382,17 +382,25 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     ticks
 }
 
-/// A size label: `950`, `1k`, `1.5k`, `32k`, `3.2M`.
+/// A tick label: `950`, `1k`, `1.5k`, `10.5k`, `1.05M`.
+///
+/// A linear axis puts ticks at steps finer than the unit (every 500 over 10,000..12,000, every
+/// 0.5 over 1..2), so a label shows as many decimals as its tick needs, up to the unit's
+/// resolution: rounded to the unit, two ticks would share a label and name the wrong value.
 fn compact(v: f64) -> String {
-    let (value, unit, decimals) = if v >= 1e6 {
-        (v / 1e6, "M", 1)
-    } else if v >= 1e4 {
-        (v / 1e3, "k", 0)
+    let (value, unit, most) = if v >= 1e6 {
+        (v / 1e6, "M", 6)
     } else if v >= 1e3 {
-        (v / 1e3, "k", 1)
+        (v / 1e3, "k", 3)
     } else {
-        (v, "", 0)
+        (v, "", 3)
     };
+    let decimals = (0..most)
+        .find(|&d| {
+            let scaled = value * 10f64.powi(d as i32);
+            (scaled - scaled.round()).abs() < 1e-6
+        })
+        .unwrap_or(most);
     let text = format!("{value:.decimals$}");
     let text = text.strip_suffix(".0").unwrap_or(&text);
     format!("{text}{unit}")
@@ -434,7 +442,21 @@ mod tests {
         assert_eq!(compact(1_000.0), "1k");
         assert_eq!(compact(1_500.0), "1.5k");
         assert_eq!(compact(1_000_000.0), "1M");
-        assert_eq!(compact(31_533.0), "32k");
-        assert_eq!(compact(3_153_310.0), "3.2M");
+        assert_eq!(compact(31_533.0), "31.533k");
+        assert_eq!(compact(3_153_310.0), "3.15331M");
+    }
+
+    #[test]
+    fn compact_ticks_between_round_values_labelled_distinctly() {
+        // A linear axis over sizes 10,000..12,000 has ticks every 500: they were labelled
+        // `10k 10k 11k 12k 12k`; over sizes 1 and 2, every 0.5: `0 0 1 2 2 2 3`.
+        assert_eq!(compact(10_500.0), "10.5k");
+        assert_eq!(compact(11_500.0), "11.5k");
+        assert_eq!(compact(1_050_000.0), "1.05M");
+        assert_eq!(compact(1_500.0), "1.5k");
+        assert_eq!(compact(1_250.0), "1.25k");
+        assert_eq!(compact(0.5), "0.5");
+        assert_eq!(compact(2.5), "2.5");
+        assert_eq!(compact(0.1 + 0.2), "0.3");
     }
 }
