@@ -41,6 +41,10 @@ use crate::trace::{self, Format};
 /// Default largest allowed difference, in percentage points.
 pub const DEFAULT_TOLERANCE: f64 = 0.01;
 
+/// Slack on the tolerance for the float error of `ours - reference`, in percentage points: a
+/// difference of exactly the tolerance (75 - 74.99) comes out as 0.010000000000005.
+const SLACK: f64 = 1e-9;
+
 /// One of our policies and the reference column it is compared with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mapping {
@@ -330,9 +334,14 @@ pub struct Verification {
 }
 
 impl Verification {
+    /// Whether `c` differs by more than the tolerance.
+    fn beyond(&self, c: &Comparison) -> bool {
+        c.diff().abs() > self.tolerance + SLACK
+    }
+
     /// Whether `c` fails the verification.
     pub fn fails(&self, c: &Comparison) -> bool {
-        c.mapping.enforced && c.diff().abs() > self.tolerance
+        c.mapping.enforced && self.beyond(c)
     }
 
     /// Whether no enforced policy differs by more than the tolerance.
@@ -357,7 +366,7 @@ impl Verification {
         for c in &self.comparisons {
             let mark = if self.fails(c) {
                 "  FAIL"
-            } else if c.diff().abs() > self.tolerance {
+            } else if self.beyond(c) {
                 "  (report only)"
             } else {
                 ""
@@ -388,10 +397,7 @@ impl Verification {
         for m in seen {
             let cells: Vec<&Comparison> =
                 self.comparisons.iter().filter(|c| c.mapping == m).collect();
-            let within = cells
-                .iter()
-                .filter(|c| c.diff().abs() <= self.tolerance)
-                .count();
+            let within = cells.iter().filter(|c| !self.beyond(c)).count();
             let largest = cells.iter().map(|c| c.diff().abs()).fold(0.0, f64::max);
             let mean = cells.iter().map(|c| c.diff().abs()).sum::<f64>() / cells.len() as f64;
             writeln!(
@@ -619,6 +625,31 @@ mod tests {
         result.write_summary(&mut summary).unwrap();
         let summary = String::from_utf8(summary).unwrap();
         assert!(summary.contains("verify: FAIL (1 of 1"), "{summary}");
+    }
+
+    #[test]
+    fn verify_difference_of_exactly_the_tolerance_passes() {
+        // LRU hits 3 of 4: 75%. 75 - 74.99 is 0.010000000000005 in f64, just above the default
+        // tolerance of 0.01: a difference the tolerance allows failed.
+        let dir = temp_dir("boundary");
+        std::fs::write(dir.join("t.lirs"), "1\n1\n1\n1\n").unwrap();
+        std::fs::write(
+            dir.join("ref.csv"),
+            "trace,size,size_pct_of_distinct,policy,hit_ratio_pct\n\
+             t,10,1,LRU,74.99\n\
+             t,11,1,LRU,75.01\n",
+        )
+        .unwrap();
+        let result = verify(&options(&dir, &["lru"])).unwrap();
+        assert!(result.passed(), "{:?}", result.comparisons);
+        let mut summary = Vec::new();
+        result.write_summary(&mut summary).unwrap();
+        let summary = String::from_utf8(summary).unwrap();
+        assert!(summary.contains("2/2 "), "{summary}");
+        let mut table = Vec::new();
+        result.write_table(&mut table).unwrap();
+        let table = String::from_utf8(table).unwrap();
+        assert!(!table.contains("FAIL"), "{table}");
     }
 
     #[test]
