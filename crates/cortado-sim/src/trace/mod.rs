@@ -19,8 +19,10 @@
 //!   aims at more than 10M requests per second.
 //! - **Compression by content.** A gzip stream is recognised by its magic bytes `1f 8b 08`, not by
 //!   the file name, and decoded with a multi-member decoder (a `.gz` made by `cat a.gz b.gz` is
-//!   one stream). xz, bzip2 and zstd are recognised too, but only to say they are unsupported; for
-//!   binary formats only gzip is checked, since raw records may start with any bytes.
+//!   one stream). xz, bzip2 and zstd are recognised too, but only to say they are unsupported.
+//!   Binary formats are checked as well, as `trace2keys.py` does: raw records could start with
+//!   a magic by chance, but an `.xz` trace (as Caffeine ships the cache2k ones) read as raw
+//!   records gives a plausible-looking garbage key sequence.
 //! - **Format from the name.** Shared traces are named `NAME.FORMAT[.gz]`
 //!   ([`Format::from_path`]); binary formats cannot be told apart by content, so there is no
 //!   sniffing: an unknown extension is an error unless the caller names the format.
@@ -369,7 +371,7 @@ impl Reader {
             path: path.clone(),
             source,
         })?;
-        let method = compression(&head, format);
+        let method = compression(&head);
         let source = Cursor::new(head).chain(source);
         let input: Box<dyn BufRead + Send> = match method {
             Some("gzip") => Box::new(BufReader::with_capacity(
@@ -543,11 +545,9 @@ fn peek<R: Read>(mut source: R) -> io::Result<(Vec<u8>, R)> {
 }
 
 /// The compression `head` announces, if any.
-fn compression(head: &[u8], format: Format) -> Option<&'static str> {
+fn compression(head: &[u8]) -> Option<&'static str> {
     if head.starts_with(&[0x1f, 0x8b, 0x08]) {
         Some("gzip")
-    } else if format.is_binary() {
-        None
     } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
         Some("xz")
     } else if head.starts_with(b"BZh") {
@@ -692,6 +692,27 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    #[test]
+    fn reader_xz_or_zstd_binary_input_gives_unsupported_compression() {
+        // Caffeine ships the cache2k traces as `.trace.xz`: read with `--format i32be`, the
+        // compressed bytes came back as keys (the 12 bytes below as 3 "requests"), where
+        // `trace2keys.py` decompresses them.
+        for (head, method) in [
+            (&[0xfd, b'7', b'z', b'X', b'Z', 0x00][..], "xz"),
+            (&[0x28, 0xb5, 0x2f, 0xfd][..], "zstd"),
+        ] {
+            let mut data = head.to_vec();
+            data.resize(12, 0);
+            for format in [Format::I32Be, Format::I64Be, Format::U32Be] {
+                let err = read_bytes(&data, format).unwrap_err();
+                assert!(
+                    matches!(err, TraceError::UnsupportedCompression { method: m, .. } if m == method),
+                    "{format}: {err}"
+                );
+            }
+        }
     }
 
     #[test]
