@@ -18,8 +18,8 @@
 //!   [`LOG_SPAN`] (10) times the smallest, linear otherwise. The y axis starts at 0 so curves of
 //!   different panels read alike, and ends a little above the highest point.
 //! - **Stable colours.** A policy keeps its colour across panels (Tableau 10, in the order the
-//!   policies were given), and the offline optima are drawn in black: they are the ceiling,
-//!   not a competitor.
+//!   policies were given), and the offline optimum `opt` is drawn in black: it is the ceiling,
+//!   not a competitor. `opt-bypass` takes a palette colour, so the legend tells the two apart.
 //! - **Panels.** Several traces share one image in a grid of about square shape
 //!   (`ceil(sqrt(n))` columns), [`PANEL`] pixels each.
 //!
@@ -277,7 +277,7 @@ impl Chart<'_> {
         let mut curves = Vec::new();
         let mut next_color = 0;
         for &policy in policies {
-            let color = if policy.starts_with("opt") {
+            let color = if policy == "opt" {
                 BLACK
             } else {
                 next_color += 1;
@@ -428,6 +428,38 @@ mod tests {
     #[test]
     fn no_font_error_names_the_variable() {
         assert!(PlotError::NoFont.to_string().contains(FONT_VAR));
+    }
+
+    #[test]
+    fn curves_opt_and_opt_bypass_told_apart_by_colour() {
+        // Both optima were drawn in black: two black lines and two black legend entries.
+        let outcome = |policy| Outcome {
+            trace: 0,
+            trace_name: "t".into(),
+            policy,
+            size: 10,
+            percent: None,
+            requests: 4,
+            hits: 1,
+            seconds: 0.0,
+            cpu_seconds: None,
+        };
+        let outcomes = [outcome("lru"), outcome("opt"), outcome("opt-bypass")];
+        let chart = Chart {
+            traces: &[],
+            outcomes: &outcomes,
+            shown: &[0],
+            grid: (1, 1),
+            path: Path::new("t.svg"),
+        };
+        let curves = chart.curves(0, &["lru", "opt", "opt-bypass"]);
+        let colours: Vec<RGBColor> = curves.iter().map(|c| c.color).collect();
+        assert_eq!(colours.len(), 3);
+        assert_eq!(colours[1], BLACK);
+        assert!(
+            colours[0] != colours[1] && colours[0] != colours[2] && colours[1] != colours[2],
+            "{colours:?}"
+        );
     }
 
     #[test]
