@@ -16,6 +16,18 @@
 //! `planned` reset and unparks; an unpark before the park is kept by the thread's park token, so
 //! no wake-up is lost.
 //!
+//! **Pacing.** Rounds are at least [`PACE`] (10 ms) apart, in real time, so an entry's
+//! listener runs at most that long after its deadline (readers never see it past the deadline
+//! either way). A round takes every shard's lock twice, and without the pace a cache whose
+//! writes each bring a new deadline woke the pacer at its write rate: at 3,600 inserts a second
+//! with a 50 ms or 500 ms time to live, the pacer used 12.4% / 11.4% of a core, against
+//! 0.71% / 0.61% paced, with listeners late by 0.1 ms (median) before and 3.1 / 3.2 ms after,
+//! at most 10.2 ms (`cargo run --release -p cortado-bench --bin pacer 5`). Caffeine's `Pacer`
+//! batches wake-ups within about a second instead; 10 ms keeps listeners close to the deadline
+//! for a cost that stays below 1% of a core. The pace is kept with the runner's own clock
+//! (`std::time::Instant` for the thread, tokio's for the task, so a paused tokio clock
+//! works), not the cache's, which may be a manual clock that never moves.
+//!
 //! The thread never blocks the cache's users beyond the usual maintenance of one shard at a time,
 //! and it is stopped by the cache's `Drop` (a flag plus an unpark). Should a listener panic on
 //! it, the thread ends and the cache goes on with maintenance on the calling threads.
@@ -41,6 +53,9 @@ use crate::sync::Inner;
 /// The longest the thread sleeps while some entry has a deadline.
 pub const MAX_PARK: Duration = Duration::from_secs(1);
 
+/// The shortest time between two rounds of the pacer (see the [module docs](self)).
+pub(crate) const PACE: Duration = Duration::from_millis(10);
+
 /// Nothing is planned.
 const IDLE: u64 = u64::MAX;
 
@@ -54,7 +69,10 @@ pub enum Scheduler {
     /// [`run_pending_tasks`](crate::sync::Cache::run_pending_tasks) (the default).
     #[default]
     None,
-    /// A dedicated thread (named `cortado-pacer`) that wakes when the next entry is due.
+    /// A dedicated thread (named `cortado-pacer`) that wakes when the next entry is due, or
+    /// 10 ms after its previous round if that is later: a listener hears of an expiration at
+    /// most 10 ms after the deadline, and a stream of deadlines costs the thread under 1% of
+    /// a core.
     Thread,
     /// A task on the tokio runtime that `build()` is called from (`build()` returns
     /// [`BuildError::NoTokioRuntime`] outside of one). The runtime needs its time driver
@@ -71,6 +89,9 @@ struct Shared {
     planned: AtomicU64,
     waker: OnceLock<Waker>,
     alive: Arc<AtomicBool>,
+    /// Rounds run so far.
+    #[cfg(test)]
+    rounds: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared {
@@ -155,6 +176,8 @@ impl PacerHandle {
                 planned: AtomicU64::new(IDLE),
                 waker: OnceLock::new(),
                 alive: Arc::new(AtomicBool::new(false)),
+                #[cfg(test)]
+                rounds: std::sync::atomic::AtomicUsize::new(0),
             }),
             runner,
         }))
@@ -180,7 +203,17 @@ impl PacerHandle {
                     .name("cortado-pacer".into())
                     .spawn(move || {
                         let _alive = alive;
-                        while let Some(wait) = step(&shared, &cache) {
+                        let mut next_round = std::time::Instant::now();
+                        loop {
+                            let now = std::time::Instant::now();
+                            if now < next_round && !shared.stop.load(Ordering::SeqCst) {
+                                std::thread::park_timeout(next_round - now);
+                                continue;
+                            }
+                            let Some(wait) = step(&shared, &cache) else {
+                                break;
+                            };
+                            next_round = std::time::Instant::now() + PACE;
                             match wait {
                                 Some(wait) => std::thread::park_timeout(wait),
                                 None => std::thread::park(),
@@ -199,7 +232,17 @@ impl PacerHandle {
                 let _ = self.shared.waker.set(Waker::Task(notify.clone()));
                 runtime.spawn(async move {
                     let _alive = alive;
-                    while let Some(wait) = step(&shared, &cache) {
+                    let mut next_round = tokio::time::Instant::now();
+                    loop {
+                        let now = tokio::time::Instant::now();
+                        if now < next_round && !shared.stop.load(Ordering::SeqCst) {
+                            let _ = tokio::time::timeout(next_round - now, notify.notified()).await;
+                            continue;
+                        }
+                        let Some(wait) = step(&shared, &cache) else {
+                            break;
+                        };
+                        next_round = tokio::time::Instant::now() + PACE;
                         match wait {
                             Some(wait) => {
                                 let _ = tokio::time::timeout(wait, notify.notified()).await;
@@ -235,6 +278,12 @@ impl PacerHandle {
     pub(crate) fn alive(&self) -> Arc<AtomicBool> {
         self.shared.alive.clone()
     }
+
+    /// The rounds the pacer has run.
+    #[cfg(test)]
+    pub(crate) fn rounds(&self) -> usize {
+        self.shared.rounds.load(Ordering::SeqCst)
+    }
 }
 
 /// One round of the pacer: expires what is due and says how long to wait before the next
@@ -251,6 +300,8 @@ where
     // Never wait holding the cache: the last handle may go meanwhile.
     let inner = cache.upgrade()?;
     shared.planned.store(IDLE, Ordering::SeqCst);
+    #[cfg(test)]
+    shared.rounds.fetch_add(1, Ordering::SeqCst);
     inner.run_pending_tasks();
     let next = inner.next_expiration();
     let now = inner.now();

@@ -85,7 +85,8 @@
 //!   it, as Caffeine's would: it marks the load superseded, and the loaded value is then handed
 //!   to the callers but not cached.
 //! - **Scheduler.** With [`Scheduler::Thread`], a background thread removes entries when they
-//!   are due (the `scheduler` module, after Caffeine's `Pacer`); with `Scheduler::Tokio`
+//!   are due, in rounds at least 10 ms apart (the `scheduler` module, after Caffeine's
+//!   `Pacer`, which batches within about a second); with `Scheduler::Tokio`
 //!   (feature `tokio`), a task on the runtime that builds the cache does; by default, no thread
 //!   or task is started.
 //! - **No `unsafe`.** The whole front end, like the core, is safe code, so it needs no Miri run
@@ -346,9 +347,10 @@ impl<K, V, S, F: Concurrent> CacheBuilder<K, V, S, F> {
     }
 
     /// Who runs maintenance besides the cache's users: with [`Scheduler::Thread`] a background
-    /// thread removes expired entries (and calls the listener) when they are due, even when
-    /// nobody touches the cache; with `Scheduler::Tokio` (feature `tokio`) a task on the current
-    /// tokio runtime does. Either ends when the last handle of the cache is dropped.
+    /// thread removes expired entries (and calls the listener) when they are due (within
+    /// 10 ms: its rounds are at least that far apart), even when nobody touches the cache;
+    /// with `Scheduler::Tokio` (feature `tokio`) a task on the current tokio runtime does.
+    /// Either ends when the last handle of the cache is dropped.
     pub fn scheduler(mut self, scheduler: Scheduler) -> Self {
         self.scheduler = scheduler;
         self
@@ -1017,6 +1019,58 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Entries due 1 ms apart: a pacer that woke for every deadline ran a round for nearly
+    /// every entry (177 rounds in 119 ms); paced, rounds are at least `PACE` (10 ms) apart,
+    /// however loaded the machine.
+    fn assert_deadlines_a_millisecond_apart_rounds_paced(scheduler: Scheduler) {
+        use std::sync::mpsc;
+        let (heard, hear) = mpsc::channel();
+        let heard = std::sync::Mutex::new(heard);
+        let cache: Cache<u32, u32> = Cache::builder()
+            .max_capacity(1_000)
+            .scheduler(scheduler)
+            .eviction_listener(move |k: &u32, _: &u32, _| {
+                heard.lock().unwrap().send(*k).unwrap();
+            })
+            .build()
+            .unwrap();
+        let pacer = cache.inner.pacer.as_ref().expect("a pacer");
+        let started = std::time::Instant::now();
+        let rounds_before = pacer.rounds();
+        for key in 0..100 {
+            cache.insert_with_ttl(key, key, Duration::from_millis(20 + u64::from(key)));
+        }
+        for _ in 0..100 {
+            hear.recv_timeout(Duration::from_secs(30))
+                .expect("expired by the pacer");
+        }
+        let elapsed = started.elapsed();
+        let rounds = pacer.rounds() - rounds_before;
+        let most = (elapsed.as_nanos() / crate::scheduler::PACE.as_nanos()) as usize + 1;
+        assert!(
+            rounds <= most,
+            "{rounds} rounds in {elapsed:?}, at most {most} at one per {:?}",
+            crate::scheduler::PACE
+        );
+    }
+
+    #[test]
+    fn scheduler_thread_deadlines_a_millisecond_apart_rounds_at_least_pace_apart() {
+        assert_deadlines_a_millisecond_apart_rounds_paced(Scheduler::Thread);
+    }
+
+    #[cfg(feature = "tokio")]
+    #[test]
+    fn scheduler_tokio_deadlines_a_millisecond_apart_rounds_at_least_pace_apart() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let _entered = runtime.enter();
+        assert_deadlines_a_millisecond_apart_rounds_paced(Scheduler::Tokio);
+    }
 
     #[test]
     fn share_splits_capacity_exactly_and_evenly() {
