@@ -187,8 +187,9 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
         }
     }
 
-    /// Like [`get_with`](Self::get_with) with a loader that may fail: the error goes to the
-    /// caller and every waiter, and nothing is cached.
+    /// Like [`get_with`](Self::get_with) with a loader that may fail: its error goes to the
+    /// caller and to every waiter that called `try_get_with` with the same error type `E` (as
+    /// in moka), and nothing is cached. Other waiters retry, and one of them loads.
     pub async fn try_get_with<E>(
         &self,
         key: K,

@@ -321,7 +321,8 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     }
 
     /// Like [`get_with`](Self::get_with) with a loader that may fail: its error goes to the
-    /// caller and to every waiter, and nothing is cached.
+    /// caller and to every waiter that called `try_get_with` with the same error type `E` (as
+    /// in moka), and nothing is cached. Other waiters retry, and one of them loads.
     pub fn try_get_with<E>(&self, key: K, init: impl FnOnce() -> Result<V, E>) -> Result<V, Arc<E>>
     where
         E: Send + Sync + 'static,

@@ -350,7 +350,9 @@ impl<K, V, S, F: Concurrent> CacheBuilder<K, V, S, F> {
     /// thread removes expired entries (and calls the listener) when they are due (within
     /// 10 ms: its rounds are at least that far apart), even when nobody touches the cache;
     /// with `Scheduler::Tokio` (feature `tokio`) a task on the current tokio runtime does.
-    /// Either ends when the last handle of the cache is dropped.
+    /// Either ends when the last handle of the cache is dropped. A round in progress at that
+    /// moment finishes first: its listener calls may come after the handle's `drop` has
+    /// returned, and the cache's entries are then dropped on the pacer's thread or task.
     pub fn scheduler(mut self, scheduler: Scheduler) -> Self {
         self.scheduler = scheduler;
         self
