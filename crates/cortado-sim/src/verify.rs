@@ -263,6 +263,8 @@ pub fn read_reference(path: &Path) -> Result<Vec<ReferenceRow>, VerifyError> {
 }
 
 /// The trace files of a directory by trace name (`NAME.FORMAT[.gz]`; other files are ignored).
+/// Of several files with one name (`p3.arc.gz` and the `p3.keys.gz` made from it), the path
+/// that sorts first is taken, so the choice does not depend on the directory's order.
 pub fn trace_files(dir: &Path) -> Result<HashMap<String, PathBuf>, VerifyError> {
     let entries = std::fs::read_dir(dir).map_err(|source| VerifyError::Io {
         path: dir.to_owned(),
@@ -277,7 +279,14 @@ pub fn trace_files(dir: &Path) -> Result<HashMap<String, PathBuf>, VerifyError> 
             })?
             .path();
         if path.is_file() && Format::from_path(&path).is_some() {
-            files.insert(trace::name(&path), path);
+            files
+                .entry(trace::name(&path))
+                .and_modify(|kept: &mut PathBuf| {
+                    if path < *kept {
+                        kept.clone_from(&path);
+                    }
+                })
+                .or_insert(path);
         }
     }
     Ok(files)
@@ -521,6 +530,25 @@ mod tests {
             std::env::temp_dir().join(format!("cortado-sim-verify-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[test]
+    fn trace_files_same_name_two_formats_takes_first_sorted_path() {
+        // Which of `t.keys` and `t.lirs` was verified followed the directory's order.
+        let dir = temp_dir("same-name");
+        for i in 0..20 {
+            std::fs::write(dir.join(format!("t{i}.lirs")), "1\n").unwrap();
+            std::fs::write(dir.join(format!("t{i}.keys")), "2\n").unwrap();
+        }
+        let files = trace_files(&dir).unwrap();
+        assert_eq!(files.len(), 20);
+        for i in 0..20 {
+            assert_eq!(
+                files[&format!("t{i}")],
+                dir.join(format!("t{i}.keys")),
+                "t{i}"
+            );
+        }
     }
 
     fn options(dir: &Path, policies: &[&str]) -> VerifyOptions {
