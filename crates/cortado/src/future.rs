@@ -99,7 +99,7 @@ where
     }
 }
 
-impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
+impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     /// The blocking view of the same cache (shares every entry): every other operation.
     pub fn as_sync(&self) -> &sync::Cache<K, V, S> {
         &self.cache
@@ -175,7 +175,9 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     pub fn stats(&self) -> CacheStats {
         self.cache.stats()
     }
+}
 
+impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     /// The value of `key`; on a miss exactly one caller per key awaits `init` and caches its
     /// value while concurrent callers wait (without blocking their thread). If the loading
     /// future panics or is dropped, the waiters retry (one of them loads). A write to the key

@@ -459,3 +459,25 @@ async fn insert_during_load_wins_and_waiter_gets_loaded_value() {
     })
     .await;
 }
+
+/// A key that is not `Clone`: `sync::Cache` takes it for every operation but the loaders, and so
+/// must `future::Cache` (it once asked `K: Clone` even of `get` and `insert`, which then did not
+/// compile).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Unclonable(u32);
+
+#[test]
+fn plain_operations_key_not_clone_available() {
+    let cache: Cache<Unclonable, u64> = Cache::new(100);
+    cache.insert(Unclonable(1), 1);
+    cache.insert_with_ttl(Unclonable(2), 2, Duration::from_secs(60));
+    assert_eq!(cache.get(&Unclonable(1)), Some(1));
+    assert!(cache.contains_key(&Unclonable(2)));
+    assert_eq!(cache.remove(&Unclonable(2)), Some(2));
+    cache.run_pending_tasks();
+    assert_eq!((cache.len(), cache.weighted_size()), (1, 1));
+    assert_eq!(cache.as_sync().peek(&Unclonable(1)), Some(1));
+    assert_eq!(cache.stats().hits, 0, "stats are off by default");
+    cache.invalidate_all();
+    assert!(cache.is_empty());
+}
