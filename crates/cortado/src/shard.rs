@@ -644,6 +644,7 @@ where
                 Some(entry) => hash_key(hasher, &entry.key),
                 None => unreachable!("the table names only live slots"),
             });
+            self.fold_before_insert();
             self.policy_mut().insert(i, hash, weight);
             if let Some(deadlines) = deadlines {
                 self.set_deadlines(i, deadlines);
@@ -717,6 +718,20 @@ where
             policy.fold_all(|i| Self::take_deferred_mut(slots, i));
         }
         *deferral = now_deferral;
+    }
+
+    /// Applies the deferred reads at the policy's queue ends before a new entry joins the
+    /// window of a full shard. Those reads came before the insert: folded after it (by
+    /// [`evict`](Self::evict)), they moved the window's read entries behind the new one, which
+    /// then left the window first and was judged by frequency on its own insert (with a window
+    /// of one entry, every key inserted after a read of the previous one was turned away).
+    fn fold_before_insert(&mut self) {
+        if !self.full || self.deferral == Deferral::Never {
+            return;
+        }
+        let Self { policy, slots, .. } = self;
+        let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
+        policy.fold_deferred(|i| Self::take_deferred_mut(slots, i));
     }
 
     /// Evicts with the policy until the weighted size fits the maximum, first applying the

@@ -1145,3 +1145,31 @@ fn memory_bytes_cached_absences_counted() {
         cache.memory_bytes()
     );
 }
+
+/// As in `unsync_behaviour`: a key inserted after a read of the window's only entry is kept
+/// by its insert (the concurrent cache defers reads the same way).
+#[test]
+fn insert_new_key_after_read_of_window_entry_keeps_new_key() {
+    let cache: Cache<u64, u64> = Cache::builder()
+        .max_capacity(10)
+        .shards(1)
+        .eviction_policy(EvictionPolicy::tiny_lfu_static().with_seed(7))
+        .build()
+        .unwrap();
+    for round in 0..4 {
+        for key in 0..10u64 {
+            if round == 0 {
+                cache.insert(key, key);
+            }
+            cache.get(&key);
+        }
+    }
+    let mut turned_away = Vec::new();
+    for key in 100..200u64 {
+        cache.insert(key, key);
+        if cache.get(&key).is_none() {
+            turned_away.push(key);
+        }
+    }
+    assert_eq!(turned_away, [] as [u64; 0], "gone right after their insert");
+}

@@ -733,3 +733,34 @@ fn set_max_capacity_unbounded_cache_evicts_with_configured_policy() {
     assert_eq!(cache.len(), 1_000);
     cache.validate();
 }
+
+/// A new key enters the admission window and is not judged by frequency before it leaves it:
+/// reads of the window's entries, deferred until they near eviction, came before the insert,
+/// so folding them must not move those entries behind the new one. With a window of one entry
+/// (a 1% window below 150 entries), each key inserted after a read of the previous one was
+/// turned away by the very insert that brought it (50 of 100 here).
+#[test]
+fn insert_new_key_after_read_of_window_entry_keeps_new_key() {
+    let mut cache = Cache::builder()
+        .max_capacity(10)
+        .eviction_policy(EvictionPolicy::tiny_lfu_static().with_seed(7))
+        .build()
+        .unwrap();
+    assert_eq!(cache.window_capacity(), Some(1));
+    for round in 0..4 {
+        for key in 0..10u64 {
+            if round == 0 {
+                cache.insert(key, key);
+            }
+            cache.get(&key);
+        }
+    }
+    let mut turned_away = Vec::new();
+    for key in 100..200u64 {
+        cache.insert(key, key);
+        if cache.get(&key).is_none() {
+            turned_away.push(key);
+        }
+    }
+    assert_eq!(turned_away, [] as [u64; 0], "gone right after their insert");
+}
