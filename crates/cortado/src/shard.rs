@@ -589,6 +589,7 @@ where
     /// Inserts or replaces; `ttl` overrides the configured lifetime for this entry. Evicts to fit.
     pub(crate) fn insert(&mut self, hash: u64, key: K, value: V, now: u64, ttl: Option<Duration>) {
         let weight = self.weigher.as_ref().map_or(1, |weigh| weigh(&key, &value));
+        let mut folded = false;
         let i = if let Some(i) = self.find(hash, &key) {
             // With no wheel no entry has a deadline, and with no rule or lifetime this write
             // gives none: the common untimed replacement skips the deadline logic.
@@ -644,7 +645,7 @@ where
                 Some(entry) => hash_key(hasher, &entry.key),
                 None => unreachable!("the table names only live slots"),
             });
-            self.fold_before_insert();
+            folded = self.fold_before_insert();
             self.policy_mut().insert(i, hash, weight);
             if let Some(deadlines) = deadlines {
                 self.set_deadlines(i, deadlines);
@@ -657,7 +658,7 @@ where
             // Unweighted, only a cache of capacity 0 gets here, and its eviction empties it.
             self.remove_index(i, RemovalCause::Size);
         }
-        self.evict();
+        self.evict_folded(folded);
     }
 
     /// Makes room for more slots: doubling, as `Vec` would, but never past the most slots an
@@ -725,18 +726,29 @@ where
     /// [`evict`](Self::evict)), they moved the window's read entries behind the new one, which
     /// then left the window first and was judged by frequency on its own insert (with a window
     /// of one entry, every key inserted after a read of the previous one was turned away).
-    fn fold_before_insert(&mut self) {
+    /// True if it folded: the eviction that follows the insert then need not look at the queue
+    /// ends again, since an insert only appends to the window (a mode change it brings about
+    /// moves protected's oldest entries to probation's back). Folding twice cost the peer
+    /// benchmark's workload A 2.1% more instructions (`replay cortado A` under callgrind:
+    /// 204.11M, against 199.94M before the fold moved and 201.03M folding once).
+    fn fold_before_insert(&mut self) -> bool {
         if !self.full || self.deferral == Deferral::Never {
-            return;
+            return false;
         }
         let Self { policy, slots, .. } = self;
         let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
         policy.fold_deferred(|i| Self::take_deferred_mut(slots, i));
+        true
     }
 
     /// Evicts with the policy until the weighted size fits the maximum, first applying the
     /// deferred reads of the entries the policy is about to look at.
     fn evict(&mut self) {
+        self.evict_folded(false);
+    }
+
+    /// [`evict`](Self::evict), after an insert that has `folded` the deferred reads already.
+    fn evict_folded(&mut self, folded: bool) {
         let Self {
             policy,
             slots,
@@ -762,7 +774,7 @@ where
         if policy.weighted_size() <= policy.maximum() {
             return;
         }
-        if *deferral != Deferral::Never {
+        if *deferral != Deferral::Never && !folded {
             policy.fold_deferred(|i| Self::take_deferred_mut(slots, i));
         }
         let mut victims = std::mem::take(&mut self.scratch);
