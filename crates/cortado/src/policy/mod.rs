@@ -19,11 +19,11 @@
 //!   caches) replay the requests under seven candidate modes, an eighth that tries the other
 //!   admission margin and, in caches of under 1,000 entries, a ninth that tries the other
 //!   aging period of the sketch; the cache follows the copies that hit most. On the simulator's
-//!   84 reference cells (21 real traces at 1%, 5%, 10% and 25% of their keys) it averages 42.41%
+//!   84 reference cells (21 real traces at 1%, 5%, 10% and 25% of their keys) it averages 42.40%
 //!   against 40.2% for Caffeine 2.6.2, 40.5% for S3-FIFO and 34.3% for LRU; taking the best of
 //!   the reference policies in each cell separately averages 42.32%.
 //! - [`EvictionPolicy::tiny_lfu_static`]: the same with the window fixed at 1% and no miniatures
-//!   (40.93% on the same cells), for small caches where eight or nine miniature copies cost too
+//!   (40.97% on the same cells), for small caches where eight or nine miniature copies cost too
 //!   much memory.
 //! - [`EvictionPolicy::lru`]: least recently used.
 //! - [`EvictionPolicy::lfu`]: least frequently used, ties broken by recency.
