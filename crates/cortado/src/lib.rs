@@ -78,6 +78,11 @@ pub mod time;
 pub mod timer_wheel;
 pub mod unsync;
 
+/// The hasher every cache uses unless given another (`hasher(...)` on the builders): hashbrown's
+/// default, re-exported so that the caches' and builders' types can be written out without a
+/// dependency on hashbrown.
+pub use hashbrown::DefaultHashBuilder;
+
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

@@ -466,7 +466,8 @@ fn build_bad_shard_count_is_typed_error() {
             shards: 4
         }
     );
-    assert!(err.to_string().contains("shard"));
+    // The message says what would work: the largest power of two within the capacity.
+    assert!(err.to_string().contains("2 shards or fewer"), "{err}");
     // Zero (a cache that keeps nothing) and unbounded caches take any shard count.
     let empty = Cache::<u32, u32>::builder()
         .max_capacity(0)
@@ -1172,4 +1173,21 @@ fn insert_new_key_after_read_of_window_entry_keeps_new_key() {
         }
     }
     assert_eq!(turned_away, [] as [u64; 0], "gone right after their insert");
+}
+
+#[test]
+fn default_hash_builder_reexported_names_builder_type() {
+    // A helper that returns a configured builder must name its hasher type; without the
+    // re-export that took a dependency on hashbrown.
+    fn configured() -> cortado::builder::CacheBuilder<
+        u32,
+        u32,
+        cortado::DefaultHashBuilder,
+        cortado::sync::Synchronized,
+    > {
+        Cache::builder().max_capacity(10)
+    }
+    let cache = configured().build().unwrap();
+    cache.insert(1, 1);
+    assert_eq!(cache.get(&1), Some(1));
 }

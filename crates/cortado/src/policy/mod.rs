@@ -152,7 +152,9 @@ impl EvictionPolicy {
 
     /// Entries sampled per eviction round by `redis-lru` and `redis-lfu` (Redis's
     /// `maxmemory-samples`): 1 to [`MAX_SAMPLES`], default [`DEFAULT_SAMPLES`] (5). More samples
-    /// come closer to exact LRU or LFU and cost more per eviction. Other policies ignore it.
+    /// come closer to exact LRU or LFU and cost more per eviction. Other policies do not use
+    /// it, but [`check`](Self::check) (and so `build()`) refuses a value out of range whatever
+    /// the policy.
     pub fn samples(mut self, samples: u32) -> Self {
         self.samples = samples;
         self
