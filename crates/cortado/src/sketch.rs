@@ -100,12 +100,16 @@ impl FrequencySketch {
     }
 
     /// Resizes for a cache of `capacity` entries if that needs a bigger table; a resize forgets
-    /// every count.
+    /// every count. The aging period becomes `SAMPLE_FACTOR` x `capacity` either way (replacing
+    /// one set by [`set_sample_size`](Self::set_sample_size)), so a smaller capacity ages
+    /// sooner; if more increments than that have been counted since the last aging, the next
+    /// increment ages the sketch, once.
     pub fn ensure_capacity(&mut self, capacity: usize) {
-        // Cap the table at 2^30 words (8 GiB would be absurd for a sketch).
+        // Cap the table at 2^30 words (8 GiB, the most a sketch may take).
         let capacity = capacity.clamp(1, 1 << 30);
         let words = capacity.next_power_of_two().max(BLOCK_WORDS);
         self.sample_size = capacity.saturating_mul(SAMPLE_FACTOR).max(SAMPLE_FACTOR);
+        self.size = self.size.min(self.sample_size);
         if words <= self.table.len() * BLOCK_WORDS {
             return;
         }
@@ -335,6 +339,26 @@ mod tests {
             "before {before}, after {after}"
         );
         assert!(sketch.size < sketch.sample_size() / 2 + 1);
+    }
+
+    #[test]
+    fn ensure_capacity_smaller_past_new_period_halves_counts_once() {
+        // 30,000 increments into a period of 40,960, then a capacity whose period is 160: the
+        // count of increments stayed above the new period, so every increment after it halved
+        // all the counters again (15 fell to 3 in two increments).
+        let mut sketch = FrequencySketch::with_seed(4_096, 7);
+        for _ in 0..15 {
+            sketch.increment(1);
+        }
+        for k in 0..30_000u64 {
+            sketch.increment(mix64(k / 2 + 2));
+        }
+        assert_eq!(sketch.frequency(1), 15);
+        sketch.ensure_capacity(16);
+        for k in 0..5u64 {
+            sketch.increment(mix64(k + 100_000));
+        }
+        assert_eq!(sketch.frequency(1), 7);
     }
 
     #[test]
