@@ -1,9 +1,12 @@
 //! Op-sequence property tests of `sync::Cache` (one thread) against simple models, validating
 //! every invariant of every shard after each operation, loaders and the entry API included.
 
+mod common;
+
 use std::collections::HashMap;
 use std::time::Duration;
 
+use common::removals::{Model, Settings, SEC};
 use cortado::policy::EvictionPolicy;
 use cortado::sync::{Cache, Compute};
 use cortado::time::ManualClock;
@@ -306,198 +309,48 @@ fn removal_op() -> impl Strategy<Value = ROp> {
     ]
 }
 
-/// A custom expiry for [`check_removals`]: a new value lives 5 to 8 s by its weight, a
-/// replacement keeps the deadline it replaces, and a read leaves at most 4 s.
-struct ByWeight;
-
-impl cortado::expiry::Expiry<u8, (u32, u8)> for ByWeight {
-    fn expire_after_create(&self, _: &u8, v: &(u32, u8)) -> Option<Duration> {
-        Some(Duration::from_secs(5 + u64::from(v.1 % 4)))
-    }
-
-    fn expire_after_read(
-        &self,
-        _: &u8,
-        _: &(u32, u8),
-        current: Option<Duration>,
-    ) -> Option<Duration> {
-        current.map(|c| c.min(Duration::from_secs(4)))
-    }
-}
-
-/// As `unsync_model`'s test of the same name, over `shards` shards, with loaders and the entry API:
-/// every value ever inserted (each a unique id, with its weight) is at any time either held or
-/// reported to the listener exactly once, with the cause that fits what happened to it; the
-/// stats count exactly what the listener heard, and hits and misses exactly what `get` saw.
-fn check_removals(
-    ops: &[ROp],
-    shards: usize,
-    policy: EvictionPolicy,
-    ttl: bool,
-    tti: bool,
-    custom: bool,
-    weighted: bool,
-) {
-    use cortado::notification::RemovalCause;
-    use std::sync::{Arc, Mutex};
-
-    type Reports = Arc<Mutex<Vec<(u8, u32, RemovalCause)>>>;
-    let reports: Reports = Arc::default();
-    let sink = reports.clone();
-    let clock = ManualClock::new();
-    let mut builder = Cache::builder()
-        .max_capacity(10)
-        .shards(shards)
-        .eviction_policy(policy)
-        .clock(clock.clone())
-        .record_stats()
-        .eviction_listener(move |k: &u8, v: &(u32, u8), cause| {
-            sink.lock().unwrap().push((*k, v.0, cause))
-        });
-    let (ttl, tti) = (ttl && !custom, tti && !custom);
-    if weighted {
-        builder = builder.weigher(|_: &u8, v: &(u32, u8)| u32::from(v.1));
-    }
-    if custom {
-        builder = builder.expire_after(ByWeight);
-    }
-    if ttl {
-        builder = builder.time_to_live(Duration::from_secs(30));
-    }
-    if tti {
-        builder = builder.time_to_idle(Duration::from_secs(12));
-    }
-    let weight_of = |w: u8| if weighted { u64::from(w) } else { 1 };
-    let idle = |now: u64| if tti { now + 12 * SEC } else { u64::MAX };
+/// As `unsync_model`'s test of the same name, over `shards` shards, with loaders and the entry
+/// API: runs `ops` against the [removal model](common::removals), which checks every report,
+/// count and read after each.
+fn check_removals(ops: &[ROp], shards: usize, policy: EvictionPolicy, settings: Settings) {
+    let (mut model, builder) = Model::new(Cache::builder().shards(shards), policy, settings);
     let cache = builder.build().unwrap();
-    // id -> (key, weight, deadline in seconds, reported cause, write deadline)
-    let mut ids: Vec<(u8, u8, u64, Option<RemovalCause>, u64)> = Vec::new();
-    let mut current: HashMap<u8, u32> = HashMap::new();
-    const SEC: u64 = 1_000_000_000;
-    let mut now = 0u64;
-    let mut max = 10u64;
-    let (mut hits, mut misses, mut loads) = (0u64, 0u64, 0u64);
-    let mut counts: HashMap<RemovalCause, u64> = HashMap::new();
-    let live = |ids: &Vec<(u8, u8, u64, Option<RemovalCause>, u64)>, id: u32, now: u64| {
-        ids[id as usize].2 > now
-    };
     for op in ops.iter().chain(std::iter::once(&ROp::RunPending)) {
-        let mut explicit_ok = false;
-        let mut replaced_id = None;
-        // What the model expects `get`/`remove` to return.
-        let expect = |current: &HashMap<u8, u32>, ids: &Vec<_>, k: u8| {
-            current.get(&k).copied().filter(|&id| live(ids, id, now))
-        };
         match *op {
-            ROp::Get(k) => {
-                let expected = expect(&current, &ids, k);
-                let got = cache.get(&k).map(|v| v.0);
-                assert_eq!(got, expected, "get {k}");
-                if let Some(id) = got {
-                    let entry = &mut ids[id as usize];
-                    if custom {
-                        entry.2 = now + (entry.2 - now).min(4 * SEC);
-                    } else {
-                        entry.2 = entry.4.min(idle(now));
-                    }
-                    hits += 1;
-                } else {
-                    misses += 1;
-                }
+            ROp::Get(k) => model.read(k, cache.get(&k).map(|v| v.0)),
+            ROp::Peek(k) => model.peeked(k, cache.peek(&k).map(|v| v.0), cache.contains_key(&k)),
+            ROp::Insert(k, w) => {
+                let id = model.write(k, w, None);
+                cache.insert(k, (id, w));
             }
-            ROp::Peek(k) => {
-                let expected = expect(&current, &ids, k);
-                assert_eq!(cache.peek(&k).map(|v| v.0), expected, "peek {k}");
-                assert_eq!(cache.contains_key(&k), expected.is_some());
+            ROp::InsertTtl(k, w, t) => {
+                let id = model.write(k, w, Some(t));
+                cache.insert_with_ttl(k, (id, w), Duration::from_secs(u64::from(t)));
             }
-            ROp::Insert(k, w) | ROp::InsertTtl(k, w, _) => {
-                let id = ids.len() as u32;
-                let old_live = current.get(&k).copied().filter(|&old| live(&ids, old, now));
-                let deadline = match *op {
-                    ROp::InsertTtl(_, _, t) => now + u64::from(t) * SEC,
-                    _ if custom => old_live.map_or(now + (5 + u64::from(w % 4)) * SEC, |old| {
-                        ids[old as usize].2
-                    }),
-                    _ if ttl => now + 30 * SEC,
-                    _ => u64::MAX,
-                };
-                ids.push((k, w, deadline.min(idle(now)), None, deadline));
-                replaced_id = current.insert(k, id);
-                match *op {
-                    ROp::InsertTtl(_, _, t) => {
-                        cache.insert_with_ttl(k, (id, w), Duration::from_secs(u64::from(t)))
-                    }
-                    _ => cache.insert(k, (id, w)),
-                }
-            }
-            ROp::Remove(k) => {
-                let expected = expect(&current, &ids, k);
-                let got = cache.remove(&k).map(|v| v.0);
-                assert_eq!(got, expected, "remove {k}");
-                explicit_ok = true;
-            }
-            ROp::Advance(s) => {
-                now += u64::from(s) * SEC;
-                clock.advance(Duration::from_secs(u64::from(s)));
-            }
-            ROp::AdvanceNanos(b) => {
-                let by = (1u64 << (b % 45)) + u64::from(b);
-                now += by;
-                clock.advance(Duration::from_nanos(by));
-            }
+            ROp::Remove(k) => model.removed(k, cache.remove(&k).map(|v| v.0)),
+            ROp::Advance(s) => model.advance(u64::from(s) * SEC),
+            ROp::AdvanceNanos(b) => model.advance((1u64 << (b % 45)) + u64::from(b)),
             ROp::Retain(m) => {
+                model.explicit();
                 cache.retain(|k, _| k % m != 0);
-                explicit_ok = true;
             }
             ROp::Resize(n) => {
-                max = u64::from(n);
-                cache.set_max_capacity(max);
+                model.resize(u64::from(n));
+                cache.set_max_capacity(u64::from(n));
             }
             ROp::InvalidateAll => {
+                model.explicit();
                 cache.invalidate_all();
-                explicit_ok = true;
             }
             ROp::RunPending => cache.run_pending_tasks(),
             ROp::GetWith(k, w) => {
-                let expected = expect(&current, &ids, k);
-                let id = ids.len() as u32;
+                let id = model.next_id();
                 let got = cache.get_with(k, || (id, w)).0;
-                if let Some(held) = expected {
-                    assert_eq!(got, held, "get_with {k}");
-                    let entry = &mut ids[held as usize];
-                    if custom {
-                        entry.2 = now + (entry.2 - now).min(4 * SEC);
-                    } else {
-                        entry.2 = entry.4.min(idle(now));
-                    }
-                    hits += 1;
-                } else {
-                    assert_eq!(got, id, "get_with {k} loads");
-                    misses += 1;
-                    loads += 1;
-                    let deadline = if custom {
-                        now + (5 + u64::from(w % 4)) * SEC
-                    } else if ttl {
-                        now + 30 * SEC
-                    } else {
-                        u64::MAX
-                    };
-                    ids.push((k, w, deadline.min(idle(now)), None, deadline));
-                    replaced_id = current.insert(k, id);
-                }
+                model.loaded(k, w, got);
             }
             ROp::Compute(k, w) => {
-                let id = ids.len() as u32;
-                let old_live = current.get(&k).copied().filter(|&old| live(&ids, old, now));
-                let deadline = match () {
-                    _ if custom => old_live.map_or(now + (5 + u64::from(w % 4)) * SEC, |old| {
-                        ids[old as usize].2
-                    }),
-                    _ if ttl => now + 30 * SEC,
-                    _ => u64::MAX,
-                };
-                ids.push((k, w, deadline.min(idle(now)), None, deadline));
-                replaced_id = current.insert(k, id);
+                let old_live = model.expect(k);
+                let id = model.write(k, w, None);
                 let mut seen = None;
                 let held = cache.entry(k).and_compute_with(|v| {
                     seen = Some(v.map(|v| v.0));
@@ -507,83 +360,16 @@ fn check_removals(
                 assert!(held.is_none_or(|v| v.0 == id));
             }
             ROp::ComputeRemove(k) => {
+                model.explicit();
                 let held = cache.entry(k).and_compute_with(|_| Compute::Remove);
                 assert_eq!(held, None);
-                explicit_ok = true;
             }
-        }
-        for (k, id, cause) in std::mem::take(&mut *reports.lock().unwrap()) {
-            let entry = &mut ids[id as usize];
-            assert_eq!(entry.0, k, "id {id} reported under another key");
-            assert_eq!(entry.3, None, "id {id} reported twice: {op:?}, {cause:?}");
-            entry.3 = Some(cause);
-            *counts.entry(cause).or_default() += 1;
-            let alive = entry.2 > now;
-            match cause {
-                RemovalCause::Expired => assert!(!alive, "id {id} expired early: {op:?}"),
-                RemovalCause::Size => assert!(alive, "expired id {id} reported Size: {op:?}"),
-                RemovalCause::Explicit => {
-                    assert!(explicit_ok && alive, "id {id} Explicit by {op:?}")
-                }
-                RemovalCause::Replaced => {
-                    assert!(alive, "expired id {id} reported Replaced: {op:?}");
-                    assert_eq!(replaced_id, Some(id), "id {id} Replaced by {op:?}")
-                }
-            }
-            if current.get(&k) == Some(&id) {
-                current.remove(&k);
-            }
-        }
-        // The replaced value is gone, reported by now.
-        if let Some(old) = replaced_id {
-            assert!(
-                ids[old as usize].3.is_some(),
-                "replaced id {old} never reported"
-            );
         }
         cache.validate();
-        let stats = cache.stats();
-        let count = |c| counts.get(&c).copied().unwrap_or(0);
-        assert_eq!(stats.hits, hits, "hits after {op:?}");
-        assert_eq!(stats.misses, misses, "misses after {op:?}");
-        assert_eq!(stats.load_successes, loads, "loads after {op:?}");
-        assert_eq!(stats.load_failures, 0, "load failures after {op:?}");
-        assert_eq!(stats.evictions_size, count(RemovalCause::Size), "{op:?}");
-        assert_eq!(
-            stats.evictions_expired,
-            count(RemovalCause::Expired),
-            "{op:?}"
-        );
-        assert_eq!(
-            stats.removals_explicit,
-            count(RemovalCause::Explicit),
-            "{op:?}"
-        );
-        assert_eq!(stats.replacements, count(RemovalCause::Replaced), "{op:?}");
-        // Unreported values are exactly those held.
-        assert_eq!(cache.len(), current.len(), "held after {op:?}");
-        let weight: u64 = current
-            .values()
-            .map(|&id| weight_of(ids[id as usize].1))
-            .sum();
-        assert_eq!(cache.weighted_size(), weight, "weighted size after {op:?}");
-        assert!(weight <= max);
-        let mut seen: Vec<u32> = cache.iter().map(|(_, v)| v.0).collect();
-        seen.sort_unstable();
-        let mut expected: Vec<u32> = current
-            .values()
-            .copied()
-            .filter(|&id| live(&ids, id, now))
-            .collect();
-        expected.sort_unstable();
-        assert_eq!(seen, expected, "iter after {op:?}");
+        let held = cache.iter().map(|(_, v)| v.0).collect();
+        model.check(op, cache.stats(), cache.len(), cache.weighted_size(), held);
     }
-    for (id, entry) in ids.iter().enumerate() {
-        assert!(
-            entry.3.is_some() || entry.2 > now,
-            "expired id {id} never reported"
-        );
-    }
+    model.finish();
 }
 
 proptest! {
@@ -608,6 +394,6 @@ proptest! {
             EvictionPolicy::redis_lfu(),
             EvictionPolicy::random(),
         ][which];
-        check_removals(&ops, shards, policy, ttl, tti, custom, weighted);
+        check_removals(&ops, shards, policy, Settings { ttl, tti, custom, weighted });
     }
 }

@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 
 use cortado::notification::RemovalCause;
 
+pub mod removals;
+
 /// What a scheduler must have done to keys `0..3`, inserted at `inserted` with lifetime `ttl`
 /// and then left alone: reported each as expired exactly once (`expired`, in any order), not
 /// before its time, and removed them (`len`, the cache's length afterwards).
