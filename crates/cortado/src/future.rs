@@ -222,6 +222,64 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.inner().load_option(&key, Mode::Async, init).await
     }
 
+    /// [`get_with`](Self::get_with) for a key given by reference (a `&str` for a `String`
+    /// key), made into an owned key only on a miss: a hit allocates nothing.
+    pub async fn get_with_by_ref<Q>(&self, key: &Q, init: impl Future<Output = V>) -> V
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+    {
+        match self.inner().get(key) {
+            Some(value) => value,
+            None => {
+                let key = key.to_owned();
+                self.inner().load_value(&key, Mode::Async, init).await
+            }
+        }
+    }
+
+    /// [`try_get_with`](Self::try_get_with) for a key given by reference, made into an owned
+    /// key only on a miss.
+    pub async fn try_get_with_by_ref<Q, E>(
+        &self,
+        key: &Q,
+        init: impl Future<Output = Result<V, E>>,
+    ) -> Result<V, Arc<E>>
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+        E: Send + Sync + 'static,
+    {
+        match self.inner().get(key) {
+            Some(value) => Ok(value),
+            None => {
+                let key = key.to_owned();
+                self.inner().load_result(&key, Mode::Async, init).await
+            }
+        }
+    }
+
+    /// [`optionally_get_with`](Self::optionally_get_with) for a key given by reference, made
+    /// into an owned key only when the loader runs.
+    pub async fn optionally_get_with_by_ref<Q>(
+        &self,
+        key: &Q,
+        init: impl Future<Output = Option<V>>,
+    ) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+    {
+        if let Some(value) = self.inner().get(key) {
+            return Some(value);
+        }
+        if self.inner().known_absent(key) {
+            return None;
+        }
+        let key = key.to_owned();
+        self.inner().load_option(&key, Mode::Async, init).await
+    }
+
     /// The entry of `key`, for compound operations.
     pub fn entry(&self, key: K) -> Entry<'_, K, V, S> {
         Entry { cache: self, key }

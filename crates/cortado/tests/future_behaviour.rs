@@ -481,3 +481,48 @@ fn plain_operations_key_not_clone_available() {
     cache.invalidate_all();
     assert!(cache.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_with_by_ref_spawned_str_lookups_load_once() {
+    // The futures are `Send` (spawned), take `&str` for a `String` key, and coalesce: eight
+    // tasks, one load.
+    let cache: Cache<String, u32> = Cache::builder()
+        .max_capacity(10)
+        .record_stats()
+        .build()
+        .unwrap();
+    let loads = Arc::new(AtomicUsize::new(0));
+    let barrier = Arc::new(Barrier::new(8));
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (cache, loads, barrier) = (cache.clone(), loads.clone(), barrier.clone());
+            tokio::spawn(async move {
+                barrier.wait().await;
+                cache
+                    .get_with_by_ref("k", async {
+                        loads.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        5
+                    })
+                    .await
+            })
+        })
+        .collect();
+    for task in tasks {
+        assert_eq!(task.await.unwrap(), 5);
+    }
+    assert_eq!(loads.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        cache
+            .try_get_with_by_ref("k", async { Err::<u32, ()>(()) })
+            .await,
+        Ok(5)
+    );
+    assert_eq!(
+        cache
+            .optionally_get_with_by_ref("absent", async { None })
+            .await,
+        None
+    );
+    assert!(!cache.contains_key("absent"));
+}

@@ -1195,3 +1195,64 @@ fn default_hash_builder_reexported_names_builder_type() {
     cache.insert(1, 1);
     assert_eq!(cache.get(&1), Some(1));
 }
+
+thread_local! {
+    static KEY_CLONES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A key that counts its clones (`ToOwned` of a `Clone` type clones).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct CountedKey(u32);
+
+impl Clone for CountedKey {
+    fn clone(&self) -> Self {
+        KEY_CLONES.with(|n| n.set(n.get() + 1));
+        Self(self.0)
+    }
+}
+
+#[test]
+fn get_with_by_ref_hit_makes_no_owned_key() {
+    let cache: Cache<CountedKey, u32> = Cache::builder()
+        .max_capacity(10)
+        .record_stats()
+        .build()
+        .unwrap();
+    let key = CountedKey(1);
+    assert_eq!(cache.get_with_by_ref(&key, || 7), 7);
+    let clones = KEY_CLONES.with(|n| n.get());
+    assert!(clones >= 1, "a miss makes the owned key the load needs");
+    assert_eq!(cache.get_with_by_ref(&key, || unreachable!()), 7);
+    assert_eq!(
+        cache.try_get_with_by_ref(&key, || Err::<u32, ()>(())),
+        Ok(7)
+    );
+    assert_eq!(cache.optionally_get_with_by_ref(&key, || None), Some(7));
+    assert_eq!(KEY_CLONES.with(|n| n.get()), clones, "hits clone nothing");
+    let stats = cache.stats();
+    assert_eq!((stats.hits, stats.misses, stats.load_successes), (3, 1, 1));
+}
+
+#[test]
+fn get_with_by_ref_str_for_string_key_errors_not_cached_absence_cached() {
+    let cache: Cache<String, Arc<Vec<u8>>> = Cache::builder()
+        .max_capacity(10)
+        .negative_ttl(Duration::from_secs(60))
+        .record_stats()
+        .build()
+        .unwrap();
+    let value = cache.get_with_by_ref("a", || Arc::new(vec![1]));
+    assert_eq!(*value, [1]);
+    assert_eq!(cache.get(&"a".to_owned()).as_deref(), Some(&vec![1]));
+    let failed = cache.try_get_with_by_ref("b", || Err::<Arc<Vec<u8>>, _>("down"));
+    assert_eq!(failed.unwrap_err().as_ref(), &"down");
+    assert!(!cache.contains_key("b"), "an error is not cached");
+    // The absence is cached: the second loader never runs.
+    assert_eq!(cache.optionally_get_with_by_ref("c", || None), None);
+    assert_eq!(
+        cache.optionally_get_with_by_ref("c", || unreachable!("absence cached")),
+        None
+    );
+    let stats = cache.stats();
+    assert_eq!((stats.load_successes, stats.load_failures), (1, 2));
+}

@@ -30,6 +30,7 @@
 //! before it ends, counts as a failure.
 
 use std::any::Any;
+use std::borrow::Borrow;
 use std::cell::RefCell;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash};
@@ -266,7 +267,11 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
     }
 
     /// Whether an `optionally_get_with` that just missed should return `None` at once.
-    pub(crate) fn known_absent(&self, key: &K) -> bool {
+    pub(crate) fn known_absent<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.negative_ttl.is_some() && self.is_absent(hash_key(&self.hasher, key), key)
     }
 
@@ -350,6 +355,66 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
         block_on(
             self.inner
                 .load_option(&key, Mode::Blocking, async { init() }),
+        )
+    }
+
+    /// [`get_with`](Self::get_with) for a key given by reference (a `&str` for a `String`
+    /// key), made into an owned key only on a miss: a hit allocates nothing.
+    pub fn get_with_by_ref<Q>(&self, key: &Q, init: impl FnOnce() -> V) -> V
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+    {
+        match self.inner.get(key) {
+            Some(value) => value,
+            None => block_on(
+                self.inner
+                    .load_value(&key.to_owned(), Mode::Blocking, async { init() }),
+            ),
+        }
+    }
+
+    /// [`try_get_with`](Self::try_get_with) for a key given by reference, made into an owned
+    /// key only on a miss.
+    pub fn try_get_with_by_ref<Q, E>(
+        &self,
+        key: &Q,
+        init: impl FnOnce() -> Result<V, E>,
+    ) -> Result<V, Arc<E>>
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+        E: Send + Sync + 'static,
+    {
+        match self.inner.get(key) {
+            Some(value) => Ok(value),
+            None => block_on(
+                self.inner
+                    .load_result(&key.to_owned(), Mode::Blocking, async { init() }),
+            ),
+        }
+    }
+
+    /// [`optionally_get_with`](Self::optionally_get_with) for a key given by reference, made
+    /// into an owned key only when the loader runs.
+    pub fn optionally_get_with_by_ref<Q>(
+        &self,
+        key: &Q,
+        init: impl FnOnce() -> Option<V>,
+    ) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+    {
+        if let Some(value) = self.inner.get(key) {
+            return Some(value);
+        }
+        if self.inner.known_absent(key) {
+            return None;
+        }
+        block_on(
+            self.inner
+                .load_option(&key.to_owned(), Mode::Blocking, async { init() }),
         )
     }
 
