@@ -1256,3 +1256,12 @@ fn get_with_by_ref_str_for_string_key_errors_not_cached_absence_cached() {
     let stats = cache.stats();
     assert_eq!((stats.load_successes, stats.load_failures), (1, 2));
 }
+
+#[test]
+fn builder_debug_random_hasher_seed_not_shown() {
+    // It printed `RandomState { per_hasher_seed: 5770984580836408843, .. }`.
+    let shown = format!("{:?}", Cache::<u32, u32>::builder().max_capacity(5));
+    assert!(shown.contains("max_capacity: Some(5)"), "{shown}");
+    assert!(shown.contains("DefaultHashBuilder"), "{shown}");
+    assert!(!shown.contains("per_hasher_seed"), "{shown}");
+}
