@@ -207,7 +207,10 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
         self
     }
 
-    /// Gives each entry a weight; the capacity then bounds the total weight.
+    /// Gives each entry a weight; the capacity then bounds the total weight. An entry heavier
+    /// than the capacity is evicted at once (cause `Size`); in a `sync` or `future` cache, so
+    /// is one heavier than its shard's share of the capacity (see
+    /// [Capacity](crate::sync#capacity): for a few very heavy entries, ask for fewer shards).
     pub fn weigher(mut self, weigher: impl Fn(&K, &V) -> u32 + Send + Sync + 'static) -> Self {
         self.weigher = Some(Arc::new(weigher));
         self

@@ -13,6 +13,9 @@ use crate::time::duration_nanos;
 ///
 /// `current` is the time the entry had left before this event (`None` if it had no deadline).
 /// The defaults keep the current deadline on update and read.
+///
+/// The methods run under the lock of the entry's shard (a shared one for `expire_after_read`
+/// in a `sync` cache): they must be quick and must not use the cache.
 pub trait Expiry<K, V>: Send + Sync {
     /// Lifetime of a newly inserted entry.
     fn expire_after_create(&self, key: &K, value: &V) -> Option<Duration>;

@@ -299,6 +299,11 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
         self.cache.get_with(self.key, init).await
     }
 
+    /// The value, or `value` inserted on a miss (as [`sync::Entry::or_insert`]).
+    pub async fn or_insert(self, value: V) -> V {
+        self.cache.get_with(self.key, async { value }).await
+    }
+
     /// Atomically reads the live value, asks `f` what to do, and does it; see
     /// [`sync::Entry::and_compute_with`]. `f` is synchronous: it runs under a shard's lock.
     pub fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {

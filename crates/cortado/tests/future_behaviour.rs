@@ -526,3 +526,11 @@ async fn get_with_by_ref_spawned_str_lookups_load_once() {
     );
     assert!(!cache.contains_key("absent"));
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn entry_or_insert_inserts_on_miss_keeps_value_on_hit() {
+    let cache: Cache<u32, u32> = Cache::builder().max_capacity(10).build().unwrap();
+    assert_eq!(cache.entry(1).or_insert(10).await, 10);
+    assert_eq!(cache.entry(1).or_insert(20).await, 10);
+    assert_eq!(cache.get(&1), Some(10));
+}
