@@ -726,6 +726,7 @@ where
     /// [`evict`](Self::evict)), they moved the window's read entries behind the new one, which
     /// then left the window first and was judged by frequency on its own insert (with a window
     /// of one entry, every key inserted after a read of the previous one was turned away).
+    ///
     /// True if it folded: the eviction that follows the insert then need not look at the queue
     /// ends again, since an insert only appends to the window (a mode change it brings about
     /// moves protected's oldest entries to probation's back). Folding twice cost the peer

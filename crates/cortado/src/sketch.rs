@@ -345,7 +345,7 @@ mod tests {
     fn ensure_capacity_smaller_past_new_period_halves_counts_once() {
         // 30,000 increments into a period of 40,960, then a capacity whose period is 160: the
         // count of increments stayed above the new period, so every increment after it halved
-        // all the counters again (15 fell to 3 in two increments).
+        // all the counters again (15 fell to 0 in five increments).
         let mut sketch = FrequencySketch::with_seed(4_096, 7);
         for _ in 0..15 {
             sketch.increment(1);
