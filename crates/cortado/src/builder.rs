@@ -82,7 +82,7 @@ impl fmt::Display for BuildError {
                 "max_capacity {capacity} leaves some of the {shards} shards no room: ask for \
                  {} shards or fewer (or leave the count to the builder), or a capacity of at \
                  least {shards}",
-                1u64 << (63 - capacity.leading_zeros())
+                1u64 << (63 - (*capacity).max(1).leading_zeros())
             ),
             Self::InvalidPolicy(error) => write!(f, "invalid eviction policy: {error}"),
             #[cfg(feature = "tokio")]

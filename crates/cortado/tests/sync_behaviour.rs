@@ -481,6 +481,19 @@ fn build_bad_shard_count_is_typed_error() {
 }
 
 #[test]
+fn capacity_below_shards_zero_capacity_displays_without_panic() {
+    // The error's fields are public, so any capacity can reach its message; the largest power
+    // of two within a capacity of 0 was `1 << (63 - 64)`, which overflowed.
+    let err = BuildError::CapacityBelowShards {
+        capacity: 0,
+        shards: 4,
+    };
+    let shown = std::panic::catch_unwind(|| err.to_string()).expect("Display panicked");
+    // (Wrapping, as in a release build, it named 2^63 shards.)
+    assert!(shown.contains("ask for 1 shards or fewer"), "{shown}");
+}
+
+#[test]
 fn default_shard_count_keeps_shares_of_at_least_256() {
     for capacity in [0, 1, 255, 256, 511, 512, 5_000, 100_000, 10_000_000] {
         let cache = Cache::<u32, u32>::new(capacity);
