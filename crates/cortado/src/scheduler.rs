@@ -25,8 +25,10 @@
 //! at most 10.2 ms (`cargo run --release -p cortado-bench --bin pacer 5`). Caffeine's `Pacer`
 //! batches wake-ups within about a second instead; 10 ms keeps listeners close to the deadline
 //! for a cost that stays below 1% of a core. The pace is kept with the runner's own clock
-//! (`std::time::Instant` for the thread, tokio's for the task, so a paused tokio clock
-//! works), not the cache's, which may be a manual clock that never moves.
+//! (`std::time::Instant` for the thread, tokio's for the task, which its timers follow), not
+//! the cache's, which may be a manual clock that never moves. A paused tokio clock (tests)
+//! jumps to each timer while the runtime idles, so there the task keeps a core busy whenever
+//! some entry has a deadline, as it did before the pace.
 //!
 //! The thread never blocks the cache's users beyond the usual maintenance of one shard at a time,
 //! and it is stopped by the cache's `Drop` (a flag plus an unpark). Should a listener panic on
