@@ -100,13 +100,19 @@ struct NaiveLfu {
     tick: u64,
 }
 
+/// A use of `k` by a naive model: the tick advances, and a held entry counts the use and
+/// remembers the tick; its value, if held.
+fn use_entry(entries: &mut HashMap<u8, (u16, u64, u64)>, tick: &mut u64, k: u8) -> Option<u16> {
+    *tick += 1;
+    let e = entries.get_mut(&k)?;
+    e.1 += 1;
+    e.2 = *tick;
+    Some(e.0)
+}
+
 impl NaiveLfu {
     fn touch(&mut self, k: u8) -> Option<u16> {
-        self.tick += 1;
-        let e = self.entries.get_mut(&k)?;
-        e.1 += 1;
-        e.2 = self.tick;
-        Some(e.0)
+        use_entry(&mut self.entries, &mut self.tick, k)
     }
 
     fn victim(&self, spare: Option<u8>) -> Option<u8> {
@@ -183,11 +189,7 @@ impl NaiveWeighted {
     }
 
     fn touch(&mut self, k: u8) -> Option<u16> {
-        self.tick += 1;
-        let e = self.entries.get_mut(&k)?;
-        e.1 += 1;
-        e.2 = self.tick;
-        Some(e.0)
+        use_entry(&mut self.entries, &mut self.tick, k)
     }
 
     fn evict(&mut self, spare: Option<u8>, evicted: &mut Vec<u8>) {
