@@ -214,17 +214,26 @@ pub(crate) struct Shard<K, V, S> {
 
 impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shard")
-            .field("len", &self.table.len())
-            .field(
-                "weighted_size",
-                &self.policy.try_lock().ok().map(|p| p.weighted_size()),
-            )
-            .field(
-                "max_capacity",
-                &self.policy.try_lock().ok().map(|p| p.maximum()),
-            )
+        self.debug_sizes(&mut f.debug_struct("Shard"))
             .finish_non_exhaustive()
+    }
+}
+
+impl<K, V, S> Shard<K, V, S> {
+    /// Adds the entry count, weighted size and maximum to a `Debug` output (the sizes as
+    /// `None` while another thread holds the policy).
+    pub(crate) fn debug_sizes<'a, 'f, 'g>(
+        &self,
+        out: &'a mut std::fmt::DebugStruct<'f, 'g>,
+    ) -> &'a mut std::fmt::DebugStruct<'f, 'g> {
+        let sizes = self
+            .policy
+            .try_lock()
+            .ok()
+            .map(|p| (p.weighted_size(), p.maximum()));
+        out.field("len", &self.table.len())
+            .field("weighted_size", &sizes.map(|(size, _)| size))
+            .field("max_capacity", &sizes.map(|(_, max)| max))
     }
 }
 
@@ -552,6 +561,17 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        let i = self.get_slot(hash, key, now)?;
+        Some(&self.entry(i).value)
+    }
+
+    /// [`get`](Self::get), returning the slot: a caller that goes on to insert on a miss cannot
+    /// hold a borrowed value across the two.
+    pub(crate) fn get_slot<Q>(&mut self, hash: u64, key: &Q, now: u64) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let Some((i, _)) = self.get_shared(hash, key, now) else {
             self.record_miss();
             return None;
@@ -566,7 +586,34 @@ where
         if self.record_stats {
             self.stats.hits += 1;
         }
-        Some(&self.entry(i).value)
+        Some(i)
+    }
+
+    /// The value in slot `i`, if the slot still holds an entry (an insert's slot may have been
+    /// freed by the eviction that followed it).
+    pub(crate) fn value_in(&self, i: u32) -> Option<&V> {
+        self.slots
+            .get(i as usize)?
+            .as_ref()
+            .map(|entry| &entry.value)
+    }
+
+    /// Counts a loader's call, if stats are recorded (for the single-threaded front end; the
+    /// concurrent one counts loads outside its shards).
+    pub(crate) fn record_load(&mut self, success: bool, nanos: u64) {
+        if self.record_stats {
+            if success {
+                self.stats.load_successes += 1;
+            } else {
+                self.stats.load_failures += 1;
+            }
+            self.stats.load_nanos += nanos;
+        }
+    }
+
+    /// Whether stats are recorded (so a loader's time is worth reading the clock for).
+    pub(crate) fn records_stats(&self) -> bool {
+        self.record_stats
     }
 
     #[inline]
@@ -587,7 +634,16 @@ where
     }
 
     /// Inserts or replaces; `ttl` overrides the configured lifetime for this entry. Evicts to fit.
-    pub(crate) fn insert(&mut self, hash: u64, key: K, value: V, now: u64, ttl: Option<Duration>) {
+    /// Returns the entry's slot, which that eviction may have freed (see
+    /// [`value_in`](Self::value_in)).
+    pub(crate) fn insert(
+        &mut self,
+        hash: u64,
+        key: K,
+        value: V,
+        now: u64,
+        ttl: Option<Duration>,
+    ) -> u32 {
         let weight = self.weigher.as_ref().map_or(1, |weigh| weigh(&key, &value));
         let mut folded = false;
         let i = if let Some(i) = self.find(hash, &key) {
@@ -628,7 +684,7 @@ where
                     let deferral = self.deferral;
                     deferral == self.policy_mut().deferral()
                 });
-                return;
+                return i;
             }
             i
         } else {
@@ -659,6 +715,7 @@ where
             self.remove_index(i, RemovalCause::Size);
         }
         self.evict_folded(folded);
+        i
     }
 
     /// Makes room for more slots: doubling, as `Vec` would, but never past the most slots an

@@ -1,7 +1,8 @@
 //! A single-threaded cache: one shard of the cache core, with a clock and a listener.
 //!
 //! Use it where one thread owns the cache (or wraps it in its own lock); `get` takes `&mut self`
-//! because every hit updates the policy.
+//! because every hit updates the policy. [`Cache::get_or_insert_with`] looks up and, on a miss,
+//! computes and inserts in one call.
 //!
 //! ```
 //! let mut cache = cortado::unsync::Cache::new(2);
@@ -13,8 +14,9 @@
 //! ```
 
 use std::borrow::Borrow;
+use std::convert::Infallible;
 use std::hash::{BuildHasher, Hash};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hashbrown::DefaultHashBuilder;
 
@@ -22,7 +24,7 @@ use crate::builder::{BuildError, CacheBuilder, Unsynchronized};
 use crate::notification::{Listener, RemovalCause};
 use crate::shard::Shard;
 use crate::stats::CacheStats;
-use crate::time::Clock;
+use crate::time::{duration_nanos, Clock};
 
 /// A single-threaded bounded cache. See the [module docs](self).
 pub struct Cache<K, V, S = DefaultHashBuilder> {
@@ -35,8 +37,8 @@ pub struct Cache<K, V, S = DefaultHashBuilder> {
 
 impl<K, V, S> std::fmt::Debug for Cache<K, V, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cache")
-            .field("shard", &self.shard)
+        self.shard
+            .debug_sizes(&mut f.debug_struct("Cache"))
             .finish_non_exhaustive()
     }
 }
@@ -121,6 +123,89 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         Q: Hash + Eq + ?Sized,
     {
         self.peek(key).is_some()
+    }
+
+    /// The value of `key`, first inserting `init()`'s if the key is absent or expired: the
+    /// single-threaded counterpart of [`sync::Cache::get_with`](crate::sync::Cache::get_with),
+    /// for the match-then-insert that the borrow checker rejects when written by hand.
+    ///
+    /// A hit counts as [`get`](Self::get) does; a miss counts as a miss and a load, then inserts
+    /// as [`insert`](Self::insert) does. `None` when the new entry was not kept: an entry
+    /// heavier than the whole capacity, or a capacity of 0, is evicted at once (and the listener
+    /// hears of it with [`RemovalCause::Size`]).
+    ///
+    /// ```
+    /// let mut cache = cortado::unsync::Cache::new(100);
+    /// let mut loads = 0;
+    /// for _ in 0..3 {
+    ///     let value = cache.get_or_insert_with(7, || {
+    ///         loads += 1;
+    ///         "seven".to_string()
+    ///     });
+    ///     assert_eq!(value.map(String::as_str), Some("seven"));
+    /// }
+    /// assert_eq!(loads, 1);
+    /// ```
+    pub fn get_or_insert_with(&mut self, key: K, init: impl FnOnce() -> V) -> Option<&V> {
+        match self.try_get_or_insert_with(key, || Ok::<V, Infallible>(init())) {
+            Ok(value) => value,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`get_or_insert_with`](Self::get_or_insert_with) looked up by a borrowed form of the key
+    /// (`&str` for a `String` key), which is made into an owned key only on a miss.
+    pub fn get_or_insert_with_by_ref<Q>(&mut self, key: &Q, init: impl FnOnce() -> V) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+    {
+        let now = self.now();
+        let hash = self.shard.hash(key);
+        if let Some(i) = self.shard.get_slot(hash, key, now) {
+            return self.shard.value_in(i);
+        }
+        match self.load(hash, key.to_owned(), || Ok::<V, Infallible>(init())) {
+            Ok(value) => value,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`get_or_insert_with`](Self::get_or_insert_with) with a loader that may fail: its error
+    /// is returned and nothing is inserted (the miss and a failed load are counted).
+    pub fn try_get_or_insert_with<E>(
+        &mut self,
+        key: K,
+        init: impl FnOnce() -> Result<V, E>,
+    ) -> Result<Option<&V>, E> {
+        let now = self.now();
+        let hash = self.shard.hash(&key);
+        if let Some(i) = self.shard.get_slot(hash, &key, now) {
+            return Ok(self.shard.value_in(i));
+        }
+        self.load(hash, key, init)
+    }
+
+    /// Runs `init` for the missing `key` and inserts its value; the time is read again after
+    /// it, since a loader may take long.
+    fn load<E>(
+        &mut self,
+        hash: u64,
+        key: K,
+        init: impl FnOnce() -> Result<V, E>,
+    ) -> Result<Option<&V>, E> {
+        let started = self.shard.records_stats().then(Instant::now);
+        let value = init();
+        if let Some(started) = started {
+            let nanos = duration_nanos(started.elapsed());
+            self.shard.record_load(value.is_ok(), nanos);
+        }
+        let value = value?;
+        let now = self.now();
+        self.shard.advance(now);
+        let i = self.shard.insert(hash, key, value, now, None);
+        self.notify();
+        Ok(self.shard.value_in(i))
     }
 
     /// Inserts or replaces the value of `key`, then evicts to fit the capacity.

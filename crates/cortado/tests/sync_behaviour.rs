@@ -9,7 +9,7 @@ use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Rng, Zipf};
+use common::{key_clones, CountedKey, Rng, Zipf};
 use cortado::builder::BuildError;
 use cortado::expiry::Expiry;
 use cortado::notification::RemovalCause;
@@ -1209,21 +1209,6 @@ fn default_hash_builder_reexported_names_builder_type() {
     assert_eq!(cache.get(&1), Some(1));
 }
 
-thread_local! {
-    static KEY_CLONES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// A key that counts its clones (`ToOwned` of a `Clone` type clones).
-#[derive(Debug, PartialEq, Eq, Hash)]
-struct CountedKey(u32);
-
-impl Clone for CountedKey {
-    fn clone(&self) -> Self {
-        KEY_CLONES.with(|n| n.set(n.get() + 1));
-        Self(self.0)
-    }
-}
-
 #[test]
 fn get_with_by_ref_hit_makes_no_owned_key() {
     let cache: Cache<CountedKey, u32> = Cache::builder()
@@ -1233,7 +1218,7 @@ fn get_with_by_ref_hit_makes_no_owned_key() {
         .unwrap();
     let key = CountedKey(1);
     assert_eq!(cache.get_with_by_ref(&key, || 7), 7);
-    let clones = KEY_CLONES.with(|n| n.get());
+    let clones = key_clones();
     assert!(clones >= 1, "a miss makes the owned key the load needs");
     assert_eq!(cache.get_with_by_ref(&key, || unreachable!()), 7);
     assert_eq!(
@@ -1241,7 +1226,7 @@ fn get_with_by_ref_hit_makes_no_owned_key() {
         Ok(7)
     );
     assert_eq!(cache.optionally_get_with_by_ref(&key, || None), Some(7));
-    assert_eq!(KEY_CLONES.with(|n| n.get()), clones, "hits clone nothing");
+    assert_eq!(key_clones(), clones, "hits clone nothing");
     let stats = cache.stats();
     assert_eq!((stats.hits, stats.misses, stats.load_successes), (3, 1, 1));
 }

@@ -5,7 +5,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Rng, Zipf};
+use common::{key_clones, CountedKey, Rng, Zipf};
 use cortado::builder::BuildError;
 use cortado::expiry::Expiry;
 use cortado::notification::RemovalCause;
@@ -763,4 +763,105 @@ fn insert_new_key_after_read_of_window_entry_keeps_new_key() {
         }
     }
     assert_eq!(turned_away, [] as [u64; 0], "gone right after their insert");
+}
+
+#[test]
+fn get_or_insert_with_miss_loads_once_then_hits_counted() {
+    let clock = ManualClock::new();
+    let (mut cache, log) = logging_cache(10, &clock);
+    let mut loads = 0;
+    for _ in 0..3 {
+        let got = cache.get_or_insert_with(1, || {
+            loads += 1;
+            10
+        });
+        assert_eq!(got, Some(&10));
+    }
+    assert_eq!(loads, 1);
+    let stats = cache.stats();
+    assert_eq!((stats.hits, stats.misses), (2, 1));
+    assert_eq!((stats.load_successes, stats.load_failures), (1, 0));
+    assert_eq!(cache.get(&1), Some(&10));
+    assert!(log.lock().unwrap().is_empty());
+}
+
+#[test]
+fn get_or_insert_with_expired_entry_reloads_and_reports_expired() {
+    let clock = ManualClock::new();
+    let (mut cache, log) = logging_cache(10, &clock);
+    cache.insert_with_ttl(1, 10, Duration::from_secs(5));
+    clock.advance(Duration::from_secs(5));
+    assert_eq!(cache.get_or_insert_with(1, || 11), Some(&11));
+    assert_eq!(*log.lock().unwrap(), [(1, 10, RemovalCause::Expired)]);
+    assert_eq!(cache.stats().load_successes, 1);
+}
+
+#[test]
+fn try_get_or_insert_with_error_inserts_nothing_and_counts_failure() {
+    let clock = ManualClock::new();
+    let (mut cache, _log) = logging_cache(10, &clock);
+    assert_eq!(cache.try_get_or_insert_with(1, || Err("down")), Err("down"));
+    assert_eq!(cache.len(), 0);
+    assert_eq!(
+        cache.try_get_or_insert_with(1, || Ok::<_, &str>(10)),
+        Ok(Some(&10))
+    );
+    assert_eq!(
+        cache.try_get_or_insert_with(1, || Err("not called")),
+        Ok(Some(&10))
+    );
+    let stats = cache.stats();
+    assert_eq!((stats.hits, stats.misses), (1, 2));
+    assert_eq!((stats.load_successes, stats.load_failures), (1, 1));
+}
+
+#[test]
+fn get_or_insert_with_heavier_than_capacity_returns_none_and_reports_size() {
+    let log: Log = Arc::default();
+    let sink = log.clone();
+    let mut cache = Cache::builder()
+        .max_capacity(10)
+        .weigher(|_: &u32, v: &u32| *v)
+        .eviction_listener(move |k: &u32, v: &u32, cause| {
+            sink.lock().unwrap().push((*k, *v, cause))
+        })
+        .build()
+        .unwrap();
+    assert_eq!(cache.get_or_insert_with(1, || 11), None);
+    assert_eq!(*log.lock().unwrap(), [(1, 11, RemovalCause::Size)]);
+    assert_eq!(cache.get_or_insert_with(1, || 4), Some(&4));
+}
+
+#[test]
+fn get_or_insert_with_by_ref_makes_owned_key_only_on_miss() {
+    let key = CountedKey(1);
+    let mut cache = Cache::new(10);
+    let before = key_clones();
+    assert_eq!(
+        cache.get_or_insert_with_by_ref(&key, || "one"),
+        Some(&"one")
+    );
+    assert_eq!(key_clones(), before + 1, "a miss makes the owned key");
+    for _ in 0..3 {
+        assert_eq!(
+            cache.get_or_insert_with_by_ref(&key, || "two"),
+            Some(&"one")
+        );
+    }
+    assert_eq!(key_clones(), before + 1, "hits clone nothing");
+    let mut strings = Cache::<String, usize>::new(10);
+    assert_eq!(strings.get_or_insert_with_by_ref("abc", || 3), Some(&3));
+    assert_eq!(strings.get("abc"), Some(&3));
+}
+
+#[test]
+fn debug_shows_sizes_not_internals() {
+    let mut cache = Cache::new(10);
+    cache.insert(1, 1);
+    cache.insert(2, 2);
+    let shown = format!("{cache:?}");
+    assert_eq!(
+        shown,
+        "Cache { len: 2, weighted_size: Some(2), max_capacity: Some(10), .. }"
+    );
 }

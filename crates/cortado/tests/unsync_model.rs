@@ -419,6 +419,9 @@ enum ROp {
     Resize(u8),
     InvalidateAll,
     RunPending,
+    GetOrInsert(u8, u8),
+    GetOrInsertByRef(u8, u8),
+    TryGetOrInsertFailing(u8),
 }
 
 fn removal_op() -> impl Strategy<Value = ROp> {
@@ -434,6 +437,9 @@ fn removal_op() -> impl Strategy<Value = ROp> {
         1 => (0..30u8).prop_map(ROp::Resize),
         1 => Just(ROp::InvalidateAll),
         1 => Just(ROp::RunPending),
+        2 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::GetOrInsert(k % 24, w)),
+        1 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::GetOrInsertByRef(k % 24, w)),
+        1 => any::<u8>().prop_map(|k| ROp::TryGetOrInsertFailing(k % 24)),
     ]
 }
 
@@ -470,6 +476,23 @@ fn check_removals(ops: &[ROp], policy: EvictionPolicy, settings: Settings) {
                 cache.invalidate_all();
             }
             ROp::RunPending => cache.run_pending_tasks(),
+            ROp::GetOrInsert(k, w) | ROp::GetOrInsertByRef(k, w) => {
+                let id = model.next_id();
+                let got = if matches!(op, ROp::GetOrInsert(..)) {
+                    cache.get_or_insert_with(k, || (id, w)).map(|v| v.0)
+                } else {
+                    cache.get_or_insert_with_by_ref(&k, || (id, w)).map(|v| v.0)
+                };
+                // `None` only for a new value not kept, which the model then sees reported.
+                model.loaded(k, w, got.unwrap_or(id));
+                if got.is_none() {
+                    assert!(cache.iter().all(|(_, v)| v.0 != id), "{op:?} kept {id}");
+                }
+            }
+            ROp::TryGetOrInsertFailing(k) => {
+                let got = cache.try_get_or_insert_with(k, || Err("down"));
+                model.load_failed(k, got.ok().map(|v| v.expect("a hit").0));
+            }
         }
         cache.validate();
         let held = cache.iter().map(|(_, v)| v.0).collect();

@@ -7,6 +7,27 @@ use cortado::notification::RemovalCause;
 
 pub mod removals;
 
+thread_local! {
+    static KEY_CLONES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A key that counts its clones on its thread (`ToOwned` of a `Clone` type clones): a lookup by
+/// reference should make an owned key only on a miss.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct CountedKey(pub u32);
+
+impl Clone for CountedKey {
+    fn clone(&self) -> Self {
+        KEY_CLONES.with(|n| n.set(n.get() + 1));
+        Self(self.0)
+    }
+}
+
+/// How many times this thread has cloned a [`CountedKey`].
+pub fn key_clones() -> usize {
+    KEY_CLONES.with(std::cell::Cell::get)
+}
+
 /// What a scheduler must have done to keys `0..3`, inserted at `inserted` with lifetime `ttl`
 /// and then left alone: reported each as expired exactly once (`expired`, in any order), not
 /// before its time, and removed them (`len`, the cache's length afterwards).

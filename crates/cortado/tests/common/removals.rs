@@ -76,6 +76,7 @@ pub struct Model {
     hits: u64,
     misses: u64,
     loads: u64,
+    load_failures: u64,
     counts: HashMap<RemovalCause, u64>,
     reports: Arc<Mutex<Vec<(u8, u32, RemovalCause)>>>,
     clock: ManualClock,
@@ -131,6 +132,7 @@ impl Model {
             hits: 0,
             misses: 0,
             loads: 0,
+            load_failures: 0,
             counts: HashMap::new(),
             reports,
             clock,
@@ -213,8 +215,8 @@ impl Model {
         id
     }
 
-    /// A `get_with(k, ..)` whose loader would make a value of weight `w` returned the value of
-    /// id `got`.
+    /// A `get_with(k, ..)` (or `get_or_insert_with`) whose loader would make a value of weight
+    /// `w` returned the value of id `got`.
     pub fn loaded(&mut self, k: u8, w: u8, got: u32) {
         match self.expect(k) {
             Some(held) => {
@@ -226,6 +228,19 @@ impl Model {
                 self.misses += 1;
                 self.loads += 1;
                 self.write(k, w, None);
+            }
+        }
+    }
+
+    /// A loader call for `k` whose loader would fail saw the live value `got` (`None`: it
+    /// ran the loader, which failed).
+    pub fn load_failed(&mut self, k: u8, got: Option<u32>) {
+        assert_eq!(got, self.expect(k), "failing load of {k}");
+        match got {
+            Some(id) => self.hit(id),
+            None => {
+                self.misses += 1;
+                self.load_failures += 1;
             }
         }
     }
@@ -300,7 +315,10 @@ impl Model {
         assert_eq!(stats.hits, self.hits, "hits after {op:?}");
         assert_eq!(stats.misses, self.misses, "misses after {op:?}");
         assert_eq!(stats.load_successes, self.loads, "loads after {op:?}");
-        assert_eq!(stats.load_failures, 0, "load failures after {op:?}");
+        assert_eq!(
+            stats.load_failures, self.load_failures,
+            "load failures after {op:?}"
+        );
         assert_eq!(stats.evictions_size, count(RemovalCause::Size), "{op:?}");
         assert_eq!(
             stats.evictions_expired,
