@@ -64,7 +64,9 @@
 //! - **Top-k.** [`TopK`] keeps the `k` keys with the largest estimates in a min-heap of
 //!   `(key, hash, estimate)` entries, plus a hash table from key to heap position so an add to a
 //!   tracked key is a lookup and a sift rather than a scan. The table is keyed by the sketch's own
-//!   hash, so each add hashes the key once. See [`TopK`] for what it guarantees.
+//!   hash, so each add hashes the key once. [`TopK::add_by_ref`] makes an owned key only when
+//!   the key joins the heap (a `String` per heavy hitter, not per add). See [`TopK`] for what it
+//!   guarantees.
 //!
 //! # References
 //!
@@ -497,6 +499,15 @@ impl<C: Counter> CountMin<C> {
     }
 }
 
+/// Where a key that joins [`TopK`]'s tracked keys goes.
+#[derive(Clone, Copy)]
+enum Place {
+    /// At the end of the heap, which has room.
+    Append,
+    /// In place of the least frequent tracked key.
+    ReplaceMin,
+}
+
 /// Marks the heap entry being sifted, whose final position is not known yet.
 const MOVING: usize = usize::MAX;
 
@@ -561,35 +572,79 @@ impl<K: Hash + Eq, C: Counter> TopK<K, C> {
     /// Counts `n` more occurrences of `key` and returns its new estimate.
     pub fn add(&mut self, key: K, n: u64) -> u64 {
         let hash = self.sketch.hash(&key);
+        let (estimate, place) = self.count(hash, &key, n);
+        if let Some(place) = place {
+            self.track(place, key, hash, estimate);
+        }
+        estimate
+    }
+
+    /// [`add`](Self::add) by a borrowed form of the key (`&str` for a `String` key), which is made
+    /// into an owned key only when it joins the tracked keys: most adds of a long-tailed stream
+    /// do not.
+    pub fn add_by_ref<Q>(&mut self, key: &Q, n: u64) -> u64
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+    {
+        let hash = self.sketch.hash(key);
+        let (estimate, place) = self.count(hash, key, n);
+        if let Some(place) = place {
+            self.track(place, key.to_owned(), hash, estimate);
+        }
+        estimate
+    }
+
+    /// Adds `n` to the sketch for the key with this hash and moves the key up the heap if it is
+    /// tracked; returns its new estimate, and where it goes if it joins the tracked keys.
+    fn count<Q>(&mut self, hash: u64, key: &Q, n: u64) -> (u64, Option<Place>)
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
         let estimate = self.sketch.add_hash(hash, n);
         let Self {
             heap, positions, k, ..
         } = self;
-        if let Some(&pos) = positions.find(hash, |&i| heap[i].key == key) {
+        let place = if let Some(&pos) = positions.find(hash, |&i| heap[i].key.borrow() == key) {
             heap[pos].estimate = estimate;
             sift(heap, positions, pos);
+            None
         } else if heap.len() < *k {
-            heap.push(Tracked {
-                key,
-                hash,
-                estimate,
-            });
-            let pos = heap.len() - 1;
-            positions.insert_unique(hash, pos, |&i| heap[i].hash);
-            sift(heap, positions, pos);
+            Some(Place::Append)
         } else if estimate > heap[0].estimate {
-            if let Ok(entry) = positions.find_entry(heap[0].hash, |&i| i == 0) {
-                entry.remove();
+            Some(Place::ReplaceMin)
+        } else {
+            None
+        };
+        (estimate, place)
+    }
+
+    /// Starts tracking `key` at `place` (see [`count`](Self::count)).
+    fn track(&mut self, place: Place, key: K, hash: u64, estimate: u64) {
+        let Self {
+            heap, positions, ..
+        } = self;
+        let tracked = Tracked {
+            key,
+            hash,
+            estimate,
+        };
+        let pos = match place {
+            Place::Append => {
+                heap.push(tracked);
+                heap.len() - 1
             }
-            heap[0] = Tracked {
-                key,
-                hash,
-                estimate,
-            };
-            positions.insert_unique(hash, 0, |&i| heap[i].hash);
-            sift(heap, positions, 0);
-        }
-        estimate
+            Place::ReplaceMin => {
+                if let Ok(entry) = positions.find_entry(heap[0].hash, |&i| i == 0) {
+                    entry.remove();
+                }
+                heap[0] = tracked;
+                0
+            }
+        };
+        positions.insert_unique(hash, pos, |&i| heap[i].hash);
+        sift(heap, positions, pos);
     }
 
     /// Counts one more occurrence of `key` and returns its new estimate.
@@ -1130,6 +1185,49 @@ mod tests {
         assert!(top.contains(&8) && !top.contains(&10));
     }
 
+    thread_local! {
+        static CLONES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A key that counts its clones on its thread (`ToOwned` of a `Clone` type clones).
+    #[derive(PartialEq, Eq, Hash)]
+    struct CountedKey(u64);
+
+    impl Clone for CountedKey {
+        fn clone(&self) -> Self {
+            CLONES.with(|n| n.set(n.get() + 1));
+            Self(self.0)
+        }
+    }
+
+    #[test]
+    fn add_by_ref_untracked_key_makes_no_owned_key() {
+        let sketch = CountMin::<u32>::with_seed(Dimensions::new(1_024, 4).unwrap(), 5);
+        let mut top = TopK::new(2, sketch).unwrap();
+        let clones = || CLONES.with(std::cell::Cell::get);
+        top.add_by_ref(&CountedKey(1), 10);
+        top.add_by_ref(&CountedKey(2), 5);
+        assert_eq!(clones(), 2, "each key joining the heap is made once");
+        for key in 3..100 {
+            top.add_by_ref(&CountedKey(key), 1);
+        }
+        top.add_by_ref(&CountedKey(1), 1);
+        assert_eq!(clones(), 2, "light and already tracked keys are not made");
+        top.add_by_ref(&CountedKey(3), 9);
+        assert_eq!(
+            clones(),
+            3,
+            "a key that displaces the least frequent is made"
+        );
+        let keys: Vec<u64> = top.top().iter().map(|(k, _)| k.0).collect();
+        assert_eq!(keys, [1, 3]);
+        top.validate();
+        let mut words: TopK<String> =
+            TopK::new(1, CountMin::new(Dimensions::new(64, 2).unwrap())).unwrap();
+        words.add_by_ref("cache", 2);
+        assert_eq!(words.top(), [(&"cache".to_string(), 2)]);
+    }
+
     #[test]
     fn new_k_zero_is_error() {
         let sketch = CountMin::<u32>::new(Dimensions::new(8, 2).unwrap());
@@ -1159,13 +1257,23 @@ mod tests {
         ) {
             let dims = Dimensions::new(width, 2).unwrap();
             let sketch = CountMin::<u16>::with_seed(dims, seed).with_conservative_update(conservative);
-            let mut top = TopK::new(k, sketch).unwrap();
+            let mut top = TopK::new(k, sketch.clone()).unwrap();
+            // The same stream, alternately added by reference: it must track the same keys.
+            let mut by_ref = TopK::new(k, sketch).unwrap();
             let mut truth: HashMap<u64, u64> = HashMap::new();
-            for &(key, n) in &ops {
+            for (i, &(key, n)) in ops.iter().enumerate() {
                 top.add(key, n);
+                if i % 2 == 0 {
+                    by_ref.add_by_ref(&key, n);
+                } else {
+                    by_ref.add(key, n);
+                }
                 *truth.entry(key).or_default() += n;
                 top.validate();
             }
+            by_ref.validate();
+            prop_assert_eq!(by_ref.heap.iter().map(|t| (t.key, t.estimate)).collect::<Vec<_>>(),
+                top.heap.iter().map(|t| (t.key, t.estimate)).collect::<Vec<_>>());
             let reported = top.top();
             prop_assert!(reported.windows(2).all(|w| w[0].1 >= w[1].1));
             for &(key, estimate) in &reported {
