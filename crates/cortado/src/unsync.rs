@@ -130,9 +130,10 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     /// for the match-then-insert that the borrow checker rejects when written by hand.
     ///
     /// A hit counts as [`get`](Self::get) does; a miss counts as a miss and a load, then inserts
-    /// as [`insert`](Self::insert) does. `None` when the new entry was not kept: an entry
-    /// heavier than the whole capacity, or a capacity of 0, is evicted at once (and the listener
-    /// hears of it with [`RemovalCause::Size`]).
+    /// as [`insert`](Self::insert) does. `None` when the eviction that follows the insert takes
+    /// the new entry itself, which the listener hears of with [`RemovalCause::Size`]: always for
+    /// an entry heavier than the whole capacity or a cache of capacity 0, and at times for a
+    /// weighted entry heavier than W-TinyLFU's window, which is judged at once.
     ///
     /// ```
     /// let mut cache = cortado::unsync::Cache::new(100);
