@@ -1228,6 +1228,43 @@ mod tests {
         assert_eq!(words.top(), [(&"cache".to_string(), 2)]);
     }
 
+    /// Keys that hash alike when their first field is equal: distinct keys sharing a sketch hash.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    struct Colliding(u64, u64);
+
+    impl std::hash::Hash for Colliding {
+        fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+            self.0.hash(state);
+        }
+    }
+
+    #[test]
+    fn add_and_add_by_ref_keep_keys_sharing_a_hash_apart() {
+        for by_ref in [false, true] {
+            let sketch = CountMin::<u32>::with_seed(Dimensions::new(64, 2).unwrap(), 9);
+            let mut top = TopK::new(3, sketch).unwrap();
+            let mut add = |key: Colliding, n| {
+                if by_ref {
+                    top.add_by_ref(&key, n)
+                } else {
+                    top.add(key, n)
+                }
+            };
+            // The two keys share every counter, so each estimate is their sum.
+            assert_eq!(add(Colliding(1, 1), 5), 5);
+            assert_eq!(add(Colliding(1, 2), 1), 6);
+            assert_eq!(add(Colliding(1, 1), 1), 7);
+            let mut tracked: Vec<(u64, u64)> = top.top().iter().map(|(k, _)| (k.0, k.1)).collect();
+            tracked.sort_unstable();
+            assert_eq!(tracked, [(1, 1), (1, 2)], "by_ref {by_ref}");
+            let estimate =
+                |key: &Colliding| top.heap.iter().find(|t| t.key == *key).map(|t| t.estimate);
+            assert_eq!(estimate(&Colliding(1, 1)), Some(7));
+            assert_eq!(estimate(&Colliding(1, 2)), Some(6));
+            top.validate();
+        }
+    }
+
     #[test]
     fn new_k_zero_is_error() {
         let sketch = CountMin::<u32>::new(Dimensions::new(8, 2).unwrap());

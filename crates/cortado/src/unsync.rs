@@ -24,6 +24,7 @@ use crate::builder::{BuildError, CacheBuilder, Unsynchronized};
 use crate::notification::{Listener, RemovalCause};
 use crate::shard::Shard;
 use crate::stats::CacheStats;
+use crate::sync::OnDrop;
 use crate::time::{duration_nanos, Clock};
 
 /// A single-threaded bounded cache. See the [module docs](self).
@@ -132,8 +133,12 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     /// A hit counts as [`get`](Self::get) does; a miss counts as a miss and a load, then inserts
     /// as [`insert`](Self::insert) does. `None` when the eviction that follows the insert takes
     /// the new entry itself, which the listener hears of with [`RemovalCause::Size`]: always for
-    /// an entry heavier than the whole capacity or a cache of capacity 0, and at times for a
-    /// weighted entry heavier than W-TinyLFU's window, which is judged at once.
+    /// an entry heavier than the whole capacity or a cache of capacity 0, and at times under
+    /// W-TinyLFU with a weigher, whose admission may judge a new entry at once: one heavier than
+    /// the window leaves it straight away, and a lighter one duels too when the entries moved
+    /// out of the window do not make enough room. If `init` panics, the panic reaches the
+    /// caller, nothing is inserted and a failed load is counted, as
+    /// [`sync::Cache::get_with`](crate::sync::Cache::get_with) does.
     ///
     /// ```
     /// let mut cache = cortado::unsync::Cache::new(100);
@@ -188,7 +193,8 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     }
 
     /// Runs `init` for the missing `key` and inserts its value; the time is read again after
-    /// it, since a loader may take long.
+    /// it, since a loader may take long. A loader that panics counts as a failed load, as in
+    /// the concurrent cache.
     fn load<E>(
         &mut self,
         hash: u64,
@@ -196,11 +202,16 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         init: impl FnOnce() -> Result<V, E>,
     ) -> Result<Option<&V>, E> {
         let started = self.shard.records_stats().then(Instant::now);
+        let record = |shard: &mut Shard<K, V, S>, success: bool| {
+            if let Some(started) = started {
+                shard.record_load(success, duration_nanos(started.elapsed()));
+            }
+        };
+        let shard = &mut self.shard;
+        let unfinished = OnDrop(Some(|| record(shard, false)));
         let value = init();
-        if let Some(started) = started {
-            let nanos = duration_nanos(started.elapsed());
-            self.shard.record_load(value.is_ok(), nanos);
-        }
+        unfinished.disarm();
+        record(&mut self.shard, value.is_ok());
         let value = value?;
         let now = self.now();
         self.shard.advance(now);

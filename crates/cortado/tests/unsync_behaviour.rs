@@ -865,3 +865,127 @@ fn debug_shows_sizes_not_internals() {
         "Cache { len: 2, weighted_size: Some(2), max_capacity: Some(10), .. }"
     );
 }
+
+#[test]
+fn get_or_insert_with_stats_match_sync_get_with_panicking_loader_included() {
+    let mut unsync: Cache<u32, u32> = Cache::builder()
+        .max_capacity(10)
+        .record_stats()
+        .build()
+        .unwrap();
+    let sync: cortado::sync::Cache<u32, u32> = cortado::sync::Cache::builder()
+        .max_capacity(10)
+        .record_stats()
+        .build()
+        .unwrap();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        unsync
+            .get_or_insert_with(3, || panic!("loader failed (expected by the test)"))
+            .copied()
+    }));
+    assert!(panicked.is_err());
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        sync.get_with(3, || panic!("loader failed (expected by the test)"))
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(unsync.get_or_insert_with(1, || 10), Some(&10));
+    assert_eq!(sync.get_with(1, || 10), 10);
+    assert_eq!(unsync.get_or_insert_with(1, || 11), Some(&10));
+    assert_eq!(sync.get_with(1, || 11), 10);
+    assert_eq!(
+        unsync.try_get_or_insert_with(2, || Err("down")),
+        Err("down")
+    );
+    assert_eq!(*sync.try_get_with(2, || Err("down")).unwrap_err(), "down");
+    assert_eq!(unsync.get_or_insert_with(3, || 30), Some(&30));
+    assert_eq!(sync.get_with(3, || 30), 30);
+    let counts =
+        |s: cortado::stats::CacheStats| (s.hits, s.misses, s.load_successes, s.load_failures);
+    assert_eq!(counts(sync.stats()), (1, 4, 2, 2));
+    assert_eq!(counts(unsync.stats()), counts(sync.stats()));
+    unsync.validate();
+}
+
+#[test]
+fn get_or_insert_with_dates_the_entry_after_its_loader() {
+    let clock = ManualClock::new();
+    let mut cache: Cache<u32, u32> = Cache::builder()
+        .max_capacity(10)
+        .clock(clock.clone())
+        .time_to_live(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let slow = || {
+        clock.advance(Duration::from_secs(20));
+        10
+    };
+    assert_eq!(cache.get_or_insert_with(1, slow), Some(&10));
+    // Written at 20 s, when the loader returned: it lives until 50 s, not 30 s.
+    clock.advance(Duration::from_secs(15));
+    assert_eq!(cache.get(&1), Some(&10));
+    clock.advance(Duration::from_secs(15));
+    assert_eq!(cache.get(&1), None);
+}
+
+#[test]
+fn get_or_insert_with_counts_load_time_of_successes_and_failures() {
+    let pause = Duration::from_millis(2);
+    let mut cache: Cache<u32, u32> = Cache::builder()
+        .max_capacity(10)
+        .record_stats()
+        .build()
+        .unwrap();
+    let loaded = cache.get_or_insert_with(1, || {
+        std::thread::sleep(pause);
+        10
+    });
+    assert_eq!(loaded, Some(&10));
+    assert!(cache.stats().load_time() >= pause);
+    let failed = cache.try_get_or_insert_with(2, || {
+        std::thread::sleep(pause);
+        Err(())
+    });
+    assert_eq!(failed, Err(()));
+    assert!(cache.stats().load_time() >= 2 * pause);
+    cache.get_or_insert_with(1, || unreachable!());
+    assert!(cache.stats().load_time() < Duration::from_secs(60));
+}
+
+#[test]
+fn get_or_insert_with_weighted_tiny_lfu_may_turn_away_entry_lighter_than_window() {
+    for policy in [
+        EvictionPolicy::tiny_lfu(),
+        EvictionPolicy::tiny_lfu_static(),
+    ] {
+        let log: Log = Arc::default();
+        let sink = log.clone();
+        let mut cache = Cache::builder()
+            .max_capacity(2)
+            .eviction_policy(policy)
+            .weigher(|_: &u32, v: &u32| *v)
+            .eviction_listener(move |k: &u32, v: &u32, cause| {
+                sink.lock().unwrap().push((*k, *v, cause))
+            })
+            .build()
+            .unwrap();
+        assert_eq!(cache.window_capacity(), Some(1));
+        for key in 1..=3 {
+            cache.insert(key, 1);
+        }
+        // 1 went to make room; 2 is in the main space, 3 in the window.
+        assert_eq!(*log.lock().unwrap(), [(1, 1, RemovalCause::Size)]);
+        cache.remove(&3);
+        cache.insert(2, 2);
+        for _ in 0..4 {
+            assert_eq!(cache.get(&2), Some(&2));
+        }
+        log.lock().unwrap().clear();
+        // Weight 1 fits the window, but the main space holds the whole capacity: the new
+        // entry duels the frequent entry at once, and loses.
+        let name = policy.name();
+        assert_eq!(cache.get_or_insert_with(4, || 1), None, "{name}");
+        assert_eq!(*log.lock().unwrap(), [(4, 1, RemovalCause::Size)], "{name}");
+        assert_eq!(cache.get(&2), Some(&2));
+        cache.validate();
+    }
+}

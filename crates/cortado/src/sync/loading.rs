@@ -86,10 +86,10 @@ impl Drop for Running {
 
 /// Runs its closure when dropped, unless [disarmed](Self::disarm) first: what must happen
 /// however a loader run ends, a panic and a dropped future included.
-struct OnDrop<F: FnMut()>(Option<F>);
+pub(crate) struct OnDrop<F: FnMut()>(pub(crate) Option<F>);
 
 impl<F: FnMut()> OnDrop<F> {
-    fn disarm(mut self) {
+    pub(crate) fn disarm(mut self) {
         self.0 = None;
     }
 }
