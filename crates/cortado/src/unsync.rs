@@ -166,15 +166,29 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         K: Borrow<Q>,
         Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
     {
-        let now = self.now();
-        let hash = self.shard.hash(key);
-        if let Some(i) = self.shard.get_slot(hash, key, now) {
-            return self.shard.value_in(i);
-        }
-        match self.load(hash, key.to_owned(), || Ok::<V, Infallible>(init())) {
+        match self.try_get_or_insert_with_by_ref(key, || Ok::<V, Infallible>(init())) {
             Ok(value) => value,
             Err(never) => match never {},
         }
+    }
+
+    /// [`try_get_or_insert_with`](Self::try_get_or_insert_with) looked up by a borrowed form of
+    /// the key, which is made into an owned key only when the loader succeeds.
+    pub fn try_get_or_insert_with_by_ref<Q, E>(
+        &mut self,
+        key: &Q,
+        init: impl FnOnce() -> Result<V, E>,
+    ) -> Result<Option<&V>, E>
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+    {
+        let now = self.now();
+        let hash = self.shard.hash(key);
+        if let Some(i) = self.shard.get_slot(hash, key, now) {
+            return Ok(self.shard.value_in(i));
+        }
+        self.load(hash, || key.to_owned(), init)
     }
 
     /// [`get_or_insert_with`](Self::get_or_insert_with) with a loader that may fail: its error
@@ -189,16 +203,16 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         if let Some(i) = self.shard.get_slot(hash, &key, now) {
             return Ok(self.shard.value_in(i));
         }
-        self.load(hash, key, init)
+        self.load(hash, || key, init)
     }
 
-    /// Runs `init` for the missing `key` and inserts its value; the time is read again after
-    /// it, since a loader may take long. A loader that panics counts as a failed load, as in
-    /// the concurrent cache.
+    /// Runs `init` for the missing key and inserts its value under `key()`, made only on
+    /// success; the time is read again after it, since a loader may take long. A loader that
+    /// panics counts as a failed load, as in the concurrent cache.
     fn load<E>(
         &mut self,
         hash: u64,
-        key: K,
+        key: impl FnOnce() -> K,
         init: impl FnOnce() -> Result<V, E>,
     ) -> Result<Option<&V>, E> {
         let started = self.shard.records_stats().then(Instant::now);
@@ -215,7 +229,7 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         let value = value?;
         let now = self.now();
         self.shard.advance(now);
-        let i = self.shard.insert(hash, key, value, now, None);
+        let i = self.shard.insert(hash, key(), value, now, None);
         self.notify();
         Ok(self.shard.value_in(i))
     }

@@ -849,6 +849,11 @@ fn get_or_insert_with_by_ref_makes_owned_key_only_on_miss() {
         );
     }
     assert_eq!(key_clones(), before + 1, "hits clone nothing");
+    assert_eq!(
+        cache.try_get_or_insert_with_by_ref(&CountedKey(2), || Err("down")),
+        Err("down")
+    );
+    assert_eq!(key_clones(), before + 1, "a failed load makes no key");
     let mut strings = Cache::<String, usize>::new(10);
     assert_eq!(strings.get_or_insert_with_by_ref("abc", || 3), Some(&3));
     assert_eq!(strings.get("abc"), Some(&3));

@@ -421,7 +421,7 @@ enum ROp {
     RunPending,
     GetOrInsert(u8, u8),
     GetOrInsertByRef(u8, u8),
-    TryGetOrInsertFailing(u8),
+    TryGetOrInsertFailing(u8, bool),
 }
 
 fn removal_op() -> impl Strategy<Value = ROp> {
@@ -439,7 +439,7 @@ fn removal_op() -> impl Strategy<Value = ROp> {
         1 => Just(ROp::RunPending),
         2 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::GetOrInsert(k % 24, w)),
         1 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::GetOrInsertByRef(k % 24, w)),
-        1 => any::<u8>().prop_map(|k| ROp::TryGetOrInsertFailing(k % 24)),
+        1 => (any::<u8>(), any::<bool>()).prop_map(|(k, by_ref)| ROp::TryGetOrInsertFailing(k % 24, by_ref)),
     ]
 }
 
@@ -489,8 +489,12 @@ fn check_removals(ops: &[ROp], policy: EvictionPolicy, settings: Settings) {
                     assert!(cache.iter().all(|(_, v)| v.0 != id), "{op:?} kept {id}");
                 }
             }
-            ROp::TryGetOrInsertFailing(k) => {
-                let got = cache.try_get_or_insert_with(k, || Err("down"));
+            ROp::TryGetOrInsertFailing(k, by_ref) => {
+                let got = if by_ref {
+                    cache.try_get_or_insert_with_by_ref(&k, || Err("down"))
+                } else {
+                    cache.try_get_or_insert_with(k, || Err("down"))
+                };
                 model.load_failed(k, got.ok().map(|v| v.expect("a hit").0));
             }
         }
