@@ -9,8 +9,9 @@
 //!
 //! - [`unsync::Cache`]: one thread, `&mut self`, no locking.
 //! - [`sync::Cache`]: `Send + Sync`, a cheap `Clone` handle over shards of the same core; reads
-//!   take a shard's read lock only; loaders (`get_with`, `try_get_with`,
-//!   `optionally_get_with`) run once per key however many threads miss it at once.
+//!   take a shard's read lock (and at most try its write lock, to remove expired entries);
+//!   loaders (`get_with`, `try_get_with`, `optionally_get_with`) run once per key however many
+//!   threads miss it at once.
 //! - [`future::Cache`]: the same core with `async` loaders, for any runtime.
 //!
 //! All three share one builder ([`builder::CacheBuilder`]): `max_capacity`, `weigher`,

@@ -1,8 +1,9 @@
 //! A single-threaded cache: one shard of the cache core, with a clock and a listener.
 //!
 //! Use it where one thread owns the cache (or wraps it in its own lock); `get` takes `&mut self`
-//! because every hit updates the policy. [`Cache::get_or_insert_with`] looks up and, on a miss,
-//! computes and inserts in one call.
+//! because a hit is recorded: told to the policy, or (most W-TinyLFU hits) counted on the entry
+//! for the policy to apply when the entry nears eviction. [`Cache::get_or_insert_with`] looks up
+//! and, on a miss, computes and inserts in one call.
 //!
 //! ```
 //! let mut cache = cortado::unsync::Cache::new(2);

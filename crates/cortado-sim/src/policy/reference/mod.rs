@@ -17,9 +17,11 @@
 //! `clock`, `opt-bypass` and `tinylfu-lru` have no published counterpart in that table.
 //!
 //! They must also be fast: the biggest trace has 13 million requests and every policy is replayed
-//! at several sizes. All of them keep their entries in `Vec`s linked by `u32` indices
-//! ([`linked`]), look keys up in a hash map with a cheap fixed hash ([`key_hash`]), and allocate
-//! nothing per request once warmed up.
+//! at several sizes. ARC, LIRS, S3-FIFO, SIEVE and TinyLFU-LRU keep their entries in `Vec`s
+//! linked by `u32` indices ([`linked`]), FIFO and CLOCK in a ring of keys, and all of them look
+//! keys up with a cheap fixed hash ([`key_hash`]); OPT needs no lookup, only arrays indexed by
+//! request position and a heap. None allocates per request once warmed up, except OPT's heap,
+//! which keeps the positions hits consumed until they surface.
 //!
 //! # References
 //!
