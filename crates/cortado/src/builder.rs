@@ -108,7 +108,8 @@ impl std::error::Error for BuildError {
 pub enum Unsynchronized {}
 
 /// The front ends built on the sharded concurrent core ([`sync`](crate::sync) and
-/// [`future`](crate::future)): only their builders have shards, loaders and a scheduler.
+/// [`future`](crate::future)): only their builders have shards, a scheduler and a time to
+/// live for cached absences (`negative_ttl`).
 pub trait Concurrent: sealed::Sealed {}
 
 mod sealed {
