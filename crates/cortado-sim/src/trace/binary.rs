@@ -43,8 +43,13 @@ impl Width {
 /// Why the record stream stopped early.
 #[derive(Debug)]
 pub(super) enum RecordError {
-    /// The source failed.
-    Io(io::Error),
+    /// The source failed after `done` records.
+    Io {
+        /// The underlying error.
+        source: io::Error,
+        /// Records returned before the failure.
+        done: u64,
+    },
     /// The stream ended `got` bytes into record `record` (0-based).
     Truncated {
         /// 0-based index of the incomplete record.
@@ -122,7 +127,12 @@ impl Records {
                 }
                 Ok(n) => self.end += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(RecordError::Io(e)),
+                Err(source) => {
+                    return Err(RecordError::Io {
+                        source,
+                        done: self.record,
+                    })
+                }
             }
         }
         Ok(true)

@@ -191,6 +191,18 @@ pub enum TraceError {
         /// The underlying error.
         source: io::Error,
     },
+    /// Reading or decompressing failed partway through the trace (a corrupt or cut-off
+    /// compressed file, a read error).
+    ReadFailed {
+        /// The trace file.
+        path: PathBuf,
+        /// `line` for a text format, `record` for a binary one.
+        unit: &'static str,
+        /// How many lines or records were read before the failure.
+        done: u64,
+        /// The underlying error.
+        source: io::Error,
+    },
     /// A text line does not fit the format.
     Malformed {
         /// The trace file.
@@ -224,6 +236,7 @@ impl TraceError {
             TraceError::UnknownFormat { path }
             | TraceError::UnsupportedCompression { path, .. }
             | TraceError::Io { path, .. }
+            | TraceError::ReadFailed { path, .. }
             | TraceError::Malformed { path, .. }
             | TraceError::Truncated { path, .. } => path,
         }
@@ -246,6 +259,18 @@ impl fmt::Display for TraceError {
                  recompress it with gzip"
             ),
             TraceError::Io { source, .. } => write!(f, "{path}: {source}"),
+            TraceError::ReadFailed {
+                unit: what,
+                done: 0,
+                source,
+                ..
+            } => write!(f, "{path}: read failed before the first {what}: {source}"),
+            TraceError::ReadFailed {
+                unit: what,
+                done,
+                source,
+                ..
+            } => write!(f, "{path}: read failed after {what} {done}: {source}"),
             TraceError::Malformed {
                 line, reason, text, ..
             } => write!(f, "{path}:{line}: {reason}: `{text}`"),
@@ -267,7 +292,7 @@ impl fmt::Display for TraceError {
 impl std::error::Error for TraceError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            TraceError::Io { source, .. } => Some(source),
+            TraceError::Io { source, .. } | TraceError::ReadFailed { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -418,8 +443,10 @@ impl Reader {
                 records
                     .next_key(&mut self.input)
                     .map_err(|error| match error {
-                        RecordError::Io(source) => TraceError::Io {
+                        RecordError::Io { source, done } => TraceError::ReadFailed {
                             path: self.path.clone(),
+                            unit: "record",
+                            done,
                             source,
                         },
                         RecordError::Truncated { record, got, width } => TraceError::Truncated {
@@ -436,8 +463,10 @@ impl Reader {
                     Ok(Some(line)) => line,
                     Ok(None) => return Ok(None),
                     Err(source) => {
-                        return Err(TraceError::Io {
+                        return Err(TraceError::ReadFailed {
                             path: self.path.clone(),
+                            unit: "line",
+                            done: lines.number(),
                             source,
                         })
                     }
@@ -674,12 +703,41 @@ mod tests {
     }
 
     #[test]
-    fn reader_corrupt_gzip_gives_io_error() {
+    fn reader_corrupt_gzip_gives_read_error() {
         let mut data = gzip(b"1\n2\n3\n");
         let n = data.len();
         data.truncate(n - 10);
         let err = read_bytes(&data, Format::Lirs).unwrap_err();
-        assert!(matches!(err, TraceError::Io { .. }), "{err}");
+        assert!(matches!(err, TraceError::ReadFailed { .. }), "{err}");
+    }
+
+    #[test]
+    fn reader_gzip_cut_mid_trace_names_lines_and_records_read() {
+        let text: String = (0..100_000).map(|i| format!("{i}\n")).collect();
+        let mut data = gzip(text.as_bytes());
+        data.truncate(data.len() / 2);
+        let err = read_bytes(&data, Format::Lirs).unwrap_err();
+        let TraceError::ReadFailed {
+            unit: "line", done, ..
+        } = err
+        else {
+            panic!("{err}");
+        };
+        assert!((1..100_000).contains(&done), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("memory: read failed after line {done}: ")),
+            "{err}"
+        );
+
+        let records: Vec<u8> = (0..100_000u32).flat_map(u32::to_be_bytes).collect();
+        let mut data = gzip(&records);
+        data.truncate(data.len() / 2);
+        let err = read_bytes(&data, Format::I32Be).unwrap_err();
+        assert!(
+            matches!(err, TraceError::ReadFailed { unit: "record", done, .. } if done > 0),
+            "{err}"
+        );
     }
 
     #[test]
