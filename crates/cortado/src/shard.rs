@@ -220,20 +220,26 @@ impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
 }
 
 impl<K, V, S> Shard<K, V, S> {
-    /// Adds the entry count, weighted size and maximum to a `Debug` output (the sizes as
-    /// `None` while another thread holds the policy).
+    /// Adds the entry count, weighted size and maximum to a `Debug` output (the last two as
+    /// `locked` while another thread holds the policy).
     pub(crate) fn debug_sizes<'a, 'f, 'g>(
         &self,
         out: &'a mut std::fmt::DebugStruct<'f, 'g>,
     ) -> &'a mut std::fmt::DebugStruct<'f, 'g> {
-        let sizes = self
-            .policy
-            .try_lock()
-            .ok()
-            .map(|p| (p.weighted_size(), p.maximum()));
-        out.field("len", &self.table.len())
-            .field("weighted_size", &sizes.map(|(size, _)| size))
-            .field("max_capacity", &sizes.map(|(_, max)| max))
+        out.field("len", &self.table.len());
+        let policy = match self.policy.try_lock() {
+            Ok(policy) => Some(policy),
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        };
+        match policy {
+            Some(policy) => out
+                .field("weighted_size", &policy.weighted_size())
+                .field("max_capacity", &policy.maximum()),
+            None => out
+                .field("weighted_size", &format_args!("locked"))
+                .field("max_capacity", &format_args!("locked")),
+        }
     }
 }
 

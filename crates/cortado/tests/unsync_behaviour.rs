@@ -867,7 +867,7 @@ fn debug_shows_sizes_not_internals() {
     let shown = format!("{cache:?}");
     assert_eq!(
         shown,
-        "Cache { len: 2, weighted_size: Some(2), max_capacity: Some(10), .. }"
+        "Cache { len: 2, weighted_size: 2, max_capacity: 10, .. }"
     );
 }
 
