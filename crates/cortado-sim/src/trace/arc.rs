@@ -1,8 +1,8 @@
 //! The `arc` format: `start count ignored request_no` lines, as in the ARC paper's traces.
 //!
 //! Each line stands for `count` requests, for the keys `start, start + 1, ..., start + count - 1`
-//! in that order; a line that is not four unsigned decimal fields, or whose range passes
-//! `u64::MAX`, is an error.
+//! in that order; a line that is not four unsigned decimal fields, whose range passes
+//! `u64::MAX`, or whose `count` exceeds [`MAX_COUNT`] is an error.
 //!
 //! # Design
 //!
@@ -10,7 +10,9 @@
 //! every block into its own request is what Caffeine's `ArcTraceReader`, mokabench and the ARC
 //! paper's request counts do, so hit ratios stay comparable with theirs (P12 has 547,147 lines
 //! but 13,208,930 requests). The line only yields the range; the reader expands it lazily, so a
-//! line with a huge `count` costs no memory. The third field (undocumented) and the fourth (the
+//! line with a huge `count` costs no memory, but it would cost time: a corrupt count near 2^64
+//! would replay for centuries. [`MAX_COUNT`] (2^24 blocks, a single 8 GiB I/O) turns that into an
+//! error; the largest count in the ARC traces we replay is 512 (`p12`). The third field (undocumented) and the fourth (the
 //! line number) are checked to be numbers and otherwise ignored.
 //!
 //! # References
@@ -22,6 +24,8 @@ use super::text::{fields, parse_u64, LineKeys};
 
 /// Fields on every line.
 const FIELDS: usize = 4;
+/// The most blocks one line may stand for.
+const MAX_COUNT: u64 = 1 << 24;
 
 /// Parses one trimmed line.
 pub(super) fn parse(line: &[u8]) -> Result<LineKeys, String> {
@@ -46,6 +50,11 @@ pub(super) fn parse(line: &[u8]) -> Result<LineKeys, String> {
         ));
     }
     let [first, count, _, _] = values;
+    if count > MAX_COUNT {
+        return Err(format!(
+            "count {count} exceeds {MAX_COUNT} blocks (an 8 GiB I/O); a corrupt line?"
+        ));
+    }
     if count > 0 && first.checked_add(count - 1).is_none() {
         return Err("block range `start + count - 1` exceeds u64::MAX".to_owned());
     }
@@ -66,6 +75,21 @@ mod tests {
     fn arc_range_ending_at_u64_max_is_accepted() {
         let keys = read_bytes(b"18446744073709551614 2 0 0\n", Format::Arc).unwrap();
         assert_eq!(keys, vec![u64::MAX - 1, u64::MAX]);
+    }
+
+    #[test]
+    fn arc_count_above_limit_errors_at_its_line() {
+        let data = format!(
+            "1 {} 0 0\n7 {} 0 1\n",
+            super::MAX_COUNT,
+            super::MAX_COUNT + 1
+        );
+        let err = read_bytes(data.as_bytes(), Format::Arc).unwrap_err();
+        assert!(
+            matches!(err, TraceError::Malformed { line: 2, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("exceeds 16777216 blocks"), "{err}");
     }
 
     #[test]
