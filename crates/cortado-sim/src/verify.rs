@@ -237,9 +237,10 @@ pub fn read_reference(path: &Path) -> Result<Vec<ReferenceRow>, VerifyError> {
                 format!("expected 5 fields, found {}", fields.len()),
             ));
         };
-        let size = size
-            .parse::<usize>()
-            .ok()
+        // `parse` alone would take `+5`; the table's sizes are plain digits.
+        let size = Some(size)
+            .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|s| s.parse::<usize>().ok())
             .filter(|&s| s > 0)
             .ok_or_else(|| {
                 malformed(
@@ -602,6 +603,22 @@ mod tests {
         )
         .unwrap();
         assert!(read_reference(&path).is_err());
+    }
+
+    #[test]
+    fn read_reference_signed_size_malformed_with_line() {
+        let dir = temp_dir("signed-size");
+        let path = dir.join("ref.csv");
+        std::fs::write(
+            &path,
+            "trace,size,size_pct_of_distinct,policy,hit_ratio_pct\nt,3,1,LRU,5\nt,+5,1,LRU,5\n",
+        )
+        .unwrap();
+        let err = read_reference(&path).unwrap_err();
+        assert!(
+            matches!(err, VerifyError::Malformed { line: 3, .. }),
+            "{err}"
+        );
     }
 
     #[test]
