@@ -5,7 +5,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{key_clones, CountedKey, Rng, Zipf};
+use common::{all_policies, key_clones, new_keys_gone_after_reads, CountedKey, Rng, Zipf};
 use cortado::builder::BuildError;
 use cortado::expiry::Expiry;
 use cortado::notification::RemovalCause;
@@ -533,15 +533,7 @@ fn invalidate_all_and_set_max_capacity_report_expired_entries_as_expired() {
 /// room for it stay.
 #[test]
 fn heavier_than_capacity_insert_or_update_evicts_only_itself() {
-    for policy in [
-        EvictionPolicy::tiny_lfu(),
-        EvictionPolicy::tiny_lfu_static(),
-        EvictionPolicy::lru(),
-        EvictionPolicy::lfu(),
-        EvictionPolicy::redis_lru(),
-        EvictionPolicy::redis_lfu(),
-        EvictionPolicy::random(),
-    ] {
+    for policy in all_policies() {
         for update in [false, true] {
             let (mut cache, log) = build_logged(
                 Cache::builder()
@@ -747,21 +739,12 @@ fn insert_new_key_after_read_of_window_entry_keeps_new_key() {
         .build()
         .unwrap();
     assert_eq!(cache.window_capacity(), Some(1));
-    for round in 0..4 {
-        for key in 0..10u64 {
-            if round == 0 {
-                cache.insert(key, key);
-            }
-            cache.get(&key);
+    let turned_away = new_keys_gone_after_reads(|key, insert| {
+        if insert {
+            cache.insert(key, key);
         }
-    }
-    let mut turned_away = Vec::new();
-    for key in 100..200u64 {
-        cache.insert(key, key);
-        if cache.get(&key).is_none() {
-            turned_away.push(key);
-        }
-    }
+        cache.get(&key).is_some()
+    });
     assert_eq!(turned_away, [] as [u64; 0], "gone right after their insert");
 }
 

@@ -6,7 +6,8 @@ mod common;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::removals::{Model, Settings, SEC};
+use common::all_policies;
+use common::removals::{shared_op, Model, Settings, SharedOp, SHARED_WEIGHT};
 use cortado::policy::EvictionPolicy;
 use cortado::time::ManualClock;
 use cortado::unsync::Cache;
@@ -408,17 +409,7 @@ proptest! {
 
 #[derive(Debug, Clone)]
 enum ROp {
-    Get(u8),
-    Peek(u8),
-    Insert(u8, u8),
-    InsertTtl(u8, u8, u8),
-    Remove(u8),
-    Advance(u8),
-    AdvanceNanos(u8),
-    Retain(u8),
-    Resize(u8),
-    InvalidateAll,
-    RunPending,
+    Shared(SharedOp),
     GetOrInsert(u8, u8),
     GetOrInsertByRef(u8, u8),
     TryGetOrInsertFailing(u8, bool),
@@ -426,17 +417,7 @@ enum ROp {
 
 fn removal_op() -> impl Strategy<Value = ROp> {
     prop_oneof![
-        5 => any::<u8>().prop_map(|k| ROp::Get(k % 24)),
-        2 => any::<u8>().prop_map(|k| ROp::Peek(k % 24)),
-        6 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::Insert(k % 24, w)),
-        2 => (any::<u8>(), 0..14u8, 1..20u8).prop_map(|(k, w, t)| ROp::InsertTtl(k % 24, w, t)),
-        2 => any::<u8>().prop_map(|k| ROp::Remove(k % 24)),
-        2 => (1..10u8).prop_map(ROp::Advance),
-        1 => any::<u8>().prop_map(ROp::AdvanceNanos),
-        1 => (2..5u8).prop_map(ROp::Retain),
-        1 => (0..30u8).prop_map(ROp::Resize),
-        1 => Just(ROp::InvalidateAll),
-        1 => Just(ROp::RunPending),
+        SHARED_WEIGHT => shared_op().prop_map(ROp::Shared),
         2 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::GetOrInsert(k % 24, w)),
         1 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::GetOrInsertByRef(k % 24, w)),
         1 => (any::<u8>(), any::<bool>()).prop_map(|(k, by_ref)| ROp::TryGetOrInsertFailing(k % 24, by_ref)),
@@ -448,34 +429,12 @@ fn removal_op() -> impl Strategy<Value = ROp> {
 fn check_removals(ops: &[ROp], policy: EvictionPolicy, settings: Settings) {
     let (mut model, builder) = Model::new(Cache::builder(), policy, settings);
     let mut cache = builder.build().unwrap();
-    for op in ops.iter().chain(std::iter::once(&ROp::RunPending)) {
+    for op in ops
+        .iter()
+        .chain(std::iter::once(&ROp::Shared(SharedOp::RunPending)))
+    {
         match *op {
-            ROp::Get(k) => model.read(k, cache.get(&k).map(|v| v.0)),
-            ROp::Peek(k) => model.peeked(k, cache.peek(&k).map(|v| v.0), cache.contains_key(&k)),
-            ROp::Insert(k, w) => {
-                let id = model.write(k, w, None);
-                cache.insert(k, (id, w));
-            }
-            ROp::InsertTtl(k, w, t) => {
-                let id = model.write(k, w, Some(t));
-                cache.insert_with_ttl(k, (id, w), Duration::from_secs(u64::from(t)));
-            }
-            ROp::Remove(k) => model.removed(k, cache.remove(&k).map(|v| v.0)),
-            ROp::Advance(s) => model.advance(u64::from(s) * SEC),
-            ROp::AdvanceNanos(b) => model.advance((1u64 << (b % 45)) + u64::from(b)),
-            ROp::Retain(m) => {
-                model.explicit();
-                cache.retain(|k, _| k % m != 0);
-            }
-            ROp::Resize(n) => {
-                model.resize(u64::from(n));
-                cache.set_max_capacity(u64::from(n));
-            }
-            ROp::InvalidateAll => {
-                model.explicit();
-                cache.invalidate_all();
-            }
-            ROp::RunPending => cache.run_pending_tasks(),
+            ROp::Shared(ref shared) => model.apply(&mut cache, shared),
             ROp::GetOrInsert(k, w) | ROp::GetOrInsertByRef(k, w) => {
                 let id = model.next_id();
                 let got = if matches!(op, ROp::GetOrInsert(..)) {
@@ -498,9 +457,7 @@ fn check_removals(ops: &[ROp], policy: EvictionPolicy, settings: Settings) {
                 model.load_failed(k, got.ok().map(|v| v.expect("a hit").0));
             }
         }
-        cache.validate();
-        let held = cache.iter().map(|(_, v)| v.0).collect();
-        model.check(op, cache.stats(), cache.len(), cache.weighted_size(), held);
+        model.check(op, &cache);
     }
     model.finish();
 }
@@ -517,15 +474,7 @@ proptest! {
         custom in any::<bool>(),
         weighted in any::<bool>(),
     ) {
-        let policy = [
-            EvictionPolicy::tiny_lfu(),
-            EvictionPolicy::tiny_lfu_static(),
-            EvictionPolicy::lru(),
-            EvictionPolicy::lfu(),
-            EvictionPolicy::redis_lru(),
-            EvictionPolicy::redis_lfu(),
-            EvictionPolicy::random(),
-        ][which];
+        let policy = all_policies()[which];
         check_removals(&ops, policy, Settings { ttl, tti, custom, weighted });
     }
 }

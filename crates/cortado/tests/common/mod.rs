@@ -7,6 +7,34 @@ use cortado::notification::RemovalCause;
 
 pub mod removals;
 
+/// Every eviction policy, with its default settings.
+pub fn all_policies() -> [cortado::policy::EvictionPolicy; 7] {
+    use cortado::policy::EvictionPolicy;
+    [
+        EvictionPolicy::tiny_lfu(),
+        EvictionPolicy::tiny_lfu_static(),
+        EvictionPolicy::lru(),
+        EvictionPolicy::lfu(),
+        EvictionPolicy::redis_lru(),
+        EvictionPolicy::redis_lfu(),
+        EvictionPolicy::random(),
+    ]
+}
+
+/// The scenario of the `insert_new_key_after_read_of_window_entry_keeps_new_key` tests, on a
+/// cache of 10 entries with a one-entry window: `touch(key, insert)` inserts `key` (valued
+/// `key`) when told to, then reads it and says whether it was there. Keys 0..10 are inserted
+/// and read four times over, then keys 100..200 each inserted and read once; returns those
+/// gone right after their insert.
+pub fn new_keys_gone_after_reads(mut touch: impl FnMut(u64, bool) -> bool) -> Vec<u64> {
+    for round in 0..4 {
+        for key in 0..10u64 {
+            touch(key, round == 0);
+        }
+    }
+    (100..200u64).filter(|&key| !touch(key, true)).collect()
+}
+
 thread_local! {
     static KEY_CLONES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }

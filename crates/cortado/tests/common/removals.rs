@@ -3,8 +3,10 @@
 //! the listener exactly once, with the cause that fits what happened to it; the stats count
 //! exactly what the listener heard, and hits, misses and loads exactly what the calls saw.
 //!
-//! Each test drives its own cache and tells the model what it called and what came back; the
-//! model computes what should have, and [`Model::check`] compares the rest after each operation.
+//! Each test drives its own cache: [`Model::apply`] runs the operations every cache shares
+//! ([`SharedOp`], through [`UnderModel`]), and for its own operations the test tells the model
+//! what it called and what came back. The model computes what should have, and [`Model::check`]
+//! compares the rest after each operation.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -17,6 +19,7 @@ use cortado::notification::RemovalCause;
 use cortado::policy::EvictionPolicy;
 use cortado::stats::CacheStats;
 use cortado::time::ManualClock;
+use proptest::prelude::*;
 
 /// A second of the manual clock, in nanoseconds.
 pub const SEC: u64 = 1_000_000_000;
@@ -53,6 +56,110 @@ pub struct Settings {
     /// Values weigh their weight (else 1).
     pub weighted: bool,
 }
+
+/// The operations every cache under the model takes; a test adds its own beside them.
+#[derive(Debug, Clone)]
+pub enum SharedOp {
+    Get(u8),
+    Peek(u8),
+    Insert(u8, u8),
+    InsertTtl(u8, u8, u8),
+    Remove(u8),
+    Advance(u8),
+    AdvanceNanos(u8),
+    Retain(u8),
+    Resize(u8),
+    InvalidateAll,
+    RunPending,
+}
+
+/// The sum of [`shared_op`]'s weights: a test that mixes in its own operations gives the shared
+/// ones this weight, so each keeps its odds against the test's own.
+pub const SHARED_WEIGHT: u32 = 24;
+
+/// Draws a [`SharedOp`] over keys 0..24, weights 0..14 and lifetimes of 1..20 s.
+pub fn shared_op() -> impl Strategy<Value = SharedOp> {
+    prop_oneof![
+        5 => any::<u8>().prop_map(|k| SharedOp::Get(k % 24)),
+        2 => any::<u8>().prop_map(|k| SharedOp::Peek(k % 24)),
+        6 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| SharedOp::Insert(k % 24, w)),
+        2 => (any::<u8>(), 0..14u8, 1..20u8)
+            .prop_map(|(k, w, t)| SharedOp::InsertTtl(k % 24, w, t)),
+        2 => any::<u8>().prop_map(|k| SharedOp::Remove(k % 24)),
+        2 => (1..10u8).prop_map(SharedOp::Advance),
+        1 => any::<u8>().prop_map(SharedOp::AdvanceNanos),
+        1 => (2..5u8).prop_map(SharedOp::Retain),
+        1 => (0..30u8).prop_map(SharedOp::Resize),
+        1 => Just(SharedOp::InvalidateAll),
+        1 => Just(SharedOp::RunPending),
+    ]
+}
+
+/// What the model asks of a cache: the shared operations, values named by their ids, and the
+/// state [`Model::check`] compares. Implemented by both front ends.
+pub trait UnderModel {
+    fn get_id(&mut self, k: u8) -> Option<u32>;
+    fn peek_id(&self, k: u8) -> Option<u32>;
+    fn holds(&self, k: u8) -> bool;
+    fn put(&mut self, k: u8, v: Value, ttl: Option<Duration>);
+    fn remove_id(&mut self, k: u8) -> Option<u32>;
+    /// Keeps the keys that are not multiples of `m`.
+    fn retain_non_multiples(&mut self, m: u8);
+    fn resize(&mut self, max: u64);
+    fn clear(&mut self);
+    fn maintain(&mut self);
+    fn validate(&self);
+    /// The stats, `len`, `weighted_size` and the ids `iter` yields.
+    fn state(&self) -> (CacheStats, usize, u64, Vec<u32>);
+}
+
+/// Implements [`UnderModel`] for a front end whose calls take `&self` or `&mut self` alike.
+macro_rules! under_model {
+    ($cache:ty) => {
+        impl UnderModel for $cache {
+            fn get_id(&mut self, k: u8) -> Option<u32> {
+                self.get(&k).map(|v| v.0)
+            }
+            fn peek_id(&self, k: u8) -> Option<u32> {
+                self.peek(&k).map(|v| v.0)
+            }
+            fn holds(&self, k: u8) -> bool {
+                self.contains_key(&k)
+            }
+            fn put(&mut self, k: u8, v: Value, ttl: Option<Duration>) {
+                match ttl {
+                    Some(ttl) => self.insert_with_ttl(k, v, ttl),
+                    None => self.insert(k, v),
+                }
+            }
+            fn remove_id(&mut self, k: u8) -> Option<u32> {
+                self.remove(&k).map(|v| v.0)
+            }
+            fn retain_non_multiples(&mut self, m: u8) {
+                self.retain(|k, _| k % m != 0);
+            }
+            fn resize(&mut self, max: u64) {
+                self.set_max_capacity(max);
+            }
+            fn clear(&mut self) {
+                self.invalidate_all();
+            }
+            fn maintain(&mut self) {
+                self.run_pending_tasks();
+            }
+            fn validate(&self) {
+                <$cache>::validate(self);
+            }
+            fn state(&self) -> (CacheStats, usize, u64, Vec<u32>) {
+                let held = self.iter().map(|(_, v)| v.0).collect();
+                (self.stats(), self.len(), self.weighted_size(), held)
+            }
+        }
+    };
+}
+
+under_model!(cortado::unsync::Cache<u8, Value>);
+under_model!(cortado::sync::Cache<u8, Value>);
 
 /// One value ever written.
 struct Written {
@@ -267,16 +374,43 @@ impl Model {
         self.clock.advance(Duration::from_nanos(nanos));
     }
 
-    /// After operation `op`: takes the listener's reports and checks each cause, then the
-    /// cache's `stats`, `len`, `weighted_size` and the ids its `iter` yielded (`held`).
-    pub fn check(
-        &mut self,
-        op: &impl Debug,
-        stats: CacheStats,
-        len: usize,
-        weighted_size: u64,
-        mut held: Vec<u32>,
-    ) {
+    /// Runs `op` on `cache`, telling the model what it called and what came back.
+    pub fn apply(&mut self, cache: &mut impl UnderModel, op: &SharedOp) {
+        match *op {
+            SharedOp::Get(k) => self.read(k, cache.get_id(k)),
+            SharedOp::Peek(k) => self.peeked(k, cache.peek_id(k), cache.holds(k)),
+            SharedOp::Insert(k, w) => {
+                let id = self.write(k, w, None);
+                cache.put(k, (id, w), None);
+            }
+            SharedOp::InsertTtl(k, w, t) => {
+                let id = self.write(k, w, Some(t));
+                cache.put(k, (id, w), Some(Duration::from_secs(u64::from(t))));
+            }
+            SharedOp::Remove(k) => self.removed(k, cache.remove_id(k)),
+            SharedOp::Advance(s) => self.advance(u64::from(s) * SEC),
+            SharedOp::AdvanceNanos(b) => self.advance((1u64 << (b % 45)) + u64::from(b)),
+            SharedOp::Retain(m) => {
+                self.explicit();
+                cache.retain_non_multiples(m);
+            }
+            SharedOp::Resize(n) => {
+                self.resize(u64::from(n));
+                cache.resize(u64::from(n));
+            }
+            SharedOp::InvalidateAll => {
+                self.explicit();
+                cache.clear();
+            }
+            SharedOp::RunPending => cache.maintain(),
+        }
+    }
+
+    /// After operation `op`: validates `cache`, takes the listener's reports and checks each
+    /// cause, then the cache's stats, `len`, `weighted_size` and the ids its `iter` yields.
+    pub fn check(&mut self, op: &impl Debug, cache: &impl UnderModel) {
+        cache.validate();
+        let (stats, len, weighted_size, mut held) = cache.state();
         let reports = std::mem::take(&mut *self.reports.lock().unwrap());
         for (k, id, cause) in reports {
             let alive = self.live(id);
