@@ -53,6 +53,10 @@ pub enum BuildError {
     /// called from within a tokio runtime.
     #[cfg(feature = "tokio")]
     NoTokioRuntime,
+    /// [`Scheduler::Tokio`] was asked for on a runtime built without its time driver
+    /// (`enable_time` or `enable_all`), which the task needs to wait for the next deadline.
+    #[cfg(feature = "tokio")]
+    NoTokioTimeDriver,
 }
 
 impl fmt::Display for BuildError {
@@ -89,6 +93,12 @@ impl fmt::Display for BuildError {
             Self::NoTokioRuntime => write!(
                 f,
                 "Scheduler::Tokio needs build() to be called within a tokio runtime"
+            ),
+            #[cfg(feature = "tokio")]
+            Self::NoTokioTimeDriver => write!(
+                f,
+                "Scheduler::Tokio needs a runtime with its time driver (enable_time or enable_all \
+                 on the runtime builder)"
             ),
         }
     }

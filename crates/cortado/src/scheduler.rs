@@ -77,9 +77,9 @@ pub enum Scheduler {
     /// a core.
     Thread,
     /// A task on the tokio runtime that `build()` is called from (`build()` returns
-    /// [`BuildError::NoTokioRuntime`] outside of one). The runtime needs its time driver
-    /// (`enable_time` or `enable_all`); the task runs the maintenance, and so the eviction
-    /// listener, on the runtime's threads.
+    /// [`BuildError::NoTokioRuntime`] outside of one), which needs its time driver
+    /// (`enable_time` or `enable_all`; [`BuildError::NoTokioTimeDriver`] otherwise). The task
+    /// runs the maintenance, and so the eviction listener, on the runtime's threads.
     #[cfg(feature = "tokio")]
     Tokio,
 }
@@ -152,6 +152,16 @@ pub(crate) struct PacerHandle {
     runner: Runner,
 }
 
+/// Whether `runtime` has the time driver the task waits with. Tokio offers no query: making a
+/// timer without the driver panics at once, so the probe makes one and catches that panic,
+/// whose message still reaches the panic hook (stderr by default). Without the probe, the task
+/// died at its first wait and the cache went on without its scheduler.
+#[cfg(feature = "tokio")]
+fn has_time_driver(runtime: &tokio::runtime::Handle) -> bool {
+    let _entered = runtime.enter();
+    std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
+}
+
 /// Clears the `alive` flag however the pacer ends.
 struct Alive(Arc<AtomicBool>);
 
@@ -168,9 +178,14 @@ impl PacerHandle {
             Scheduler::None => return Ok(None),
             Scheduler::Thread => Runner::Thread,
             #[cfg(feature = "tokio")]
-            Scheduler::Tokio => Runner::Tokio(
-                tokio::runtime::Handle::try_current().map_err(|_| BuildError::NoTokioRuntime)?,
-            ),
+            Scheduler::Tokio => {
+                let runtime = tokio::runtime::Handle::try_current()
+                    .map_err(|_| BuildError::NoTokioRuntime)?;
+                if !has_time_driver(&runtime) {
+                    return Err(BuildError::NoTokioTimeDriver);
+                }
+                Runner::Tokio(runtime)
+            }
         };
         Ok(Some(Self {
             shared: Arc::new(Shared {

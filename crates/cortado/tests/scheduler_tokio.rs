@@ -108,3 +108,19 @@ fn scheduler_tokio_outside_runtime_is_typed_error() {
         .build();
     assert_eq!(built.err(), Some(BuildError::NoTokioRuntime));
 }
+
+#[test]
+fn scheduler_tokio_runtime_without_time_driver_is_typed_error() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let built = runtime.block_on(async {
+        Cache::<u32, u32>::builder()
+            .max_capacity(10)
+            .scheduler(Scheduler::Tokio)
+            .build()
+    });
+    assert_eq!(built.err(), Some(BuildError::NoTokioTimeDriver));
+    // The check leaves the runtime usable.
+    assert_eq!(runtime.block_on(async { 7 }), 7);
+}
