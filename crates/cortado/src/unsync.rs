@@ -37,6 +37,24 @@ pub struct Cache<K, V, S = DefaultHashBuilder> {
     uses_time: bool,
 }
 
+// As for `sync::Cache`: a panicking callback leaves the cache consistent
+// (tests/panic_safety.rs); only the type-erased callbacks hide it from the compiler.
+impl<K, V, S> std::panic::UnwindSafe for Cache<K, V, S>
+where
+    K: std::panic::UnwindSafe,
+    V: std::panic::UnwindSafe,
+    S: std::panic::UnwindSafe,
+{
+}
+
+impl<K, V, S> std::panic::RefUnwindSafe for Cache<K, V, S>
+where
+    K: std::panic::RefUnwindSafe,
+    V: std::panic::RefUnwindSafe,
+    S: std::panic::RefUnwindSafe,
+{
+}
+
 impl<K, V, S> std::fmt::Debug for Cache<K, V, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.shard

@@ -1,0 +1,446 @@
+//! A panic in user code that a cache calls while it works on a shard (the weigher, the expiry
+//! rules, a value's `Clone`, a `retain` predicate, an `and_compute_with` closure, a loader, the
+//! listener) reaches the caller and leaves a consistent cache: `validate()` passes right after
+//! it (the table, the slots, the policy and the timers agree, and the capacity holds), and the
+//! cache goes on working. A panicking write that has changed nothing yet leaves the old entry
+//! in place.
+//!
+//! Keys whose `Hash` or `Eq` panic are left out, as `std::collections::HashMap` leaves them
+//! out: the cache has no `unsafe` code, so nothing worse than a cache that disagrees with
+//! itself can follow, but it may.
+
+mod common;
+
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::all_policies;
+use cortado::builder::CacheBuilder;
+use cortado::expiry::Expiry;
+use cortado::notification::RemovalCause;
+use cortado::policy::EvictionPolicy;
+use cortado::sync::Compute;
+use cortado::time::ManualClock;
+use proptest::prelude::*;
+
+thread_local! {
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Panics, naming `site`, when the traps are armed on this thread and `fires`.
+fn trap(fires: bool, site: &str) {
+    if fires && ARMED.with(Cell::get) {
+        panic!("trap in {site}");
+    }
+}
+
+/// Runs `op` with the traps armed; whether it panicked.
+fn armed<R>(op: impl FnOnce() -> R) -> bool {
+    quiet_traps();
+    ARMED.with(|a| a.set(true));
+    let outcome = catch_unwind(AssertUnwindSafe(op));
+    ARMED.with(|a| a.set(false));
+    outcome.is_err()
+}
+
+/// Keeps the traps' panics (thousands, by design) out of the test output; other panics are
+/// reported as usual.
+fn quiet_traps() {
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(|| {
+        let report = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let trapped = info
+                .payload()
+                .downcast_ref::<String>()
+                .is_some_and(|message| message.starts_with("trap in "));
+            if !trapped {
+                report(info);
+            }
+        }));
+    });
+}
+
+/// A value whose clone panics when armed, for multiples of 9.
+#[derive(Debug, PartialEq, Eq)]
+struct Val(u8);
+
+impl Clone for Val {
+    fn clone(&self) -> Self {
+        trap(self.0 % 9 == 0, "Val::clone");
+        Val(self.0)
+    }
+}
+
+/// Weighs 1 to 4; panics when armed for multiples of 5.
+fn weigh(_: &u8, v: &Val) -> u32 {
+    trap(v.0 % 5 == 0, "the weigher");
+    u32::from(v.0 % 4) + 1
+}
+
+/// Lifetimes of 1 to 6 s; each callback panics when armed for its own values.
+struct Traps;
+
+impl Expiry<u8, Val> for Traps {
+    fn expire_after_create(&self, _: &u8, v: &Val) -> Option<Duration> {
+        trap(v.0 % 7 == 1, "expire_after_create");
+        Some(Duration::from_secs(u64::from(v.0 % 6) + 1))
+    }
+
+    fn expire_after_update(&self, _: &u8, v: &Val, _: Option<Duration>) -> Option<Duration> {
+        trap(v.0 % 7 == 2, "expire_after_update");
+        Some(Duration::from_secs(u64::from(v.0 % 6) + 1))
+    }
+
+    fn expire_after_read(&self, _: &u8, v: &Val, current: Option<Duration>) -> Option<Duration> {
+        trap(v.0 % 7 == 3, "expire_after_read");
+        current.map(|c| c.min(Duration::from_secs(3)))
+    }
+}
+
+type Heard = Arc<Mutex<Vec<(u8, RemovalCause)>>>;
+
+/// The builder every test starts from: capacity 40, and the traps in every callback the
+/// settings ask for (the listener's panics for keys that are multiples of 11).
+fn trapped<S, F>(
+    builder: CacheBuilder<u8, Val, S, F>,
+    policy: EvictionPolicy,
+    weighted: bool,
+    expiring: bool,
+    clock: &ManualClock,
+) -> (CacheBuilder<u8, Val, S, F>, Heard) {
+    let heard: Heard = Arc::default();
+    let sink = heard.clone();
+    let mut builder = builder
+        .max_capacity(40)
+        .eviction_policy(policy)
+        .clock(clock.clone())
+        .eviction_listener(move |k: &u8, _: &Val, cause| {
+            sink.lock().unwrap().push((*k, cause));
+            trap(k % 11 == 0, "the listener");
+        });
+    if weighted {
+        builder = builder.weigher(weigh);
+    }
+    if expiring {
+        builder = builder.expire_after(Traps);
+    }
+    (builder, heard)
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Get(u8),
+    Peek(u8),
+    Insert(u8, u8),
+    InsertTtl(u8, u8, u8),
+    Remove(u8),
+    Load(u8, u8),
+    Compute(u8, u8),
+    Retain(u8),
+    Iter,
+    Resize(u8),
+    InvalidateAll,
+    RunPending,
+    Advance(u8),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        5 => (0..24u8).prop_map(Op::Get),
+        1 => (0..24u8).prop_map(Op::Peek),
+        6 => (0..24u8, any::<u8>()).prop_map(|(k, v)| Op::Insert(k, v)),
+        1 => (0..24u8, any::<u8>(), 1..8u8).prop_map(|(k, v, t)| Op::InsertTtl(k, v, t)),
+        2 => (0..24u8).prop_map(Op::Remove),
+        3 => (0..24u8, any::<u8>()).prop_map(|(k, v)| Op::Load(k, v)),
+        2 => (0..24u8, any::<u8>()).prop_map(|(k, v)| Op::Compute(k, v)),
+        1 => (2..6u8).prop_map(Op::Retain),
+        1 => Just(Op::Iter),
+        1 => (0..60u8).prop_map(Op::Resize),
+        1 => Just(Op::InvalidateAll),
+        1 => Just(Op::RunPending),
+        2 => (1..4u8).prop_map(Op::Advance),
+    ]
+}
+
+/// What the driver needs of a front end.
+trait Front {
+    fn run(&mut self, op: &Op, clock: &ManualClock);
+    fn validate(&self);
+    /// With the traps disarmed: the cache still stores and returns a value.
+    fn still_works(&mut self);
+}
+
+/// Whether a loader or compute closure panics for this value (when armed).
+fn loader_fires(v: u8) -> bool {
+    v % 13 == 0
+}
+
+impl Front for cortado::unsync::Cache<u8, Val> {
+    fn run(&mut self, op: &Op, clock: &ManualClock) {
+        match *op {
+            Op::Get(k) => drop(self.get(&k)),
+            Op::Peek(k) => drop(self.peek(&k)),
+            Op::Insert(k, v) => self.insert(k, Val(v)),
+            Op::InsertTtl(k, v, t) => {
+                self.insert_with_ttl(k, Val(v), Duration::from_secs(t.into()));
+            }
+            Op::Remove(k) => drop(self.remove(&k)),
+            Op::Load(k, v) => drop(self.get_or_insert_with(k, || {
+                trap(loader_fires(v), "the loader");
+                Val(v)
+            })),
+            Op::Compute(k, v) => {
+                let _ = self.try_get_or_insert_with(k, || {
+                    trap(loader_fires(v), "the fallible loader");
+                    if v % 2 == 0 {
+                        Ok(Val(v))
+                    } else {
+                        Err("refused")
+                    }
+                });
+            }
+            Op::Retain(m) => self.retain(|k, _| {
+                trap(k % 7 == 6, "the retain predicate");
+                k % m != 0
+            }),
+            Op::Iter => drop(self.iter().count()),
+            Op::Resize(c) => self.set_max_capacity(c.into()),
+            Op::InvalidateAll => self.invalidate_all(),
+            Op::RunPending => self.run_pending_tasks(),
+            Op::Advance(s) => clock.advance(Duration::from_secs(s.into())),
+        }
+    }
+
+    fn validate(&self) {
+        cortado::unsync::Cache::validate(self);
+    }
+
+    fn still_works(&mut self) {
+        self.set_max_capacity(200);
+        self.insert(250, Val(1));
+        assert_eq!(self.get(&250), Some(&Val(1)));
+        self.validate();
+    }
+}
+
+impl Front for cortado::sync::Cache<u8, Val> {
+    fn run(&mut self, op: &Op, clock: &ManualClock) {
+        match *op {
+            Op::Get(k) => drop(self.get(&k)),
+            Op::Peek(k) => drop(self.peek(&k)),
+            Op::Insert(k, v) => self.insert(k, Val(v)),
+            Op::InsertTtl(k, v, t) => {
+                self.insert_with_ttl(k, Val(v), Duration::from_secs(t.into()));
+            }
+            Op::Remove(k) => drop(self.remove(&k)),
+            Op::Load(k, v) => drop(self.get_with(k, || {
+                trap(loader_fires(v), "the loader");
+                Val(v)
+            })),
+            Op::Compute(k, v) => drop(self.entry(k).and_compute_with(|old| {
+                trap(loader_fires(v), "the compute closure");
+                match (old, v % 3) {
+                    (_, 0) => Compute::Put(Val(v)),
+                    (Some(_), 1) => Compute::Remove,
+                    _ => Compute::Nop,
+                }
+            })),
+            Op::Retain(m) => self.retain(|k, _| {
+                trap(k % 7 == 6, "the retain predicate");
+                k % m != 0
+            }),
+            Op::Iter => drop(self.iter().count()),
+            Op::Resize(c) => self.set_max_capacity(c.into()),
+            Op::InvalidateAll => self.invalidate_all(),
+            Op::RunPending => self.run_pending_tasks(),
+            Op::Advance(s) => clock.advance(Duration::from_secs(s.into())),
+        }
+    }
+
+    fn validate(&self) {
+        // The bound holds after maintenance (in between, the excess the docs allow).
+        self.run_pending_tasks();
+        cortado::sync::Cache::validate(self);
+    }
+
+    fn still_works(&mut self) {
+        self.set_max_capacity(200);
+        self.insert(250, Val(1));
+        assert_eq!(self.get(&250), Some(Val(1)));
+        self.validate();
+    }
+}
+
+/// Runs `ops` armed, one at a time, validating after each; returns how many panicked.
+fn drive(cache: &mut impl Front, ops: &[Op], clock: &ManualClock) -> usize {
+    let mut panics = 0;
+    for op in ops {
+        if armed(|| cache.run(op, clock)) {
+            panics += 1;
+        }
+        cache.validate();
+    }
+    cache.still_works();
+    panics
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+
+    #[test]
+    fn unsync_panicking_callbacks_leave_cache_consistent(
+        ops in prop::collection::vec(op(), 1..200),
+        which in 0..7usize,
+        weighted in any::<bool>(),
+        expiring in any::<bool>(),
+    ) {
+        let clock = ManualClock::new();
+        let (builder, _) = trapped(
+            cortado::unsync::Cache::builder(), all_policies()[which], weighted, expiring, &clock,
+        );
+        drive(&mut builder.build().unwrap(), &ops, &clock);
+    }
+
+    #[test]
+    fn sync_panicking_callbacks_leave_cache_consistent(
+        ops in prop::collection::vec(op(), 1..200),
+        which in 0..7usize,
+        weighted in any::<bool>(),
+        expiring in any::<bool>(),
+        shards in prop::sample::select(vec![1usize, 4]),
+    ) {
+        let clock = ManualClock::new();
+        let (builder, _) = trapped(
+            cortado::sync::Cache::builder(), all_policies()[which], weighted, expiring, &clock,
+        );
+        drive(&mut builder.shards(shards).build().unwrap(), &ops, &clock);
+    }
+}
+
+/// Both front ends, built with every trap (W-TinyLFU, weigher and expiry).
+fn both() -> (
+    cortado::unsync::Cache<u8, Val>,
+    cortado::sync::Cache<u8, Val>,
+    Heard,
+) {
+    let clock = ManualClock::new();
+    let policy = EvictionPolicy::tiny_lfu();
+    let (builder, _) = trapped(
+        cortado::unsync::Cache::builder(),
+        policy,
+        true,
+        true,
+        &clock,
+    );
+    let unsync = builder.build().unwrap();
+    let (builder, heard) = trapped(cortado::sync::Cache::builder(), policy, true, true, &clock);
+    (unsync, builder.build().unwrap(), heard)
+}
+
+#[test]
+fn write_callback_panic_on_replacement_keeps_old_value() {
+    // 5 trips the weigher, 9 expire_after_update; 4 trips nothing.
+    for new in [5, 9] {
+        let (mut unsync, sync, _) = both();
+        unsync.insert(1, Val(4));
+        sync.insert(1, Val(4));
+        assert!(armed(|| unsync.insert(1, Val(new))), "unsync with {new}");
+        assert!(armed(|| sync.insert(1, Val(new))), "sync with {new}");
+        assert_eq!(unsync.get(&1), Some(&Val(4)));
+        assert_eq!(sync.get(&1), Some(Val(4)));
+        unsync.validate();
+        sync.validate();
+    }
+}
+
+#[test]
+fn write_callback_panic_on_new_key_inserts_nothing() {
+    // 5 trips the weigher, 8 expire_after_create.
+    for new in [5, 8] {
+        let (mut unsync, sync, _) = both();
+        unsync.insert(1, Val(4));
+        sync.insert(1, Val(4));
+        assert!(armed(|| unsync.insert(2, Val(new))), "unsync with {new}");
+        assert!(armed(|| sync.insert(2, Val(new))), "sync with {new}");
+        assert!(!unsync.contains_key(&2) && !sync.contains_key(&2));
+        assert_eq!((unsync.len(), sync.len()), (1, 1));
+        unsync.validate();
+        sync.validate();
+    }
+}
+
+#[test]
+fn read_callback_panic_keeps_entry() {
+    // 17 trips expire_after_read; 18 is a value whose clone panics (sync reads clone).
+    let (mut unsync, sync, _) = both();
+    unsync.insert(1, Val(17));
+    sync.insert(1, Val(17));
+    sync.insert(2, Val(18));
+    assert!(armed(|| unsync.get(&1).is_some()));
+    assert!(armed(|| sync.get(&1).is_some()));
+    assert!(armed(|| sync.get(&2).is_some()));
+    assert!(unsync.contains_key(&1));
+    assert!(sync.contains_key(&1) && sync.contains_key(&2));
+    unsync.validate();
+    sync.validate();
+}
+
+#[test]
+fn compute_closure_panic_keeps_entry() {
+    let (_, sync, _) = both();
+    sync.insert(1, Val(4));
+    assert!(armed(|| sync.entry(1).and_compute_with(
+        |_| -> Compute<Val> {
+            trap(true, "the compute closure");
+            Compute::Remove
+        }
+    )));
+    assert_eq!(sync.get(&1), Some(Val(4)));
+    sync.validate();
+}
+
+#[test]
+fn listener_panic_after_removal_leaves_entry_removed() {
+    let (_, sync, heard) = both();
+    sync.insert(11, Val(4));
+    sync.insert(1, Val(4));
+    // The listener hears of key 11, then panics on the caller's thread.
+    assert!(armed(|| sync.remove(&11)));
+    assert!(!sync.contains_key(&11));
+    assert_eq!(*heard.lock().unwrap(), vec![(11, RemovalCause::Explicit)]);
+    assert_eq!(sync.get(&1), Some(Val(4)));
+    sync.validate();
+}
+
+fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>(_: &T) {}
+
+#[test]
+fn caches_unwind_safe_without_assert_wrapper() {
+    let sync = cortado::sync::Cache::<String, Arc<Vec<u8>>>::builder()
+        .max_capacity(10)
+        .weigher(|_, v: &Arc<Vec<u8>>| v.len() as u32)
+        .eviction_listener(|_, _, _| {})
+        .build()
+        .unwrap();
+    unwind_safe(&sync);
+    unwind_safe(&cortado::future::Cache::<String, u64>::new(10));
+    unwind_safe(&cortado::unsync::Cache::<String, u64>::new(10));
+    sync.insert("a".into(), Arc::new(vec![1, 2]));
+    // The handle goes into catch_unwind as it is, no AssertUnwindSafe.
+    quiet_traps();
+    ARMED.with(|a| a.set(true));
+    let caught = catch_unwind(|| {
+        sync.get_with("b".to_string(), || {
+            trap(true, "a loader");
+            Arc::new(vec![])
+        })
+    });
+    ARMED.with(|a| a.set(false));
+    assert!(caught.is_err());
+    assert_eq!(sync.get("a").as_deref(), Some(&vec![1, 2]));
+    assert!(!sync.contains_key("b"));
+    sync.validate();
+}
