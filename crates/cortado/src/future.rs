@@ -37,7 +37,7 @@ use hashbrown::DefaultHashBuilder;
 
 use crate::builder::{BuildError, CacheBuilder};
 use crate::stats::CacheStats;
-use crate::sync::{self, Compute, Inner, Mode};
+use crate::sync::{self, Compute, Inner};
 
 /// Builds the [`future::Cache`](Cache) (marker for [`CacheBuilder`]).
 #[derive(Debug)]
@@ -185,7 +185,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     pub async fn get_with(&self, key: K, init: impl Future<Output = V>) -> V {
         match self.inner().get(&key) {
             Some(value) => value,
-            None => self.inner().load_value(&key, Mode::Async, init).await,
+            None => self.inner().load_value(&key, init).await,
         }
     }
 
@@ -202,7 +202,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     {
         match self.inner().get(&key) {
             Some(value) => Ok(value),
-            None => self.inner().load_result(&key, Mode::Async, init).await,
+            None => self.inner().load_result(&key, init).await,
         }
     }
 
@@ -219,7 +219,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
         if self.inner().known_absent(&key) {
             return None;
         }
-        self.inner().load_option(&key, Mode::Async, init).await
+        self.inner().load_option(&key, init).await
     }
 
     /// [`get_with`](Self::get_with) for a key given by reference (a `&str` for a `String`
@@ -233,7 +233,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
             Some(value) => value,
             None => {
                 let key = key.to_owned();
-                self.inner().load_value(&key, Mode::Async, init).await
+                self.inner().load_value(&key, init).await
             }
         }
     }
@@ -254,7 +254,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
             Some(value) => Ok(value),
             None => {
                 let key = key.to_owned();
-                self.inner().load_result(&key, Mode::Async, init).await
+                self.inner().load_result(&key, init).await
             }
         }
     }
@@ -277,7 +277,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
             return None;
         }
         let key = key.to_owned();
-        self.inner().load_option(&key, Mode::Async, init).await
+        self.inner().load_option(&key, init).await
     }
 
     /// The entry of `key`, for compound operations.

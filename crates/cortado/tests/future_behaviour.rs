@@ -524,3 +524,61 @@ async fn entry_or_insert_inserts_on_miss_keeps_value_on_hit() {
     assert_eq!(cache.entry(1).or_insert(20).await, 10);
     assert_eq!(cache.get(&1), Some(10));
 }
+
+/// A loader that asks for its own key, by awaiting it or through the blocking view, panics
+/// instead of waiting for itself forever; the key stays loadable, and loading other keys from a
+/// loader is fine.
+#[tokio::test(flavor = "current_thread")]
+async fn loader_asking_for_own_key_panics_instead_of_hanging() {
+    within(async {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let awaiting = {
+            let cache = cache.clone();
+            tokio::spawn(async move {
+                let inner = cache.clone();
+                cache
+                    .get_with(1, async move { inner.get_with(1, async { 2 }).await + 1 })
+                    .await
+            })
+        };
+        assert!(awaiting.await.unwrap_err().is_panic(), "awaited own key");
+        let blocking = {
+            let cache = cache.clone();
+            tokio::spawn(async move {
+                let inner = cache.clone();
+                cache
+                    .get_with(1, async move { inner.as_sync().get_with(1, || 2) + 1 })
+                    .await
+            })
+        };
+        assert!(blocking.await.unwrap_err().is_panic(), "blocking on own key");
+        assert_eq!(cache.as_sync().loads_in_flight(), 0);
+        let inner = cache.clone();
+        let value = cache
+            .get_with(1, async move { inner.get_with(2, async { 2 }).await + 1 })
+            .await;
+        assert_eq!((value, cache.get(&2)), (3, Some(2)));
+    })
+    .await;
+}
+
+/// Another task on the loader's thread that waits for the same key is a waiter, not a
+/// recursion: the mark covers only the loader's own polls.
+#[tokio::test(flavor = "current_thread")]
+async fn waiter_task_on_loader_thread_waits_without_panic() {
+    within(async {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let (started, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let loader = spawn_paused_load(&cache, &started, &release, 7);
+        started.notified().await;
+        let waiter = {
+            let cache = cache.clone();
+            tokio::spawn(async move { cache.get_with(1, async { 8 }).await })
+        };
+        tokio::task::yield_now().await;
+        release.notify_one();
+        assert_eq!(loader.await.unwrap(), 7);
+        assert_eq!(waiter.await.unwrap(), 7);
+    })
+    .await;
+}

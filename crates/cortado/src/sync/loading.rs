@@ -20,10 +20,11 @@
 //! front end awaits the future; the blocking one drives it with `shim::block_on`, which parks
 //! the waiting thread.
 //!
-//! A blocking loader that asks the cache for its own key would wait for itself forever; a
-//! thread-local list of the loads this thread is running turns that into a panic (which, like any
-//! loader panic, releases the waiters). Async loaders are not checked: another task on the same
-//! thread may legitimately be the loader they wait for.
+//! A loader that asks the cache for its own key would wait for itself forever, blocking or
+//! awaiting. A thread-local list of the loads whose loader this thread is polling turns that
+//! into a panic (which, like any loader panic, releases the waiters). The mark covers each poll
+//! of the loader, not the time between polls, so another task on the same thread that waits
+//! for the load is not mistaken for it.
 //!
 //! Each call counts one hit or one miss (its first lookup), whatever the retries, and each loader
 //! run counts one load success or failure: a loader that panics, or whose future is dropped
@@ -43,16 +44,6 @@ use crate::loader::{LoadGuard, Outcome, Role};
 use crate::notification::RemovalCause;
 use crate::shard::hash_key;
 use crate::shim::block_on;
-
-/// How the waiting caller waits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// Parking its thread (`sync`): waiting for a load that this very thread runs is a deadlock,
-    /// so it panics instead.
-    Blocking,
-    /// As a future (`future`): another task on the same thread may well be the loader.
-    Async,
-}
 
 thread_local! {
     /// The loads (by [`LoadGuard::id`]) whose loader this thread is running, innermost last.
@@ -110,7 +101,6 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
     async fn load<T>(
         &self,
         key: &K,
-        mode: Mode,
         init: impl Future<Output = T>,
         publish: impl Fn(&T) -> Outcome<V>,
         accept: impl Fn(Outcome<V>) -> Option<T>,
@@ -122,7 +112,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
         loop {
             match slot.loading.join(key) {
                 Role::Wait(wait) => {
-                    if mode == Mode::Blocking && Running::includes(wait.id()) {
+                    if Running::includes(wait.id()) {
                         panic!(
                             "a loader asked the cache for its own key: it would wait for itself"
                         );
@@ -164,10 +154,15 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                     // A panic or a cancellation here drops `guard` (waiters get `Abandoned`)
                     // and `unfinished`, which counts the run as a failed load.
                     let unfinished = OnDrop(Some(|| self.record_load(started, false)));
-                    let result = {
-                        let _running = (mode == Mode::Blocking).then(|| Running::enter(guard.id()));
-                        init.await
-                    };
+                    // Each poll of the loader is marked as this load's: a call for the same
+                    // key made from inside it (blocking or awaited) would wait for itself.
+                    let id = guard.id();
+                    let mut init = std::pin::pin!(init);
+                    let result = std::future::poll_fn(|cx| {
+                        let _running = Running::enter(id);
+                        init.as_mut().poll(cx)
+                    })
+                    .await;
                     unfinished.disarm();
                     self.finish_load(hash, key, guard, started, publish(&result));
                     return result;
@@ -216,20 +211,19 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
         self.notify(removed);
     }
 
-    pub(crate) async fn load_value(&self, key: &K, mode: Mode, init: impl Future<Output = V>) -> V {
+    pub(crate) async fn load_value(&self, key: &K, init: impl Future<Output = V>) -> V {
         let publish = |value: &V| Outcome::Value(value.clone());
         let accept = |outcome| match outcome {
             Outcome::Value(value) => Some(value),
             // Another flavour's failure or absence: this caller must load a value itself.
             _ => None,
         };
-        self.load(key, mode, init, publish, accept, false).await
+        self.load(key, init, publish, accept, false).await
     }
 
     pub(crate) async fn load_result<E: Send + Sync + 'static>(
         &self,
         key: &K,
-        mode: Mode,
         init: impl Future<Output = Result<V, E>>,
     ) -> Result<V, Arc<E>> {
         let init = async { init.await.map_err(Arc::new) };
@@ -243,13 +237,12 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
             Outcome::Failed(error) => error.downcast::<E>().ok().map(Err),
             Outcome::Absent | Outcome::Abandoned => None,
         };
-        self.load(key, mode, init, publish, accept, false).await
+        self.load(key, init, publish, accept, false).await
     }
 
     pub(crate) async fn load_option(
         &self,
         key: &K,
-        mode: Mode,
         init: impl Future<Output = Option<V>>,
     ) -> Option<V> {
         let publish = |found: &Option<V>| match found {
@@ -262,8 +255,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
             Outcome::Failed(_) | Outcome::Abandoned => None,
         };
         let absence_counts = self.negative_ttl.is_some();
-        self.load(key, mode, init, publish, accept, absence_counts)
-            .await
+        self.load(key, init, publish, accept, absence_counts).await
     }
 
     /// Whether an `optionally_get_with` that just missed should return `None` at once.
@@ -318,10 +310,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     pub fn get_with(&self, key: K, init: impl FnOnce() -> V) -> V {
         match self.inner.get(&key) {
             Some(value) => value,
-            None => block_on(
-                self.inner
-                    .load_value(&key, Mode::Blocking, async { init() }),
-            ),
+            None => block_on(self.inner.load_value(&key, async { init() })),
         }
     }
 
@@ -334,10 +323,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     {
         match self.inner.get(&key) {
             Some(value) => Ok(value),
-            None => block_on(
-                self.inner
-                    .load_result(&key, Mode::Blocking, async { init() }),
-            ),
+            None => block_on(self.inner.load_result(&key, async { init() })),
         }
     }
 
@@ -352,10 +338,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
         if self.inner.known_absent(&key) {
             return None;
         }
-        block_on(
-            self.inner
-                .load_option(&key, Mode::Blocking, async { init() }),
-        )
+        block_on(self.inner.load_option(&key, async { init() }))
     }
 
     /// [`get_with`](Self::get_with) for a key given by reference (a `&str` for a `String`
@@ -367,10 +350,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     {
         match self.inner.get(key) {
             Some(value) => value,
-            None => block_on(
-                self.inner
-                    .load_value(&key.to_owned(), Mode::Blocking, async { init() }),
-            ),
+            None => block_on(self.inner.load_value(&key.to_owned(), async { init() })),
         }
     }
 
@@ -388,10 +368,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     {
         match self.inner.get(key) {
             Some(value) => Ok(value),
-            None => block_on(
-                self.inner
-                    .load_result(&key.to_owned(), Mode::Blocking, async { init() }),
-            ),
+            None => block_on(self.inner.load_result(&key.to_owned(), async { init() })),
         }
     }
 
@@ -412,10 +389,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
         if self.inner.known_absent(key) {
             return None;
         }
-        block_on(
-            self.inner
-                .load_option(&key.to_owned(), Mode::Blocking, async { init() }),
-        )
+        block_on(self.inner.load_option(&key.to_owned(), async { init() }))
     }
 
     /// The entry of `key`, for compound operations.

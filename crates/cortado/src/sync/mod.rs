@@ -143,8 +143,8 @@ use crate::shard::{hash_key, Shard, ShardConfig};
 use crate::stats::CacheStats;
 use crate::time::{duration_nanos, Clock};
 
+pub(crate) use loading::OnDrop;
 pub use loading::{Compute, Entry};
-pub(crate) use loading::{Mode, OnDrop};
 
 /// Shards per CPU when the shard count is chosen automatically (see [Shards](self#design)).
 pub const SHARDS_PER_CPU: usize = 16;
