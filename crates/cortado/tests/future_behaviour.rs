@@ -551,7 +551,10 @@ async fn loader_asking_for_own_key_panics_instead_of_hanging() {
                     .await
             })
         };
-        assert!(blocking.await.unwrap_err().is_panic(), "blocking on own key");
+        assert!(
+            blocking.await.unwrap_err().is_panic(),
+            "blocking on own key"
+        );
         assert_eq!(cache.as_sync().loads_in_flight(), 0);
         let inner = cache.clone();
         let value = cache

@@ -1,440 +1,24 @@
-//! Behaviour of `unsync::Cache` through its public API, with a manual clock for expiry.
+//! Behaviour of `unsync::Cache` through its public API, with a manual clock for expiry: the
+//! scenarios checked on this front end only (its loading reads, memory estimate and eviction
+//! edge cases). Those it shares with `sync::Cache` are in `front_ends.rs`.
 
 mod common;
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{all_policies, key_clones, new_keys_gone_after_reads, CountedKey, Rng, Zipf};
-use cortado::builder::BuildError;
-use cortado::expiry::Expiry;
+use common::front::{BuildLogged, Log};
+use common::{all_policies, key_clones, CountedKey};
 use cortado::notification::RemovalCause;
 use cortado::policy::EvictionPolicy;
 use cortado::time::ManualClock;
 use cortado::unsync::Cache;
 
-type Log = Arc<Mutex<Vec<(u32, u32, RemovalCause)>>>;
-
 fn logging_cache(max: u64, clock: &ManualClock) -> (Cache<u32, u32>, Log) {
-    let log: Log = Arc::default();
-    let sink = log.clone();
-    let cache = Cache::builder()
+    Cache::builder()
         .max_capacity(max)
         .clock(clock.clone())
-        .eviction_listener(move |k: &u32, v: &u32, cause| {
-            sink.lock().unwrap().push((*k, *v, cause))
-        })
         .record_stats()
-        .build()
-        .unwrap();
-    (cache, log)
-}
-
-#[test]
-fn get_after_insert_returns_value() {
-    let mut cache = Cache::new(10);
-    cache.insert("a".to_string(), 1);
-    assert_eq!(cache.get("a"), Some(&1));
-    assert_eq!(cache.peek("a"), Some(&1));
-    assert!(cache.contains_key("a"));
-    assert_eq!(cache.get("b"), None);
-    cache.validate();
-}
-
-#[test]
-fn insert_many_stays_within_capacity() {
-    for policy in [
-        EvictionPolicy::tiny_lfu(),
-        EvictionPolicy::tiny_lfu_static(),
-        EvictionPolicy::lru(),
-        EvictionPolicy::lfu(),
-    ] {
-        let mut cache = Cache::builder()
-            .max_capacity(50)
-            .eviction_policy(policy)
-            .build()
-            .unwrap();
-        for i in 0..5_000u64 {
-            cache.insert(i % 300, i);
-            assert!(cache.len() <= 50, "{} over capacity", policy.name());
-        }
-        cache.validate();
-        assert_eq!(cache.len(), 50);
-    }
-}
-
-#[test]
-fn insert_existing_key_replaces_and_notifies_replaced() {
-    let clock = ManualClock::new();
-    let (mut cache, log) = logging_cache(10, &clock);
-    cache.insert(1, 10);
-    cache.insert(1, 11);
-    assert_eq!(cache.get(&1), Some(&11));
-    assert_eq!(cache.len(), 1);
-    assert_eq!(*log.lock().unwrap(), vec![(1, 10, RemovalCause::Replaced)]);
-}
-
-#[test]
-fn remove_returns_value_and_notifies_explicit() {
-    let clock = ManualClock::new();
-    let (mut cache, log) = logging_cache(10, &clock);
-    cache.insert(1, 10);
-    assert_eq!(cache.remove(&1), Some(10));
-    assert_eq!(cache.remove(&1), None);
-    assert_eq!(*log.lock().unwrap(), vec![(1, 10, RemovalCause::Explicit)]);
-    assert_eq!(cache.stats().removals_explicit, 1);
-}
-
-#[test]
-fn eviction_notifies_size_with_evicted_entry() {
-    let clock = ManualClock::new();
-    let (mut cache, log) = logging_cache(3, &clock);
-    for i in 0..4 {
-        cache.insert(i, i * 10);
-    }
-    let log = log.lock().unwrap();
-    assert_eq!(log.len(), 1);
-    let (k, v, cause) = log[0];
-    assert_eq!((v, cause), (k * 10, RemovalCause::Size));
-    assert!(!cache.contains_key(&k));
-    assert_eq!(cache.stats().evictions_size, 1);
-}
-
-#[test]
-fn time_to_live_expired_entry_never_returned() {
-    let clock = ManualClock::new();
-    let log: Log = Arc::default();
-    let sink = log.clone();
-    let mut cache = Cache::builder()
-        .max_capacity(100)
-        .time_to_live(Duration::from_secs(10))
-        .clock(clock.clone())
-        .eviction_listener(move |k: &u32, v: &u32, c| sink.lock().unwrap().push((*k, *v, c)))
-        .build()
-        .unwrap();
-    cache.insert(1, 1);
-    clock.advance(Duration::from_secs(9));
-    assert_eq!(
-        cache.get(&1),
-        Some(&1),
-        "reads do not extend a time to live"
-    );
-    clock.advance(Duration::from_secs(1));
-    // Due now: invisible at once, before any maintenance.
-    assert_eq!(cache.get(&1), None);
-    assert_eq!(cache.peek(&1), None);
-    assert!(cache.iter().next().is_none());
-    assert!(log.lock().unwrap().is_empty());
-    cache.run_pending_tasks();
-    assert_eq!(*log.lock().unwrap(), vec![(1, 1, RemovalCause::Expired)]);
-    assert_eq!(cache.len(), 0);
-    cache.validate();
-}
-
-#[test]
-fn time_to_live_update_restarts_lifetime() {
-    let clock = ManualClock::new();
-    let mut cache = Cache::builder()
-        .max_capacity(100)
-        .time_to_live(Duration::from_secs(10))
-        .clock(clock.clone())
-        .build()
-        .unwrap();
-    cache.insert(1, 1);
-    clock.advance(Duration::from_secs(8));
-    cache.insert(1, 2);
-    clock.advance(Duration::from_secs(8));
-    assert_eq!(cache.get(&1), Some(&2));
-    clock.advance(Duration::from_secs(2));
-    assert_eq!(cache.get(&1), None);
-}
-
-#[test]
-fn time_to_idle_reads_extend_until_time_to_live() {
-    let clock = ManualClock::new();
-    let mut cache = Cache::builder()
-        .max_capacity(100)
-        .time_to_idle(Duration::from_secs(5))
-        .time_to_live(Duration::from_secs(12))
-        .clock(clock.clone())
-        .build()
-        .unwrap();
-    cache.insert(1, 1);
-    cache.insert(2, 2);
-    for _ in 0..2 {
-        clock.advance(Duration::from_secs(4));
-        assert_eq!(cache.get(&1), Some(&1));
-    }
-    // Key 2 was idle for 8 s.
-    assert_eq!(cache.get(&2), None);
-    clock.advance(Duration::from_secs(3)); // t = 11: idle 3 s
-    assert_eq!(cache.get(&1), Some(&1));
-    clock.advance(Duration::from_secs(1)); // t = 12: time to live reached
-    assert_eq!(cache.get(&1), None);
-    cache.run_pending_tasks();
-    assert!(cache.is_empty());
-    cache.validate();
-}
-
-#[test]
-fn peek_does_not_extend_time_to_idle() {
-    let clock = ManualClock::new();
-    let mut cache = Cache::builder()
-        .max_capacity(10)
-        .time_to_idle(Duration::from_secs(5))
-        .clock(clock.clone())
-        .build()
-        .unwrap();
-    cache.insert(1, 1);
-    clock.advance(Duration::from_secs(4));
-    assert_eq!(cache.peek(&1), Some(&1));
-    clock.advance(Duration::from_secs(1));
-    assert_eq!(cache.get(&1), None);
-}
-
-struct ValueSeconds;
-
-impl Expiry<u32, u64> for ValueSeconds {
-    fn expire_after_create(&self, _: &u32, value: &u64) -> Option<Duration> {
-        (*value > 0).then(|| Duration::from_secs(*value))
-    }
-    fn expire_after_update(&self, _: &u32, value: &u64, _: Option<Duration>) -> Option<Duration> {
-        (*value > 0).then(|| Duration::from_secs(*value))
-    }
-}
-
-#[test]
-fn expire_after_per_entry_lifetimes() {
-    let clock = ManualClock::new();
-    let mut cache = Cache::builder()
-        .max_capacity(10)
-        .expire_after(ValueSeconds)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
-    cache.insert(1, 2);
-    cache.insert(2, 5);
-    cache.insert(3, 0); // never expires
-    clock.advance(Duration::from_secs(3));
-    assert_eq!(cache.get(&1), None);
-    assert_eq!(cache.get(&2), Some(&5));
-    cache.insert(2, 1); // update: 1 s from now
-    clock.advance(Duration::from_secs(1));
-    assert_eq!(cache.get(&2), None);
-    clock.advance(Duration::from_secs(10_000));
-    assert_eq!(cache.get(&3), Some(&0));
-    cache.run_pending_tasks();
-    assert_eq!(cache.len(), 1);
-    cache.validate();
-}
-
-#[test]
-fn insert_with_ttl_overrides_cache_lifetime() {
-    let clock = ManualClock::new();
-    let mut cache = Cache::builder()
-        .max_capacity(10)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
-    cache.insert(1, 1);
-    cache.insert_with_ttl(2, 2, Duration::from_millis(1500));
-    clock.advance(Duration::from_secs(2));
-    assert_eq!(cache.get(&1), Some(&1));
-    assert_eq!(cache.get(&2), None);
-    cache.validate();
-}
-
-#[test]
-fn build_conflicting_settings_is_typed_error() {
-    let err = Cache::<u32, u32>::builder()
-        .max_capacity(10)
-        .time_to_live(Duration::from_secs(1))
-        .expire_after(NoExpiry)
-        .build()
-        .unwrap_err();
-    assert_eq!(err, BuildError::ExpiryConflict);
-    let err = Cache::<u32, u32>::builder()
-        .weigher(|_, _| 1)
-        .build()
-        .unwrap_err();
-    assert_eq!(err, BuildError::WeigherWithoutCapacity);
-    let err = Cache::<u32, u32>::builder()
-        .max_capacity(u64::MAX)
-        .build()
-        .unwrap_err();
-    assert!(matches!(err, BuildError::CapacityTooLarge { .. }));
-    assert!(!err.to_string().is_empty());
-}
-
-struct NoExpiry;
-impl Expiry<u32, u32> for NoExpiry {
-    fn expire_after_create(&self, _: &u32, _: &u32) -> Option<Duration> {
-        None
-    }
-}
-
-#[test]
-fn weigher_bounds_total_weight() {
-    let mut cache = Cache::builder()
-        .max_capacity(100)
-        .weigher(|_: &u32, v: &String| v.len() as u32)
-        .build()
-        .unwrap();
-    let mut rng = Rng::new(3);
-    for i in 0..2_000u32 {
-        let len = (rng.next_u64() % 30) as usize;
-        cache.insert(i % 200, "x".repeat(len));
-        assert!(cache.weighted_size() <= 100);
-    }
-    cache.validate();
-    let total: u64 = cache.iter().map(|(_, v)| v.len() as u64).sum();
-    assert_eq!(total, cache.weighted_size());
-    // An entry heavier than the whole cache is never kept.
-    cache.insert(9_999, "y".repeat(101));
-    assert!(!cache.contains_key(&9_999));
-    cache.validate();
-}
-
-#[test]
-fn set_max_capacity_shrinks_by_evicting() {
-    let clock = ManualClock::new();
-    let (mut cache, log) = logging_cache(100, &clock);
-    for i in 0..100 {
-        cache.insert(i, i);
-    }
-    cache.set_max_capacity(10);
-    assert_eq!(cache.len(), 10);
-    assert_eq!(log.lock().unwrap().len(), 90);
-    assert!(log
-        .lock()
-        .unwrap()
-        .iter()
-        .all(|e| e.2 == RemovalCause::Size));
-    cache.validate();
-}
-
-#[test]
-fn retain_and_invalidate_all_remove_explicitly() {
-    let clock = ManualClock::new();
-    let (mut cache, log) = logging_cache(100, &clock);
-    for i in 0..10 {
-        cache.insert(i, i);
-    }
-    cache.retain(|k, _| k % 2 == 0);
-    assert_eq!(cache.len(), 5);
-    assert!(cache.iter().all(|(k, _)| k % 2 == 0));
-    cache.invalidate_all();
-    assert!(cache.is_empty());
-    let log = log.lock().unwrap();
-    assert_eq!(log.len(), 10);
-    assert!(log.iter().all(|e| e.2 == RemovalCause::Explicit));
-    cache.validate();
-}
-
-#[test]
-fn stats_count_hits_and_misses() {
-    let clock = ManualClock::new();
-    let (mut cache, _) = logging_cache(10, &clock);
-    cache.insert(1, 1);
-    cache.get(&1);
-    cache.get(&1);
-    cache.get(&2);
-    let stats = cache.stats();
-    assert_eq!((stats.hits, stats.misses), (2, 1));
-    assert!((stats.hit_ratio() - 2.0 / 3.0).abs() < 1e-9);
-}
-
-#[test]
-fn stats_not_recorded_stay_zero() {
-    let mut cache = Cache::new(10);
-    cache.insert(1, 1);
-    cache.get(&1);
-    assert_eq!(cache.stats().hits, 0);
-}
-
-#[test]
-fn hottest_and_coldest_follow_lru_order() {
-    let mut cache = Cache::builder()
-        .max_capacity(10)
-        .eviction_policy(EvictionPolicy::lru())
-        .build()
-        .unwrap();
-    for i in 0..5 {
-        cache.insert(i, i);
-    }
-    cache.get(&0);
-    assert_eq!(cache.coldest(2), vec![&1, &2]);
-    assert_eq!(cache.hottest(2), vec![&0, &4]);
-}
-
-#[test]
-fn hottest_tiny_lfu_prefers_frequent_keys() {
-    let mut cache = Cache::new(100);
-    for i in 0..100u32 {
-        cache.insert(i, i);
-    }
-    for _ in 0..5 {
-        cache.get(&7);
-    }
-    assert_eq!(cache.hottest(1), vec![&7]);
-    assert_ne!(cache.coldest(1), vec![&7]);
-}
-
-fn hit_ratio(cache: &mut Cache<u64, ()>, keys: impl Iterator<Item = u64>) -> f64 {
-    let (mut hits, mut total) = (0u64, 0u64);
-    for key in keys {
-        total += 1;
-        if cache.get(&key).is_some() {
-            hits += 1;
-        } else {
-            cache.insert(key, ());
-        }
-    }
-    hits as f64 / total as f64
-}
-
-#[test]
-fn loop_longer_than_capacity_tiny_lfu_beats_lru() {
-    let keys = || (0..400_000u64).map(|i| i % 1_011);
-    let mut lru = Cache::builder()
-        .max_capacity(500)
-        .eviction_policy(EvictionPolicy::lru())
-        .build()
-        .unwrap();
-    assert_eq!(hit_ratio(&mut lru, keys()), 0.0);
-    let mut tiny_lfu = Cache::builder()
-        .max_capacity(500)
-        .eviction_policy(EvictionPolicy::tiny_lfu().with_seed(1))
-        .build()
-        .unwrap();
-    let ratio = hit_ratio(&mut tiny_lfu, keys());
-    // The optimum is 500/1011 = 49%.
-    assert!(ratio > 0.35, "W-TinyLFU hit ratio on a loop: {ratio}");
-    tiny_lfu.validate();
-}
-
-#[test]
-fn scan_of_one_off_keys_does_not_flush_hot_set() {
-    let zipf = Zipf::new(10_000, 0.99);
-    let mut rng = Rng::new(42);
-    let mut cache = Cache::builder()
-        .max_capacity(1_000)
-        .eviction_policy(EvictionPolicy::tiny_lfu().with_seed(2))
-        .record_stats()
-        .build()
-        .unwrap();
-    let warm: Vec<u64> = (0..200_000).map(|_| zipf.sample(&mut rng)).collect();
-    hit_ratio(&mut cache, warm.iter().copied());
-    let hot: Vec<u64> = (0..50).collect();
-    let hot_before = hot.iter().filter(|k| cache.contains_key(*k)).count();
-    // A scan of 100,000 keys never seen before and never seen again.
-    hit_ratio(&mut cache, 1_000_000..1_100_000u64);
-    let hot_after = hot.iter().filter(|k| cache.contains_key(*k)).count();
-    assert_eq!(hot_before, 50);
-    assert!(hot_after >= 48, "hot keys left after the scan: {hot_after}");
-    let after_scan = hit_ratio(&mut cache, warm.iter().take(50_000).copied());
-    assert!(after_scan > 0.5, "hit ratio after the scan: {after_scan}");
-    cache.validate();
+        .build_logged()
 }
 
 #[test]
@@ -458,61 +42,15 @@ fn memory_capacity_just_over_power_of_two_no_doubling_slack() {
     assert!(large <= small + small / 16, "{small} -> {large}");
 }
 
-/// Builds with a listener that logs every removal.
-fn build_logged<S: std::hash::BuildHasher>(
-    builder: cortado::builder::CacheBuilder<u32, u32, S, cortado::builder::Unsynchronized>,
-) -> (Cache<u32, u32, S>, Log) {
-    let log: Log = Arc::default();
-    let sink = log.clone();
-    let cache = builder
-        .eviction_listener(move |k: &u32, v: &u32, cause| {
-            sink.lock().unwrap().push((*k, *v, cause))
-        })
-        .build()
-        .unwrap();
-    (cache, log)
-}
-
-/// Entries get an hour to live; a read leaves them one second.
-struct OneSecondAfterRead;
-
-impl Expiry<u32, u32> for OneSecondAfterRead {
-    fn expire_after_create(&self, _: &u32, _: &u32) -> Option<Duration> {
-        Some(Duration::from_secs(3_600))
-    }
-    fn expire_after_read(&self, _: &u32, _: &u32, _: Option<Duration>) -> Option<Duration> {
-        Some(Duration::from_secs(1))
-    }
-}
-
-#[test]
-fn expire_after_read_shortening_deadline_expires_in_maintenance() {
-    let clock = ManualClock::new();
-    let (mut cache, log) = build_logged(
-        Cache::builder()
-            .max_capacity(100)
-            .clock(clock.clone())
-            .expire_after(OneSecondAfterRead),
-    );
-    cache.insert(1, 10);
-    assert_eq!(cache.get(&1), Some(&10));
-    cache.validate();
-    clock.advance(Duration::from_secs(2));
-    cache.run_pending_tasks();
-    assert_eq!(*log.lock().unwrap(), vec![(1, 10, RemovalCause::Expired)]);
-    assert!(cache.is_empty());
-}
-
 #[test]
 fn invalidate_all_and_set_max_capacity_report_expired_entries_as_expired() {
     for shrink in [false, true] {
         let clock = ManualClock::new();
-        let (mut cache, log) = build_logged(
-            Cache::builder()
-                .max_capacity(100)
-                .clock(clock.clone())
-                .time_to_live(Duration::from_secs(1)),
-        );
+        let (mut cache, log) = Cache::builder()
+            .max_capacity(100)
+            .clock(clock.clone())
+            .time_to_live(Duration::from_secs(1))
+            .build_logged();
         cache.insert(1, 10);
         clock.advance(Duration::from_secs(2));
         if shrink {
@@ -535,12 +73,11 @@ fn invalidate_all_and_set_max_capacity_report_expired_entries_as_expired() {
 fn heavier_than_capacity_insert_or_update_evicts_only_itself() {
     for policy in all_policies() {
         for update in [false, true] {
-            let (mut cache, log) = build_logged(
-                Cache::builder()
-                    .max_capacity(100)
-                    .weigher(|_: &u32, v: &u32| *v)
-                    .eviction_policy(policy),
-            );
+            let (mut cache, log) = Cache::builder()
+                .max_capacity(100)
+                .weigher(|_: &u32, v: &u32| *v)
+                .eviction_policy(policy)
+                .build_logged();
             for k in 0..10 {
                 cache.insert(k, 10);
             }
@@ -575,11 +112,10 @@ fn set_max_capacity_after_insert_evicts_coldest_even_if_inserted_last() {
         EvictionPolicy::redis_lru().samples(64),
         EvictionPolicy::redis_lfu().samples(64),
     ] {
-        let (mut cache, log) = build_logged(
-            Cache::builder()
-                .max_capacity(3)
-                .eviction_policy(policy.with_seed(7)),
-        );
+        let (mut cache, log) = Cache::builder()
+            .max_capacity(3)
+            .eviction_policy(policy.with_seed(7))
+            .build_logged();
         for k in 0..3 {
             cache.insert(k, k);
         }
@@ -602,12 +138,11 @@ fn set_max_capacity_after_insert_evicts_coldest_even_if_inserted_last() {
 /// frequently used entry it replaces because the entry inserted before it is spared.
 #[test]
 fn lfu_weighted_update_after_insert_evicts_least_used_entry() {
-    let (mut cache, log) = build_logged(
-        Cache::builder()
-            .max_capacity(3)
-            .weigher(|_: &u32, v: &u32| *v)
-            .eviction_policy(EvictionPolicy::lfu()),
-    );
+    let (mut cache, log) = Cache::builder()
+        .max_capacity(3)
+        .weigher(|_: &u32, v: &u32| *v)
+        .eviction_policy(EvictionPolicy::lfu())
+        .build_logged();
     cache.insert(0, 1);
     for _ in 0..3 {
         cache.get(&0);
@@ -695,60 +230,6 @@ fn set_max_capacity_shrink_full_deferring_cache_keeps_keys_read_since_full() {
 }
 
 #[test]
-fn set_max_capacity_unbounded_cache_evicts_with_configured_policy() {
-    // Built unbounded with LFU, then bounded: the key read five times must outlive the two
-    // keys written after it, as in a cache built with the capacity (LRU would evict it).
-    let mut cache = Cache::<u32, u32>::builder()
-        .eviction_policy(EvictionPolicy::lfu())
-        .build()
-        .unwrap();
-    cache.set_max_capacity(2);
-    cache.insert(1, 1);
-    for _ in 0..5 {
-        cache.get(&1);
-    }
-    cache.insert(2, 2);
-    cache.insert(3, 3);
-    assert!(
-        cache.contains_key(&1),
-        "the LFU's most used key was evicted"
-    );
-    cache.validate();
-    // The default policy is W-TinyLFU, whose window appears once the cache is bounded, also
-    // when it already holds more entries than its new capacity.
-    let mut cache = Cache::<u32, u32>::builder().build().unwrap();
-    for key in 0..5_000 {
-        cache.insert(key, key);
-    }
-    cache.set_max_capacity(1_000);
-    assert!(cache.window_capacity().is_some());
-    assert_eq!(cache.len(), 1_000);
-    cache.validate();
-}
-
-/// A new key enters the admission window and is not judged by frequency before it leaves it:
-/// reads of the window's entries, deferred until they near eviction, came before the insert,
-/// so folding them must not move those entries behind the new one. With a window of one entry
-/// (a 1% window below 150 entries), each key inserted after a read of the previous one was
-/// turned away by the very insert that brought it (50 of 100 here).
-#[test]
-fn insert_new_key_after_read_of_window_entry_keeps_new_key() {
-    let mut cache = Cache::builder()
-        .max_capacity(10)
-        .eviction_policy(EvictionPolicy::tiny_lfu_static().with_seed(7))
-        .build()
-        .unwrap();
-    assert_eq!(cache.window_capacity(), Some(1));
-    let turned_away = new_keys_gone_after_reads(|key, insert| {
-        if insert {
-            cache.insert(key, key);
-        }
-        cache.get(&key).is_some()
-    });
-    assert_eq!(turned_away, [] as [u64; 0], "gone right after their insert");
-}
-
-#[test]
 fn get_or_insert_with_miss_loads_once_then_hits_counted() {
     let clock = ManualClock::new();
     let (mut cache, log) = logging_cache(10, &clock);
@@ -800,16 +281,10 @@ fn try_get_or_insert_with_error_inserts_nothing_and_counts_failure() {
 
 #[test]
 fn get_or_insert_with_heavier_than_capacity_returns_none_and_reports_size() {
-    let log: Log = Arc::default();
-    let sink = log.clone();
-    let mut cache = Cache::builder()
+    let (mut cache, log) = Cache::builder()
         .max_capacity(10)
         .weigher(|_: &u32, v: &u32| *v)
-        .eviction_listener(move |k: &u32, v: &u32, cause| {
-            sink.lock().unwrap().push((*k, *v, cause))
-        })
-        .build()
-        .unwrap();
+        .build_logged();
     assert_eq!(cache.get_or_insert_with(1, || 11), None);
     assert_eq!(*log.lock().unwrap(), [(1, 11, RemovalCause::Size)]);
     assert_eq!(cache.get_or_insert_with(1, || 4), Some(&4));
@@ -945,17 +420,11 @@ fn get_or_insert_with_weighted_tiny_lfu_may_turn_away_entry_lighter_than_window(
         EvictionPolicy::tiny_lfu(),
         EvictionPolicy::tiny_lfu_static(),
     ] {
-        let log: Log = Arc::default();
-        let sink = log.clone();
-        let mut cache = Cache::builder()
+        let (mut cache, log) = Cache::builder()
             .max_capacity(2)
             .eviction_policy(policy)
             .weigher(|_: &u32, v: &u32| *v)
-            .eviction_listener(move |k: &u32, v: &u32, cause| {
-                sink.lock().unwrap().push((*k, *v, cause))
-            })
-            .build()
-            .unwrap();
+            .build_logged();
         assert_eq!(cache.window_capacity(), Some(1));
         for key in 1..=3 {
             cache.insert(key, 1);

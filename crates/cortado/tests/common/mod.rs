@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use cortado::notification::RemovalCause;
 
+pub mod front;
 pub mod removals;
 
 /// Every eviction policy, with its default settings.
