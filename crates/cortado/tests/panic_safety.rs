@@ -178,16 +178,35 @@ fn loader_fires(v: u8) -> bool {
     v % 13 == 0
 }
 
+/// Runs `$op` on the cache `$cache`: the operations both front ends spell alike, then the
+/// arms given for the loading ones (`Load`, `Compute`), which differ.
+macro_rules! run_op {
+    ($cache:ident, $op:expr, $clock:ident, { $($own:tt)* }) => {
+        match *$op {
+            Op::Get(k) => drop($cache.get(&k)),
+            Op::Peek(k) => drop($cache.peek(&k)),
+            Op::Insert(k, v) => $cache.insert(k, Val(v)),
+            Op::InsertTtl(k, v, t) => {
+                $cache.insert_with_ttl(k, Val(v), Duration::from_secs(t.into()));
+            }
+            Op::Remove(k) => drop($cache.remove(&k)),
+            Op::Retain(m) => $cache.retain(|k, _| {
+                trap(k % 7 == 6, "the retain predicate");
+                k % m != 0
+            }),
+            Op::Iter => drop($cache.iter().count()),
+            Op::Resize(c) => $cache.set_max_capacity(c.into()),
+            Op::InvalidateAll => $cache.invalidate_all(),
+            Op::RunPending => $cache.run_pending_tasks(),
+            Op::Advance(s) => $clock.advance(Duration::from_secs(s.into())),
+            $($own)*
+        }
+    };
+}
+
 impl Front for cortado::unsync::Cache<u8, Val> {
     fn run(&mut self, op: &Op, clock: &ManualClock) {
-        match *op {
-            Op::Get(k) => drop(self.get(&k)),
-            Op::Peek(k) => drop(self.peek(&k)),
-            Op::Insert(k, v) => self.insert(k, Val(v)),
-            Op::InsertTtl(k, v, t) => {
-                self.insert_with_ttl(k, Val(v), Duration::from_secs(t.into()));
-            }
-            Op::Remove(k) => drop(self.remove(&k)),
+        run_op!(self, op, clock, {
             Op::Load(k, v) => drop(self.get_or_insert_with(k, || {
                 trap(loader_fires(v), "the loader");
                 Val(v)
@@ -202,16 +221,7 @@ impl Front for cortado::unsync::Cache<u8, Val> {
                     }
                 });
             }
-            Op::Retain(m) => self.retain(|k, _| {
-                trap(k % 7 == 6, "the retain predicate");
-                k % m != 0
-            }),
-            Op::Iter => drop(self.iter().count()),
-            Op::Resize(c) => self.set_max_capacity(c.into()),
-            Op::InvalidateAll => self.invalidate_all(),
-            Op::RunPending => self.run_pending_tasks(),
-            Op::Advance(s) => clock.advance(Duration::from_secs(s.into())),
-        }
+        })
     }
 
     fn validate(&self) {
@@ -228,14 +238,7 @@ impl Front for cortado::unsync::Cache<u8, Val> {
 
 impl Front for cortado::sync::Cache<u8, Val> {
     fn run(&mut self, op: &Op, clock: &ManualClock) {
-        match *op {
-            Op::Get(k) => drop(self.get(&k)),
-            Op::Peek(k) => drop(self.peek(&k)),
-            Op::Insert(k, v) => self.insert(k, Val(v)),
-            Op::InsertTtl(k, v, t) => {
-                self.insert_with_ttl(k, Val(v), Duration::from_secs(t.into()));
-            }
-            Op::Remove(k) => drop(self.remove(&k)),
+        run_op!(self, op, clock, {
             Op::Load(k, v) => drop(self.get_with(k, || {
                 trap(loader_fires(v), "the loader");
                 Val(v)
@@ -248,16 +251,7 @@ impl Front for cortado::sync::Cache<u8, Val> {
                     _ => Compute::Nop,
                 }
             })),
-            Op::Retain(m) => self.retain(|k, _| {
-                trap(k % 7 == 6, "the retain predicate");
-                k % m != 0
-            }),
-            Op::Iter => drop(self.iter().count()),
-            Op::Resize(c) => self.set_max_capacity(c.into()),
-            Op::InvalidateAll => self.invalidate_all(),
-            Op::RunPending => self.run_pending_tasks(),
-            Op::Advance(s) => clock.advance(Duration::from_secs(s.into())),
-        }
+        })
     }
 
     fn validate(&self) {
