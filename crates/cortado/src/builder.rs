@@ -246,9 +246,9 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
     }
 
     /// Called with every removed entry and why it was removed. It runs on the thread that caused
-    /// the removal, after the cache's bookkeeping (outside any lock). It should not panic: a
-    /// panic reaches that thread's caller and leaves the cache consistent, but the removals the
-    /// same call made after the one being reported go unheard.
+    /// the removal, after the cache's bookkeeping (outside any lock). If it panics, the cache is
+    /// left consistent, the other removals of the same operation are still reported, and the
+    /// first panic then reaches the operation's caller.
     pub fn eviction_listener(
         mut self,
         listener: impl Fn(&K, &V, RemovalCause) + Send + Sync + 'static,

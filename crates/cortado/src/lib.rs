@@ -22,7 +22,8 @@
 //! A panic in a callback (the weigher, the expiry rules, a loader, the listener, a value's
 //! `Clone`) reaches the caller and leaves the cache consistent, so the caches are
 //! `UnwindSafe`; a write whose weigher or expiry rule panics leaves the entry it would have
-//! replaced. A key whose `Hash` or `Eq` panics gets what `std::collections::HashMap` gives
+//! replaced, and a listener call that panics does not keep the operation's other removals from
+//! being reported. A key whose `Hash` or `Eq` panics gets what `std::collections::HashMap` gives
 //! it: no undefined behaviour (the crate has no `unsafe` code), but a cache that may disagree
 //! with itself.
 //!

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use hashbrown::DefaultHashBuilder;
 
 use crate::builder::{BuildError, CacheBuilder, Unsynchronized};
-use crate::notification::{Listener, RemovalCause};
+use crate::notification::{Hearing, Listener, RemovalCause};
 use crate::shard::Shard;
 use crate::stats::CacheStats;
 use crate::sync::OnDrop;
@@ -106,10 +106,18 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         }
     }
 
+    /// Tells the listener of every pending removal; if a call panics, the others are still
+    /// made and the first panic then reaches the caller.
     fn notify(&mut self) {
+        let mut hearing = Hearing::default();
+        self.hear_pending(&mut hearing);
+        hearing.finish();
+    }
+
+    fn hear_pending(&mut self, hearing: &mut Hearing) {
         if let Some(listener) = &self.listener {
             for (key, value, cause) in self.shard.pending.drain(..) {
-                listener(&key, &value, cause);
+                hearing.hear(listener, &key, &value, cause);
             }
         }
     }
@@ -282,12 +290,13 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         let now = self.now();
         let hash = self.shard.hash(key);
         let removed = self.shard.remove(hash, key, now);
-        self.notify();
-        let (key, value) = removed?;
-        if let Some(listener) = &self.listener {
-            listener(&key, &value, RemovalCause::Explicit);
+        let mut hearing = Hearing::default();
+        self.hear_pending(&mut hearing);
+        if let (Some(listener), Some((key, value))) = (&self.listener, &removed) {
+            hearing.hear(listener, key, value, RemovalCause::Explicit);
         }
-        Some(value)
+        hearing.finish();
+        removed.map(|(_, value)| value)
     }
 
     /// Entries held, including expired ones not yet removed (see

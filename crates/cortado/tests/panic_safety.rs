@@ -311,15 +311,15 @@ proptest! {
     }
 }
 
-/// Both front ends, built with every trap (W-TinyLFU, weigher and expiry).
-fn both() -> (
-    cortado::unsync::Cache<u8, Val>,
-    cortado::sync::Cache<u8, Val>,
-    Heard,
-) {
+type UnsyncCache = cortado::unsync::Cache<u8, Val>;
+type SyncCache = cortado::sync::Cache<u8, Val>;
+
+/// Both front ends, built with every trap (W-TinyLFU, weigher and expiry), each with what its
+/// listener heard.
+fn both() -> ((UnsyncCache, Heard), (SyncCache, Heard)) {
     let clock = ManualClock::new();
     let policy = EvictionPolicy::tiny_lfu();
-    let (builder, _) = trapped(
+    let (builder, unsync_heard) = trapped(
         cortado::unsync::Cache::builder(),
         policy,
         true,
@@ -327,15 +327,19 @@ fn both() -> (
         &clock,
     );
     let unsync = builder.build().unwrap();
-    let (builder, heard) = trapped(cortado::sync::Cache::builder(), policy, true, true, &clock);
-    (unsync, builder.build().unwrap(), heard)
+    let (builder, sync_heard) =
+        trapped(cortado::sync::Cache::builder(), policy, true, true, &clock);
+    (
+        (unsync, unsync_heard),
+        (builder.build().unwrap(), sync_heard),
+    )
 }
 
 #[test]
 fn write_callback_panic_on_replacement_keeps_old_value() {
     // 5 trips the weigher, 9 expire_after_update; 4 trips nothing.
     for new in [5, 9] {
-        let (mut unsync, sync, _) = both();
+        let ((mut unsync, _), (sync, _)) = both();
         unsync.insert(1, Val(4));
         sync.insert(1, Val(4));
         assert!(armed(|| unsync.insert(1, Val(new))), "unsync with {new}");
@@ -351,7 +355,7 @@ fn write_callback_panic_on_replacement_keeps_old_value() {
 fn write_callback_panic_on_new_key_inserts_nothing() {
     // 5 trips the weigher, 8 expire_after_create.
     for new in [5, 8] {
-        let (mut unsync, sync, _) = both();
+        let ((mut unsync, _), (sync, _)) = both();
         unsync.insert(1, Val(4));
         sync.insert(1, Val(4));
         assert!(armed(|| unsync.insert(2, Val(new))), "unsync with {new}");
@@ -366,7 +370,7 @@ fn write_callback_panic_on_new_key_inserts_nothing() {
 #[test]
 fn read_callback_panic_keeps_entry() {
     // 17 trips expire_after_read; 18 is a value whose clone panics (sync reads clone).
-    let (mut unsync, sync, _) = both();
+    let ((mut unsync, _), (sync, _)) = both();
     unsync.insert(1, Val(17));
     sync.insert(1, Val(17));
     sync.insert(2, Val(18));
@@ -381,7 +385,7 @@ fn read_callback_panic_keeps_entry() {
 
 #[test]
 fn retain_and_loader_panics_leave_cache_consistent() {
-    let (mut unsync, sync, _) = both();
+    let ((mut unsync, _), (sync, _)) = both();
     for k in 0..10 {
         unsync.insert(k, Val(4));
         sync.insert(k, Val(4));
@@ -404,8 +408,37 @@ fn retain_and_loader_panics_leave_cache_consistent() {
 }
 
 #[test]
+fn listener_panic_still_hears_every_removal_then_panics() {
+    let ((mut unsync, unsync_heard), (sync, sync_heard)) = both();
+    for k in 0..15 {
+        unsync.insert(k, Val(4));
+        sync.insert(k, Val(4));
+    }
+    // The calls for keys 0 and 11 panic; all fifteen are still heard, then a panic goes on.
+    assert!(armed(|| unsync.invalidate_all()));
+    assert!(armed(|| sync.invalidate_all()));
+    for heard in [&unsync_heard, &sync_heard] {
+        let mut keys: Vec<u8> = heard.lock().unwrap().iter().map(|&(k, _)| k).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, (0..15).collect::<Vec<u8>>());
+        heard.lock().unwrap().clear();
+    }
+    // The report of a removal itself is made too, then the panic goes on.
+    unsync.insert(11, Val(4));
+    sync.insert(11, Val(4));
+    assert!(armed(|| unsync.remove(&11)));
+    assert!(armed(|| sync.remove(&11)));
+    for heard in [&unsync_heard, &sync_heard] {
+        assert_eq!(*heard.lock().unwrap(), vec![(11, RemovalCause::Explicit)]);
+    }
+    assert!(!unsync.contains_key(&11) && !sync.contains_key(&11));
+    Front::validate(&unsync);
+    Front::validate(&sync);
+}
+
+#[test]
 fn compute_closure_panic_keeps_entry() {
-    let (_, sync, _) = both();
+    let (_, (sync, _)) = both();
     sync.insert(1, Val(4));
     assert!(armed(|| sync.entry(1).and_compute_with(
         |_| -> Compute<Val> {
@@ -413,19 +446,6 @@ fn compute_closure_panic_keeps_entry() {
             Compute::Remove
         }
     )));
-    assert_eq!(sync.get(&1), Some(Val(4)));
-    sync.validate();
-}
-
-#[test]
-fn listener_panic_after_removal_leaves_entry_removed() {
-    let (_, sync, heard) = both();
-    sync.insert(11, Val(4));
-    sync.insert(1, Val(4));
-    // The listener hears of key 11, then panics on the caller's thread.
-    assert!(armed(|| sync.remove(&11)));
-    assert!(!sync.contains_key(&11));
-    assert_eq!(*heard.lock().unwrap(), vec![(11, RemovalCause::Explicit)]);
     assert_eq!(sync.get(&1), Some(Val(4)));
     sync.validate();
 }

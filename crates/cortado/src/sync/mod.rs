@@ -135,7 +135,7 @@ use hashbrown::DefaultHashBuilder;
 
 use crate::builder::{BuildError, CacheBuilder, Concurrent};
 use crate::loader::{LoadGuard, Loading};
-use crate::notification::{Listener, RemovalCause};
+use crate::notification::{Hearing, Listener, RemovalCause};
 use crate::read_buffer::{ReadBuffer, DRAIN_EVERY};
 use crate::scheduler::PacerHandle;
 pub use crate::scheduler::Scheduler;
@@ -493,11 +493,15 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         &self.slots[self.shard_of(hash)]
     }
 
+    /// Tells the listener of every removal in `removed`; if a call panics, the others are
+    /// still made and the first panic then reaches the caller.
     fn notify(&self, removed: Removed<K, V>) {
         if let Some(listener) = &self.listener {
+            let mut hearing = Hearing::default();
             for (key, value, cause) in removed {
-                listener(&key, &value, cause);
+                hearing.hear(listener, &key, &value, cause);
             }
+            hearing.finish();
         }
     }
 
