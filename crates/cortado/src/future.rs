@@ -118,6 +118,16 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.cache.get(key)
     }
 
+    /// A clone of the value of `key` if present and not expired, with no effect on eviction,
+    /// expiry or stats.
+    pub fn peek<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.cache.peek(key)
+    }
+
     /// Whether `key` is present and not expired (no effect on eviction).
     pub fn contains_key<Q>(&self, key: &Q) -> bool
     where
@@ -149,6 +159,24 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     /// Removes every entry.
     pub fn invalidate_all(&self) {
         self.cache.invalidate_all();
+    }
+
+    /// Keeps only the entries for which `keep` returns true (see [`sync::Cache::retain`]).
+    pub fn retain(&self, keep: impl FnMut(&K, &V) -> bool) {
+        self.cache.retain(keep);
+    }
+
+    /// A snapshot of the live entries, taken one shard at a time.
+    pub fn iter(&self) -> impl Iterator<Item = (K, V)> + '_
+    where
+        K: Clone,
+    {
+        self.cache.iter()
+    }
+
+    /// The capacity (total weight with a weigher); `u64::MAX` when unbounded.
+    pub fn max_capacity(&self) -> u64 {
+        self.cache.max_capacity()
     }
 
     /// Entries held, including expired ones not yet removed.

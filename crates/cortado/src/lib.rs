@@ -40,6 +40,50 @@
 //! assert_eq!(cache.get("answer"), Some(42));
 //! ```
 //!
+//! # Coming from moka
+//!
+//! [`sync::Cache`] and [`future::Cache`] keep moka's names: the settings `max_capacity`,
+//! `initial_capacity`, `weigher`, `time_to_live`, `time_to_idle`, `expire_after` and
+//! `eviction_listener`; the loaders `get_with`, `try_get_with` (errors as `Arc<E>`) and
+//! `optionally_get_with`; `entry(k).or_insert_with`, `insert`, `get`, `contains_key`,
+//! `invalidate_all`, `iter`, `weighted_size` and `run_pending_tasks`; the four removal causes.
+//! What differs:
+//!
+//! | moka | cortado |
+//! | --- | --- |
+//! | `invalidate(&k)` | `remove(&k)` (returns the value) |
+//! | `invalidate_entries_if(pred)` | `retain(keep)`: keeps what `keep` accepts, at once |
+//! | `entry_count()`, `policy().max_capacity()` | `len()`, `max_capacity()` |
+//! | `eviction_listener(\|k: Arc<K>, v: V, cause\| ..)` | `eviction_listener(\|k: &K, v: &V, cause\| ..)` |
+//! | `Expiry::expire_after_create(&k, &v, created_at)` | `Expiry::expire_after_create(&k, &v)` |
+//! | `entry(k).and_compute_with(\|entry\| Op::Put(v))`, a `CompResult` | `entry(k).and_compute_with(\|value\| Compute::Put(v))`, the value held after |
+//! | `future::Cache::get(&k).await` | `future::Cache::get(&k)`: only loaders are `async` |
+//!
+//! Beside them: `insert_with_ttl` (a lifetime for one entry), `peek` (a read that is not a
+//! use), `negative_ttl` (a loader's `None` cached for a while), `stats()`, and
+//! `hottest(n)`/`coldest(n)`.
+//!
+//! ```
+//! use cortado::notification::RemovalCause;
+//! use cortado::sync::{Cache, Compute};
+//!
+//! let cache = Cache::builder()
+//!     .max_capacity(100)
+//!     .eviction_listener(|_: &u32, _: &String, cause| {
+//!         assert_eq!(cause, RemovalCause::Explicit);
+//!     })
+//!     .build()
+//!     .unwrap();
+//! cache.insert(1, "one".to_string());
+//! cache.entry(2).and_compute_with(|old| match old {
+//!     Some(_) => Compute::Nop,
+//!     None => Compute::Put("two".to_string()),
+//! });
+//! assert_eq!(cache.remove(&1).as_deref(), Some("one"));
+//! cache.retain(|key, _| *key != 2);
+//! assert!(cache.is_empty());
+//! ```
+//!
 //! # Design
 //!
 //! Entries live in a slab and are named by `u32` indices everywhere (table, policy lists, timer

@@ -585,3 +585,24 @@ async fn waiter_task_on_loader_thread_waits_without_panic() {
     })
     .await;
 }
+
+/// The plain operations moka users reach for work on the async handle itself.
+#[tokio::test(flavor = "current_thread")]
+async fn peek_iter_retain_and_max_capacity_on_async_handle() {
+    let cache: Cache<u32, u64> = Cache::builder()
+        .max_capacity(100)
+        .record_stats()
+        .build()
+        .unwrap();
+    for key in 0..6 {
+        cache.insert(key, u64::from(key) * 10);
+    }
+    assert_eq!(cache.peek(&3), Some(30));
+    assert_eq!(cache.peek(&9), None);
+    assert_eq!((cache.stats().hits, cache.stats().misses), (0, 0));
+    cache.retain(|key, _| key % 2 == 0);
+    let mut held: Vec<(u32, u64)> = cache.iter().collect();
+    held.sort_unstable();
+    assert_eq!(held, vec![(0, 0), (2, 20), (4, 40)]);
+    assert_eq!(cache.max_capacity(), 100);
+}
