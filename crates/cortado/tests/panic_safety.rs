@@ -479,3 +479,92 @@ fn caches_unwind_safe_without_assert_wrapper() {
     assert!(!sync.contains_key("b"));
     sync.validate();
 }
+
+/// A sync cache of 4 shards (capacity 400) whose listener records each removal, then panics
+/// (when armed) on every call.
+fn sharded_with_panicking_listener() -> (SyncCache, Heard) {
+    let heard: Heard = Arc::default();
+    let sink = heard.clone();
+    let cache = cortado::sync::Cache::builder()
+        .max_capacity(400)
+        .shards(4)
+        .eviction_listener(move |k: &u8, _: &Val, cause| {
+            sink.lock().unwrap().push((*k, cause));
+            trap(true, "the listener");
+        })
+        .build()
+        .unwrap();
+    (cache, heard)
+}
+
+fn heard_keys(heard: &Heard) -> Vec<u8> {
+    let mut keys: Vec<u8> = heard.lock().unwrap().drain(..).map(|(k, _)| k).collect();
+    keys.sort_unstable();
+    keys
+}
+
+#[test]
+fn sync_listener_panic_in_whole_cache_operation_still_reaches_every_shard() {
+    let (sync, heard) = sharded_with_panicking_listener();
+    let fill = || (0..40).for_each(|k| sync.insert(k, Val(4)));
+    fill();
+    // Forty keys over four shards: every shard has some, and each shard's first report panics.
+    assert!(armed(|| sync.invalidate_all()));
+    assert!(
+        sync.is_empty(),
+        "invalidate_all left {} entries",
+        sync.len()
+    );
+    assert_eq!(heard_keys(&heard), (0..40).collect::<Vec<u8>>());
+    fill();
+    assert!(armed(|| sync.retain(|k, _| k % 2 == 0)));
+    assert_eq!(sync.len(), 20, "retain stopped at a shard");
+    assert_eq!(
+        heard_keys(&heard),
+        (0..40).filter(|k| k % 2 == 1).collect::<Vec<u8>>()
+    );
+    fill();
+    assert!(armed(|| sync.set_max_capacity(8)));
+    assert_eq!(
+        sync.max_capacity(),
+        8,
+        "set_max_capacity stopped at a shard"
+    );
+    assert!(sync.weighted_size() <= 8);
+    sync.validate();
+}
+
+#[test]
+fn sync_remove_value_clone_panic_still_reports_removal() {
+    let (_, (sync, heard)) = both();
+    // Val(9)'s clone panics: `remove` clones the value it returns.
+    sync.insert(1, Val(9));
+    assert!(armed(|| sync.remove(&1)));
+    assert!(!sync.contains_key(&1));
+    assert_eq!(*heard.lock().unwrap(), vec![(1, RemovalCause::Explicit)]);
+    sync.validate();
+}
+
+#[test]
+fn sync_loaded_value_clone_panic_counts_failed_load() {
+    let clock = ManualClock::new();
+    let (builder, _) = trapped(
+        cortado::sync::Cache::builder(),
+        EvictionPolicy::tiny_lfu(),
+        false,
+        false,
+        &clock,
+    );
+    let sync = builder.record_stats().build().unwrap();
+    // The loader returns, then the cache's clone of Val(9) (for the waiters) panics.
+    assert!(armed(|| sync.get_with(1, || Val(9))));
+    let stats = sync.stats();
+    assert_eq!(
+        stats.load_successes + stats.load_failures,
+        1,
+        "the run was not counted"
+    );
+    assert_eq!(sync.loads_in_flight(), 0);
+    assert!(!sync.contains_key(&1));
+    sync.validate();
+}

@@ -163,8 +163,10 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                         init.as_mut().poll(cx)
                     })
                     .await;
+                    // `publish` clones the value: a panic there is a failed load too.
+                    let outcome = publish(&result);
                     unfinished.disarm();
-                    self.finish_load(hash, key, guard, started, publish(&result));
+                    self.finish_load(hash, key, guard, started, outcome);
                     return result;
                 }
             }

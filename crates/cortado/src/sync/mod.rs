@@ -125,6 +125,7 @@ mod loading;
 use std::borrow::Borrow;
 use std::cell::Cell;
 use std::hash::{BuildHasher, Hash};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{
     Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
@@ -496,12 +497,17 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
     /// Tells the listener of every removal in `removed`; if a call panics, the others are
     /// still made and the first panic then reaches the caller.
     fn notify(&self, removed: Removed<K, V>) {
+        let mut hearing = Hearing::default();
+        self.hear(&mut hearing, removed);
+        hearing.finish();
+    }
+
+    /// Tells the listener of every removal in `removed`, keeping a panic in `hearing`.
+    fn hear(&self, hearing: &mut Hearing, removed: Removed<K, V>) {
         if let Some(listener) = &self.listener {
-            let mut hearing = Hearing::default();
             for (key, value, cause) in removed {
                 hearing.hear(listener, &key, &value, cause);
             }
-            hearing.finish();
         }
     }
 
@@ -552,17 +558,19 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
     }
 
     /// Runs `f` on every shard in turn, under its write lock after maintenance, notifying the
-    /// listener after each.
+    /// listener after each. A listener panic waits until every shard has been done.
     fn each_shard(&self, mut f: impl FnMut(usize, &mut Shard<K, V, S>, u64)) {
         let now = self.now();
+        let mut hearing = Hearing::default();
         for (i, slot) in self.slots.iter().enumerate() {
             let mut core = write(&slot.core);
             self.maintain(slot, &mut core, now);
             f(i, &mut core, now);
             let removed = std::mem::take(&mut core.pending);
             drop(core);
-            self.notify(removed);
+            self.hear(&mut hearing, removed);
         }
+        hearing.finish();
     }
 
     pub(crate) fn get<Q>(&self, key: &Q) -> Option<V>
@@ -652,12 +660,14 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
             core.remove(hash, key, now)
         });
         // Maintenance (or the key itself, expired) may have removed entries even on a miss.
+        // A panicking clone of the value waits until the removals have been reported.
         let value = removed_live.map(|(key, value)| {
-            removed.push((key, value.clone(), RemovalCause::Explicit));
-            value
+            let returned = catch_unwind(AssertUnwindSafe(|| value.clone()));
+            removed.push((key, value, RemovalCause::Explicit));
+            returned
         });
         self.notify(removed);
-        value
+        value.map(|returned| returned.unwrap_or_else(|panic| resume_unwind(panic)))
     }
 
     pub(crate) fn run_pending_tasks(&self) {
