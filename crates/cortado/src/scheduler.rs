@@ -31,8 +31,9 @@
 //! some entry has a deadline, as it did before the pace.
 //!
 //! The thread never blocks the cache's users beyond the usual maintenance of one shard at a time,
-//! and it is stopped by the cache's `Drop` (a flag plus an unpark). Should a listener panic on
-//! it, the thread ends and the cache goes on with maintenance on the calling threads.
+//! and it is stopped by the cache's `Drop` (a flag plus an unpark). A listener that panics on it
+//! does not stop it: the round reports its other removals, the panic's message goes to the
+//! panic hook, and the next round comes as planned.
 //!
 //! The tokio task (feature `tokio`) runs the same rounds; it waits with `tokio::time::timeout`
 //! on a `Notify` instead of parking, and a notification sent while it is not waiting is kept for
@@ -319,7 +320,9 @@ where
     shared.planned.store(IDLE, Ordering::SeqCst);
     #[cfg(test)]
     shared.rounds.fetch_add(1, Ordering::SeqCst);
-    inner.run_pending_tasks();
+    // A listener that panics here has had every removal of the round reported, and its
+    // message has gone to the panic hook; the pacer goes on, as the cache's users would.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.run_pending_tasks()));
     let next = inner.next_expiration();
     let now = inner.now();
     drop(inner);

@@ -642,6 +642,7 @@ where
     /// Inserts or replaces; `ttl` overrides the configured lifetime for this entry. Evicts to fit.
     /// Returns the entry's slot, which that eviction may have freed (see
     /// [`value_in`](Self::value_in)).
+    #[inline]
     pub(crate) fn insert(
         &mut self,
         hash: u64,
@@ -649,6 +650,22 @@ where
         value: V,
         now: u64,
         ttl: Option<Duration>,
+    ) -> u32 {
+        self.insert_then(hash, key, value, now, ttl, None::<fn(&K)>)
+    }
+
+    /// [`insert`](Self::insert), calling `before_write` (if any) with the key once the user's
+    /// callbacks (the weigher, the expiry rules) have run and before anything changes: what
+    /// the caller does there (superseding a load of the key) is then never done for a write
+    /// that one of them stopped by panicking.
+    pub(crate) fn insert_then(
+        &mut self,
+        hash: u64,
+        key: K,
+        value: V,
+        now: u64,
+        ttl: Option<Duration>,
+        before_write: Option<impl FnOnce(&K)>,
     ) -> u32 {
         let weight = self.weigher.as_ref().map_or(1, |weigh| weigh(&key, &value));
         let mut folded = false;
@@ -666,6 +683,9 @@ where
             } else {
                 (false, None)
             };
+            if let Some(before_write) = before_write {
+                before_write(&key);
+            }
             let slot = self.slots[i as usize].as_mut().expect("live slot");
             let old = std::mem::replace(&mut slot.value, value);
             // A replacement counts as a read, deferred like one; a weighed entry's new weight
@@ -696,6 +716,9 @@ where
         } else {
             let deadlines = (self.rules.is_active() || ttl.is_some())
                 .then(|| self.rules.on_write(&key, &value, now, ttl, None));
+            if let Some(before_write) = before_write {
+                before_write(&key);
+            }
             let i = self.allocate(Entry::new(key, value));
             let Self {
                 table,

@@ -496,7 +496,16 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
 
     /// Tells the listener of every removal in `removed`; if a call panics, the others are
     /// still made and the first panic then reaches the caller.
+    #[inline(always)]
     fn notify(&self, removed: Removed<K, V>) {
+        // Without a listener, a write pays for this test only: the reporting stays out of line.
+        if self.listener.is_some() {
+            self.report(removed);
+        }
+    }
+
+    #[inline(never)]
+    fn report(&self, removed: Removed<K, V>) {
         let mut hearing = Hearing::default();
         self.hear(&mut hearing, removed);
         hearing.finish();
@@ -643,8 +652,10 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         }
         let hash = hash_key(&self.hasher, &key);
         let ((), removed) = self.write(hash, |core, now| {
-            self.written(hash, &key);
-            core.insert(hash, key, value, now, ttl);
+            let written = self
+                .watches_writes()
+                .then_some(|key: &K| self.written(hash, key));
+            core.insert_then(hash, key, value, now, ttl, written);
         });
         self.notify(removed);
     }
@@ -731,6 +742,13 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
     /// What every write of a value to `key` does under the shard's write lock, besides the
     /// write: the key's cached absence is forgotten (see `cache_absence`) and its load in flight
     /// [superseded](crate::loader::Loading::supersede).
+    /// Whether a write may have to supersede a load in flight or forget a cached absence
+    /// ([`written`](Self::written)); read under the shard's write lock, like those.
+    #[inline]
+    fn watches_writes(&self) -> bool {
+        self.negative_ttl.is_some() || self.loaders.0.load(Ordering::Relaxed) != 0
+    }
+
     fn written<Q>(&self, hash: u64, key: &Q)
     where
         K: Borrow<Q>,
