@@ -45,19 +45,21 @@
 //! [`sync::Cache`] and [`future::Cache`] keep moka's names: the settings `max_capacity`,
 //! `initial_capacity`, `weigher`, `time_to_live`, `time_to_idle`, `expire_after` and
 //! `eviction_listener`; the loaders `get_with`, `try_get_with` (errors as `Arc<E>`) and
-//! `optionally_get_with`; `entry(k).or_insert_with`, `insert`, `get`, `contains_key`,
-//! `invalidate_all`, `iter`, `weighted_size` and `run_pending_tasks`; the four removal causes.
-//! What differs:
+//! `optionally_get_with`; `entry(k).or_insert_with`, `insert`, `get`, `remove`,
+//! `contains_key`, `invalidate_all`, `iter`, `weighted_size` and `run_pending_tasks`; the four
+//! removal causes. What differs:
 //!
 //! | moka | cortado |
 //! | --- | --- |
-//! | `invalidate(&k)` | `remove(&k)` (returns the value) |
+//! | `invalidate(&k)` | `remove(&k)` |
 //! | `invalidate_entries_if(pred)` | `retain(keep)`: keeps what `keep` accepts, at once |
 //! | `entry_count()`, `policy().max_capacity()` | `len()`, `max_capacity()` |
+//! | `iter()` yields `(Arc<K>, V)` | `iter()` yields `(K, V)` (and needs `K: Clone`) |
+//! | `entry(k).or_insert_with(..)` returns an `Entry<K, V>` | returns the value |
 //! | `eviction_listener(\|k: Arc<K>, v: V, cause\| ..)` | `eviction_listener(\|k: &K, v: &V, cause\| ..)` |
-//! | `Expiry::expire_after_create(&k, &v, created_at)` | `Expiry::expire_after_create(&k, &v)` |
+//! | `Expiry` methods take the time of the event | they take the key, the value and (on update and read) the current lifetime |
 //! | `entry(k).and_compute_with(\|entry\| Op::Put(v))`, a `CompResult` | `entry(k).and_compute_with(\|value\| Compute::Put(v))`, the value held after |
-//! | `future::Cache::get(&k).await` | `future::Cache::get(&k)`: only loaders are `async` |
+//! | `future::Cache`: `get`, `insert`, `remove`, `run_pending_tasks` are `async` | only the loaders are `async`; the rest is synchronous (a shard's short critical section) |
 //!
 //! Beside them: `insert_with_ttl` (a lifetime for one entry), `peek` (a read that is not a
 //! use), `negative_ttl` (a loader's `None` cached for a while), `stats()`, and
