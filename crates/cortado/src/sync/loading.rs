@@ -24,7 +24,9 @@
 //! awaiting. A thread-local list of the loads whose loader this thread is polling turns that
 //! into a panic (which, like any loader panic, releases the waiters). The mark covers each poll
 //! of the loader, not the time between polls, so another task on the same thread that waits
-//! for the load is not mistaken for it.
+//! for the load is not mistaken for it. Only the loader's own code is seen: a loader that
+//! waits for another task or thread that asks for the key, or two loads that wait for each
+//! other, still hang.
 //!
 //! Each call counts one hit or one miss (its first lookup), whatever the retries, and each loader
 //! run counts one load success or failure: a loader that panics, or whose future is dropped
