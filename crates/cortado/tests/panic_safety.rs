@@ -1,9 +1,10 @@
 //! A panic in user code that a cache calls while it works on a shard (the weigher, the expiry
 //! rules, a value's `Clone`, a `retain` predicate, an `and_compute_with` closure, a loader, the
 //! listener) reaches the caller and leaves a consistent cache: `validate()` passes right after
-//! it (the table, the slots, the policy and the timers agree, and the capacity holds), and the
-//! cache goes on working. A panicking write that has changed nothing yet leaves the old entry
-//! in place.
+//! it (the table, the slots, the policy and the timers agree, and the capacity holds), the
+//! cache goes on working, and every value it held is reported to the listener once, by the
+//! time it is emptied. A panicking write that has changed nothing yet leaves the old entry in
+//! place.
 //!
 //! Keys whose `Hash` or `Eq` panic are left out, as `std::collections::HashMap` leaves them
 //! out: the cache has no `unsafe` code, so nothing worse than a cache that disagrees with
@@ -63,15 +64,37 @@ fn quiet_traps() {
     });
 }
 
-/// A value whose clone panics when armed, for multiples of 9.
-#[derive(Debug, PartialEq, Eq)]
-struct Val(u8);
+/// A value whose clone panics when armed, for multiples of 9. The second field is an id of
+/// its own (clones share it), so the listener's reports can be matched with what was held;
+/// two values are equal when their first fields are.
+#[derive(Debug)]
+struct Val(u8, u32);
 
 impl Clone for Val {
     fn clone(&self) -> Self {
         trap(self.0 % 9 == 0, "Val::clone");
-        Val(self.0)
+        Val(self.0, self.1)
     }
+}
+
+impl PartialEq for Val {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+/// A new value `v` with a fresh id.
+fn val(v: u8) -> Val {
+    static NEXT_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    Val(
+        v,
+        NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+    )
+}
+
+thread_local! {
+    /// The ids of the values the listeners of this thread's caches were told of, in order.
+    static REPORTED: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Weighs 1 to 4; panics when armed for multiples of 5.
@@ -117,8 +140,9 @@ fn trapped<S, F>(
         .max_capacity(40)
         .eviction_policy(policy)
         .clock(clock.clone())
-        .eviction_listener(move |k: &u8, _: &Val, cause| {
+        .eviction_listener(move |k: &u8, v: &Val, cause| {
             sink.lock().unwrap().push((*k, cause));
+            REPORTED.with(|reported| reported.borrow_mut().push(v.1));
             trap(k % 11 == 0, "the listener");
         });
     if weighted {
@@ -171,6 +195,10 @@ trait Front {
     fn validate(&self);
     /// With the traps disarmed: the cache still stores and returns a value.
     fn still_works(&mut self);
+    /// The ids of the values held.
+    fn held(&self) -> Vec<u32>;
+    /// With the traps disarmed: removes every entry, and reports what is still to report.
+    fn empty(&mut self);
 }
 
 /// Whether a loader or compute closure panics for this value (when armed).
@@ -185,9 +213,9 @@ macro_rules! run_op {
         match *$op {
             Op::Get(k) => drop($cache.get(&k)),
             Op::Peek(k) => drop($cache.peek(&k)),
-            Op::Insert(k, v) => $cache.insert(k, Val(v)),
+            Op::Insert(k, v) => $cache.insert(k, val(v)),
             Op::InsertTtl(k, v, t) => {
-                $cache.insert_with_ttl(k, Val(v), Duration::from_secs(t.into()));
+                $cache.insert_with_ttl(k, val(v), Duration::from_secs(t.into()));
             }
             Op::Remove(k) => drop($cache.remove(&k)),
             Op::Retain(m) => $cache.retain(|k, _| {
@@ -209,13 +237,13 @@ impl Front for cortado::unsync::Cache<u8, Val> {
         run_op!(self, op, clock, {
             Op::Load(k, v) => drop(self.get_or_insert_with(k, || {
                 trap(loader_fires(v), "the loader");
-                Val(v)
+                val(v)
             })),
             Op::Compute(k, v) => {
                 let _ = self.try_get_or_insert_with(k, || {
                     trap(loader_fires(v), "the fallible loader");
                     if v % 2 == 0 {
-                        Ok(Val(v))
+                        Ok(val(v))
                     } else {
                         Err("refused")
                     }
@@ -230,9 +258,18 @@ impl Front for cortado::unsync::Cache<u8, Val> {
 
     fn still_works(&mut self) {
         self.set_max_capacity(200);
-        self.insert(250, Val(1));
-        assert_eq!(self.get(&250), Some(&Val(1)));
+        self.insert(250, val(1));
+        assert_eq!(self.get(&250), Some(&val(1)));
         self.validate();
+    }
+
+    fn held(&self) -> Vec<u32> {
+        self.iter().map(|(_, v)| v.1).collect()
+    }
+
+    fn empty(&mut self) {
+        self.invalidate_all();
+        self.run_pending_tasks();
     }
 }
 
@@ -241,12 +278,12 @@ impl Front for cortado::sync::Cache<u8, Val> {
         run_op!(self, op, clock, {
             Op::Load(k, v) => drop(self.get_with(k, || {
                 trap(loader_fires(v), "the loader");
-                Val(v)
+                val(v)
             })),
             Op::Compute(k, v) => drop(self.entry(k).and_compute_with(|old| {
                 trap(loader_fires(v), "the compute closure");
                 match (old, v % 3) {
-                    (_, 0) => Compute::Put(Val(v)),
+                    (_, 0) => Compute::Put(val(v)),
                     (Some(_), 1) => Compute::Remove,
                     _ => Compute::Nop,
                 }
@@ -262,20 +299,43 @@ impl Front for cortado::sync::Cache<u8, Val> {
 
     fn still_works(&mut self) {
         self.set_max_capacity(200);
-        self.insert(250, Val(1));
-        assert_eq!(self.get(&250), Some(Val(1)));
+        self.insert(250, val(1));
+        assert_eq!(self.get(&250), Some(val(1)));
         self.validate();
+    }
+
+    fn held(&self) -> Vec<u32> {
+        self.iter().map(|(_, v)| v.1).collect()
+    }
+
+    fn empty(&mut self) {
+        self.invalidate_all();
+        self.run_pending_tasks();
     }
 }
 
 /// Runs `ops` armed, one at a time, validating after each (the tests below show that every
-/// trap fires).
+/// trap fires). Then empties the cache and checks the listener's reports: none twice, and
+/// every value the cache was seen to hold among them, so a panic lost no report.
 fn drive(cache: &mut impl Front, ops: &[Op], clock: &ManualClock) {
+    REPORTED.with(|reported| reported.borrow_mut().clear());
+    let mut held = std::collections::HashSet::new();
     for op in ops {
         armed(|| cache.run(op, clock));
         cache.validate();
+        held.extend(cache.held());
     }
     cache.still_works();
+    held.extend(cache.held());
+    cache.empty();
+    let reported = REPORTED.with(|reported| std::mem::take(&mut *reported.borrow_mut()));
+    let mut once = std::collections::HashSet::new();
+    for id in &reported {
+        assert!(once.insert(*id), "value {id} reported twice");
+    }
+    let mut lost: Vec<u32> = held.difference(&once).copied().collect();
+    lost.sort_unstable();
+    assert!(lost.is_empty(), "held, never reported: {lost:?}");
 }
 
 proptest! {
@@ -340,12 +400,12 @@ fn write_callback_panic_on_replacement_keeps_old_value() {
     // 5 trips the weigher, 9 expire_after_update; 4 trips nothing.
     for new in [5, 9] {
         let ((mut unsync, _), (sync, _)) = both();
-        unsync.insert(1, Val(4));
-        sync.insert(1, Val(4));
-        assert!(armed(|| unsync.insert(1, Val(new))), "unsync with {new}");
-        assert!(armed(|| sync.insert(1, Val(new))), "sync with {new}");
-        assert_eq!(unsync.get(&1), Some(&Val(4)));
-        assert_eq!(sync.get(&1), Some(Val(4)));
+        unsync.insert(1, val(4));
+        sync.insert(1, val(4));
+        assert!(armed(|| unsync.insert(1, val(new))), "unsync with {new}");
+        assert!(armed(|| sync.insert(1, val(new))), "sync with {new}");
+        assert_eq!(unsync.get(&1), Some(&val(4)));
+        assert_eq!(sync.get(&1), Some(val(4)));
         unsync.validate();
         sync.validate();
     }
@@ -356,10 +416,10 @@ fn write_callback_panic_on_new_key_inserts_nothing() {
     // 5 trips the weigher, 8 expire_after_create.
     for new in [5, 8] {
         let ((mut unsync, _), (sync, _)) = both();
-        unsync.insert(1, Val(4));
-        sync.insert(1, Val(4));
-        assert!(armed(|| unsync.insert(2, Val(new))), "unsync with {new}");
-        assert!(armed(|| sync.insert(2, Val(new))), "sync with {new}");
+        unsync.insert(1, val(4));
+        sync.insert(1, val(4));
+        assert!(armed(|| unsync.insert(2, val(new))), "unsync with {new}");
+        assert!(armed(|| sync.insert(2, val(new))), "sync with {new}");
         assert!(!unsync.contains_key(&2) && !sync.contains_key(&2));
         assert_eq!((unsync.len(), sync.len()), (1, 1));
         unsync.validate();
@@ -371,9 +431,9 @@ fn write_callback_panic_on_new_key_inserts_nothing() {
 fn read_callback_panic_keeps_entry() {
     // 17 trips expire_after_read; 18 is a value whose clone panics (sync reads clone).
     let ((mut unsync, _), (sync, _)) = both();
-    unsync.insert(1, Val(17));
-    sync.insert(1, Val(17));
-    sync.insert(2, Val(18));
+    unsync.insert(1, val(17));
+    sync.insert(1, val(17));
+    sync.insert(2, val(18));
     assert!(armed(|| unsync.get(&1).is_some()));
     assert!(armed(|| sync.get(&1).is_some()));
     assert!(armed(|| sync.get(&2).is_some()));
@@ -387,8 +447,8 @@ fn read_callback_panic_keeps_entry() {
 fn retain_and_loader_panics_leave_cache_consistent() {
     let ((mut unsync, _), (sync, _)) = both();
     for k in 0..10 {
-        unsync.insert(k, Val(4));
-        sync.insert(k, Val(4));
+        unsync.insert(k, val(4));
+        sync.insert(k, val(4));
     }
     // The predicate panics at key 6, whenever the walk reaches it.
     let op = Op::Retain(2);
@@ -411,8 +471,8 @@ fn retain_and_loader_panics_leave_cache_consistent() {
 fn listener_panic_still_hears_every_removal_then_panics() {
     let ((mut unsync, unsync_heard), (sync, sync_heard)) = both();
     for k in 0..15 {
-        unsync.insert(k, Val(4));
-        sync.insert(k, Val(4));
+        unsync.insert(k, val(4));
+        sync.insert(k, val(4));
     }
     // The calls for keys 0 and 11 panic; all fifteen are still heard, then a panic goes on.
     assert!(armed(|| unsync.invalidate_all()));
@@ -424,8 +484,8 @@ fn listener_panic_still_hears_every_removal_then_panics() {
         heard.lock().unwrap().clear();
     }
     // The report of a removal itself is made too, then the panic goes on.
-    unsync.insert(11, Val(4));
-    sync.insert(11, Val(4));
+    unsync.insert(11, val(4));
+    sync.insert(11, val(4));
     assert!(armed(|| unsync.remove(&11)));
     assert!(armed(|| sync.remove(&11)));
     for heard in [&unsync_heard, &sync_heard] {
@@ -439,14 +499,14 @@ fn listener_panic_still_hears_every_removal_then_panics() {
 #[test]
 fn compute_closure_panic_keeps_entry() {
     let (_, (sync, _)) = both();
-    sync.insert(1, Val(4));
+    sync.insert(1, val(4));
     assert!(armed(|| sync.entry(1).and_compute_with(
         |_| -> Compute<Val> {
             trap(true, "the compute closure");
             Compute::Remove
         }
     )));
-    assert_eq!(sync.get(&1), Some(Val(4)));
+    assert_eq!(sync.get(&1), Some(val(4)));
     sync.validate();
 }
 
@@ -506,7 +566,7 @@ fn heard_keys(heard: &Heard) -> Vec<u8> {
 #[test]
 fn sync_listener_panic_in_whole_cache_operation_still_reaches_every_shard() {
     let (sync, heard) = sharded_with_panicking_listener();
-    let fill = || (0..40).for_each(|k| sync.insert(k, Val(4)));
+    let fill = || (0..40).for_each(|k| sync.insert(k, val(4)));
     fill();
     // Forty keys over four shards: every shard has some, and each shard's first report panics.
     assert!(armed(|| sync.invalidate_all()));
@@ -537,8 +597,8 @@ fn sync_listener_panic_in_whole_cache_operation_still_reaches_every_shard() {
 #[test]
 fn sync_remove_value_clone_panic_still_reports_removal() {
     let (_, (sync, heard)) = both();
-    // Val(9)'s clone panics: `remove` clones the value it returns.
-    sync.insert(1, Val(9));
+    // val(9)'s clone panics: `remove` clones the value it returns.
+    sync.insert(1, val(9));
     assert!(armed(|| sync.remove(&1)));
     assert!(!sync.contains_key(&1));
     assert_eq!(*heard.lock().unwrap(), vec![(1, RemovalCause::Explicit)]);
@@ -556,8 +616,8 @@ fn sync_loaded_value_clone_panic_counts_failed_load() {
         &clock,
     );
     let sync = builder.record_stats().build().unwrap();
-    // The loader returns, then the cache's clone of Val(9) (for the waiters) panics.
-    assert!(armed(|| sync.get_with(1, || Val(9))));
+    // The loader returns, then the cache's clone of val(9) (for the waiters) panics.
+    assert!(armed(|| sync.get_with(1, || val(9))));
     let stats = sync.stats();
     assert_eq!(
         stats.load_successes + stats.load_failures,
@@ -571,25 +631,25 @@ fn sync_loaded_value_clone_panic_counts_failed_load() {
 
 #[test]
 fn sync_insert_weigher_panic_during_load_keeps_loaded_value() {
-    // From inside the loader of key 1, a write of Val(5) to key 1 (an insert, then a compute's
+    // From inside the loader of key 1, a write of val(5) to key 1 (an insert, then a compute's
     // `Put`) panics in the weigher: it changed nothing, so the load ends as if it had not been
     // tried.
     let writes: [fn(&SyncCache); 2] = [
-        |cache| cache.insert(1, Val(5)),
+        |cache| cache.insert(1, val(5)),
         |cache| {
-            cache.entry(1).and_compute_with(|_| Compute::Put(Val(5)));
+            cache.entry(1).and_compute_with(|_| Compute::Put(val(5)));
         },
     ];
     for write in writes {
         let (_, (sync, heard)) = both();
         let loaded = sync.get_with(1, || {
             assert!(armed(|| write(&sync)));
-            Val(4)
+            val(4)
         });
-        assert_eq!(loaded, Val(4));
+        assert_eq!(loaded, val(4));
         assert_eq!(
             sync.get(&1),
-            Some(Val(4)),
+            Some(val(4)),
             "the loaded value was not cached"
         );
         assert!(
@@ -621,7 +681,7 @@ fn sync_listener_panic_on_scheduler_thread_keeps_scheduler_running() {
     let alive = cache.scheduler_alive().expect("a scheduler thread");
     // Nobody touches the cache: only the scheduler can expire these, one after the other.
     for key in [1, 2] {
-        cache.insert(key, Val(4));
+        cache.insert(key, val(4));
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while !heard
             .lock()
