@@ -232,6 +232,20 @@ macro_rules! run_op {
     };
 }
 
+/// The `Front` methods both front ends spell alike.
+macro_rules! front_methods {
+    () => {
+        fn held(&self) -> Vec<u32> {
+            self.iter().map(|(_, v)| v.1).collect()
+        }
+
+        fn empty(&mut self) {
+            self.invalidate_all();
+            self.run_pending_tasks();
+        }
+    };
+}
+
 impl Front for cortado::unsync::Cache<u8, Val> {
     fn run(&mut self, op: &Op, clock: &ManualClock) {
         run_op!(self, op, clock, {
@@ -263,14 +277,7 @@ impl Front for cortado::unsync::Cache<u8, Val> {
         self.validate();
     }
 
-    fn held(&self) -> Vec<u32> {
-        self.iter().map(|(_, v)| v.1).collect()
-    }
-
-    fn empty(&mut self) {
-        self.invalidate_all();
-        self.run_pending_tasks();
-    }
+    front_methods!();
 }
 
 impl Front for cortado::sync::Cache<u8, Val> {
@@ -304,14 +311,7 @@ impl Front for cortado::sync::Cache<u8, Val> {
         self.validate();
     }
 
-    fn held(&self) -> Vec<u32> {
-        self.iter().map(|(_, v)| v.1).collect()
-    }
-
-    fn empty(&mut self) {
-        self.invalidate_all();
-        self.run_pending_tasks();
-    }
+    front_methods!();
 }
 
 /// Runs `ops` armed, one at a time, validating after each (the tests below show that every
