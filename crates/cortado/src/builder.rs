@@ -248,7 +248,8 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
     /// Called with every removed entry and why it was removed. It runs on the thread that caused
     /// the removal, after the cache's bookkeeping (outside any lock). If it panics, the cache is
     /// left consistent, the other removals of the same operation are still reported, and the
-    /// first panic then reaches the operation's caller.
+    /// first panic then reaches the operation's caller (on a scheduler's thread or task, it is
+    /// dropped there and the scheduler goes on).
     pub fn eviction_listener(
         mut self,
         listener: impl Fn(&K, &V, RemovalCause) + Send + Sync + 'static,
