@@ -12,8 +12,9 @@
 //! but 13,208,930 requests). The line only yields the range; the reader expands it lazily, so a
 //! line with a huge `count` costs no memory, but it would cost time: a corrupt count near 2^64
 //! would replay for centuries. [`MAX_COUNT`] (2^24 blocks, a single 8 GiB I/O) turns that into an
-//! error; the largest count in the ARC traces we replay is 512 (`p12`). The third field (undocumented) and the fourth (the
-//! line number) are checked to be numbers and otherwise ignored.
+//! error; the largest count in the ARC traces we replay is 512 (`p12`). The third field
+//! (undocumented) and the fourth (the line number) are checked to be numbers and otherwise
+//! ignored.
 //!
 //! # References
 //!

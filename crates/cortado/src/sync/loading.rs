@@ -277,10 +277,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
         let ((held, removed_live), mut removed) =
             self.write(hash, |core, now| match f(core.peek(hash, &key, now)) {
                 Compute::Put(value) => {
-                    let written = self
-                        .watches_writes()
-                        .then_some(|key: &K| self.written(hash, key));
-                    core.insert_then(hash, key.clone(), value, now, None, written);
+                    core.insert_then(hash, key.clone(), value, now, None, self.write_hook(hash));
                     (core.peek(hash, &key, now).cloned(), None)
                 }
                 Compute::Remove => {

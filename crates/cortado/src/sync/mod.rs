@@ -652,10 +652,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         }
         let hash = hash_key(&self.hasher, &key);
         let ((), removed) = self.write(hash, |core, now| {
-            let written = self
-                .watches_writes()
-                .then_some(|key: &K| self.written(hash, key));
-            core.insert_then(hash, key, value, now, ttl, written);
+            core.insert_then(hash, key, value, now, ttl, self.write_hook(hash));
         });
         self.notify(removed);
     }
@@ -739,16 +736,18 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         }
     }
 
+    /// What a write of a value under the shard's write lock must do before it changes anything
+    /// ([`written`](Self::written), for [`Shard::insert_then`]), if anything: only while a load
+    /// is in flight or absences are cached.
+    #[inline]
+    fn write_hook(&self, hash: u64) -> Option<impl FnOnce(&K) + '_> {
+        let watched = self.negative_ttl.is_some() || self.loaders.0.load(Ordering::Relaxed) != 0;
+        watched.then_some(move |key: &K| self.written(hash, key))
+    }
+
     /// What every write of a value to `key` does under the shard's write lock, besides the
     /// write: the key's cached absence is forgotten (see `cache_absence`) and its load in flight
     /// [superseded](crate::loader::Loading::supersede).
-    /// Whether a write may have to supersede a load in flight or forget a cached absence
-    /// ([`written`](Self::written)); read under the shard's write lock, like those.
-    #[inline]
-    fn watches_writes(&self) -> bool {
-        self.negative_ttl.is_some() || self.loaders.0.load(Ordering::Relaxed) != 0
-    }
-
     fn written<Q>(&self, hash: u64, key: &Q)
     where
         K: Borrow<Q>,
