@@ -4,7 +4,8 @@
 //! Runtime-agnostic: waiting uses wakers only, and the cache spawns nothing and sets no timer
 //! (unless a [`Scheduler`](crate::sync::Scheduler) is asked for). Plain operations such as `get`
 //! and `insert` are synchronous because they never wait for anything but a shard's short critical
-//! section. If a loading future is dropped (its caller cancelled), the callers waiting for it are
+//! section; [`Entry::and_compute_with`] is `async` because it waits for a load of its key in
+//! flight. If a loading future is dropped (its caller cancelled), the callers waiting for it are
 //! woken and retry.
 //!
 //! ```
@@ -333,8 +334,15 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     }
 
     /// Atomically reads the live value, asks `f` what to do, and does it; see
-    /// [`sync::Entry::and_compute_with`]. `f` is synchronous: it runs under a shard's lock.
-    pub fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
-        self.cache.inner().compute(self.key, f)
+    /// [`sync::Entry::and_compute_with`]. The call is `async` because it first awaits a load of
+    /// the key in flight (`f` then sees the loaded value); `f` itself is synchronous: it runs
+    /// under a shard's lock.
+    ///
+    /// # Panics
+    ///
+    /// If `f` panics (nothing is written), or if awaited from the loader of the same key,
+    /// which could only wait for itself.
+    pub async fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
+        self.cache.inner().compute(self.key, f).await
     }
 }

@@ -54,12 +54,15 @@
 //! | `invalidate(&k)` | `remove(&k)` |
 //! | `invalidate_entries_if(pred)` | `retain(keep)`: keeps what `keep` accepts, at once |
 //! | `entry_count()`, `policy().max_capacity()` | `len()`, `max_capacity()` |
-//! | `iter()` yields `(Arc<K>, V)` | `iter()` yields `(K, V)` (and needs `K: Clone`) |
+//! | keys need `Hash + Eq` (moka keeps them in an `Arc`) | the loaders (`get_with` and its variants), `entry` and `iter` also need `K: Clone` |
+//! | `iter()` yields `(Arc<K>, V)` | `iter()` yields `(K, V)` |
 //! | `entry(k).or_insert_with(..)` returns an `Entry<K, V>` | returns the value |
 //! | `eviction_listener(\|k: Arc<K>, v: V, cause\| ..)` | `eviction_listener(\|k: &K, v: &V, cause\| ..)` |
 //! | `Expiry` methods take the time of the event | they take the key, the value and (on update and read) the current lifetime |
 //! | `entry(k).and_compute_with(\|entry\| Op::Put(v))`, a `CompResult` | `entry(k).and_compute_with(\|value\| Compute::Put(v))`, the value held after |
-//! | `future::Cache`: `get`, `insert`, `remove`, `run_pending_tasks` are `async` | only the loaders are `async`; the rest is synchronous (a shard's short critical section) |
+//! | `future::Cache`: `get`, `insert`, `remove`, `run_pending_tasks` are `async` | only the loaders and `and_compute_with` are `async` (they may wait for a load); the rest is synchronous (a shard's short critical section) |
+//! | `future` `and_compute_with` takes an async closure | the closure is synchronous (it runs under a shard's lock); the call is `async` |
+//! | a weighted cache holds any entry up to `max_capacity` | the shards split the capacity: an entry heavier than its shard's share (`max_capacity / shards`) is not kept; set `shards` lower for heavier values |
 //!
 //! Beside them: `insert_with_ttl` (a lifetime for one entry), `peek` (a read that is not a
 //! use), `negative_ttl` (a loader's `None` cached for a while), `stats()`, and

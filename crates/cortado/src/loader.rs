@@ -255,18 +255,38 @@ impl<K: Hash + Eq, V> Loading<K, V> {
     }
 }
 
+impl<K: Hash + Eq, V: Clone> Loading<K, V> {
+    /// The load of `key` in flight that a write would [supersede](Self::supersede) (its loader
+    /// has looked at the cache), to wait for: a compound write that reads the key must come
+    /// after that load, not in the middle of it. Called under the shard's lock.
+    pub(crate) fn looked<Q>(&self, key: &Q) -> Option<Wait<V>>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let in_flight = lock(&self.in_flight);
+        let waiter = in_flight.get(key)?;
+        let looked = lock(&waiter.state).looked;
+        looked.then(|| Wait::new(waiter.clone()))
+    }
+}
+
 impl<K: Hash + Eq + Clone, V: Clone> Loading<K, V> {
     /// Joins the load of `key` in flight, or starts one.
+    ///
+    /// The key is cloned before the map is locked: a `Clone` is the user's code, and the map's
+    /// lock is taken under a shard's lock by every write that watches loads.
     pub(crate) fn join(&self, key: &K) -> Role<'_, K, V> {
+        let (in_map, in_guard) = (key.clone(), key.clone());
         let mut in_flight = lock(&self.in_flight);
         if let Some(waiter) = in_flight.get(key) {
             return Role::Wait(Wait::new(waiter.clone()));
         }
         let waiter = Arc::new(Waiter::new());
-        in_flight.insert(key.clone(), waiter.clone());
+        in_flight.insert(in_map, waiter.clone());
         Role::Load(LoadGuard {
             loading: self,
-            key: key.clone(),
+            key: in_guard,
             waiter,
             done: false,
         })

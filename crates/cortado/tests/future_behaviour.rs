@@ -277,7 +277,8 @@ async fn entry_api_and_shared_sync_view() {
         assert_eq!(cache.entry(1).or_insert_with(async { 6 }).await, 5);
         let held = cache
             .entry(1)
-            .and_compute_with(|v| Compute::Put(v.copied().unwrap_or(0) * 10));
+            .and_compute_with(|v| Compute::Put(v.copied().unwrap_or(0) * 10))
+            .await;
         assert_eq!(held, Some(50));
         assert_eq!(cache.as_sync().get(&1), Some(50));
         cache.as_sync().insert(2, 2);
@@ -605,4 +606,37 @@ async fn peek_iter_retain_and_max_capacity_on_async_handle() {
     held.sort_unstable();
     assert_eq!(held, vec![(0, 0), (2, 20), (4, 40)]);
     assert_eq!(cache.max_capacity(), 100);
+}
+
+/// On a single-threaded runtime, a compute of a key whose load is in flight awaits the load
+/// (it does not block the thread the loader needs) and sees its value.
+#[tokio::test(flavor = "current_thread")]
+async fn compute_during_load_awaits_it_and_sees_loaded_value() {
+    within(async {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let (started, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let load = spawn_paused_load(&cache, &started, &release, 10);
+        started.notified().await;
+        let compute = tokio::spawn({
+            let cache = cache.clone();
+            async move {
+                let mut seen = None;
+                let held = cache
+                    .entry(1)
+                    .and_compute_with(|v| {
+                        seen = Some(v.copied());
+                        Compute::Put(v.map_or(1, |v| v + 1))
+                    })
+                    .await;
+                (seen, held)
+            }
+        });
+        tokio::task::yield_now().await;
+        assert!(!compute.is_finished(), "the compute waits for the load");
+        release.notify_one();
+        assert_eq!(load.await.unwrap(), 10);
+        assert_eq!(compute.await.unwrap(), (Some(Some(10)), Some(11)));
+        assert_eq!(cache.get(&1), Some(11));
+    })
+    .await;
 }

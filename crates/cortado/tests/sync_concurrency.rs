@@ -922,7 +922,7 @@ fn write_during_load_wins_over_loaded_value() {
         Option<u32>,
         &'static [RemovalCause],
     );
-    let cases: [Case; 8] = [
+    let cases: [Case; 7] = [
         ("no write", |_| {}, Some(10), &[]),
         ("insert of another key", |c| c.insert(2, 2), Some(10), &[]),
         (
@@ -943,14 +943,6 @@ fn write_during_load_wins_over_loaded_value() {
             &[Explicit],
         ),
         ("invalidate_all", |c| c.invalidate_all(), None, &[Explicit]),
-        (
-            "and_compute_with",
-            |c| {
-                c.entry(1).and_compute_with(|_| Compute::Put(30));
-            },
-            Some(30),
-            &[Replaced],
-        ),
         (
             "insert, then remove",
             |c| {
@@ -973,13 +965,118 @@ fn write_during_load_wins_over_loaded_value() {
     }
 }
 
+/// A compute of a key whose load is in flight (past the loader's look) waits for the load and
+/// sees its value, as in Caffeine: a read-modify-write cannot lose the loaded value. Its result
+/// is what stays cached, and a `Put` or `Remove` reports the loaded value as replaced or
+/// removed, once, since it really was cached in between.
 #[test]
-fn compute_nop_during_load_leaves_loaded_value_cached() {
-    let (loaded, held, heard, _) = write_during_load(|c| {
-        c.entry(1).and_compute_with(|_| Compute::Nop);
+fn compute_during_load_waits_for_it_and_sees_loaded_value() {
+    use RemovalCause::{Explicit, Replaced};
+    type Case = (
+        &'static str,
+        fn(Option<&u32>) -> Compute<u32>,
+        Option<u32>,
+        &'static [RemovalCause],
+    );
+    let cases: [Case; 3] = [
+        (
+            "Put",
+            |v| Compute::Put(v.map_or(1, |v| v + 1)),
+            Some(11),
+            &[Replaced],
+        ),
+        ("Remove", |_| Compute::Remove, None, &[Explicit]),
+        ("Nop", |_| Compute::Nop, Some(10), &[]),
+    ];
+    for (op, f, cached, causes) in cases {
+        let (loaded, seen, held, after, heard) = with_timeout(LIMIT, move || {
+            let heard = Arc::new(Mutex::new(Vec::new()));
+            let log = heard.clone();
+            let cache: Cache<u32, u32> = Cache::builder()
+                .max_capacity(100)
+                .eviction_listener(move |_, v: &u32, cause| {
+                    if *v == 10 {
+                        log.lock().unwrap().push(cause);
+                    }
+                })
+                .build()
+                .unwrap();
+            let (started, release) = (Barrier::new(2), Barrier::new(2));
+            let (seen, held, loaded) = std::thread::scope(|s| {
+                let loader = spawn_paused_load(s, &cache, &started, &release);
+                started.wait();
+                let cache = &cache;
+                let (entered, computing) = mpsc::channel();
+                let writer = s.spawn(move || {
+                    let mut seen = None;
+                    let held = cache.entry(1).and_compute_with(|v| {
+                        seen = Some(v.copied());
+                        f(v)
+                    });
+                    entered.send(()).unwrap();
+                    (seen, held)
+                });
+                assert!(
+                    computing.recv_timeout(Duration::from_millis(200)).is_err(),
+                    "{op}: the compute must wait for the load in flight"
+                );
+                release.wait();
+                let loaded = loader.join().unwrap();
+                let (seen, held) = writer.join().unwrap();
+                (seen, held, loaded)
+            });
+            // A caller after a removal loads afresh.
+            let after = cache.get_with(1, || 20);
+            let heard = heard.lock().unwrap().clone();
+            (loaded, seen, held, after, heard)
+        });
+        assert_eq!(loaded, 10, "{op}: the loader's caller gets its value");
+        assert_eq!(seen, Some(Some(10)), "{op}: `f` sees the loaded value");
+        assert_eq!(held, cached, "{op}: the value held after the compute");
+        assert_eq!(
+            after,
+            cached.unwrap_or(20),
+            "{op}: what a later caller gets"
+        );
+        assert_eq!(
+            heard, causes,
+            "{op}: what the listener heard of the loaded value"
+        );
+    }
+}
+
+/// A compute of its own key from inside a loader could only wait for itself: it panics, and
+/// the panic releases the load like any loader panic.
+#[test]
+fn compute_own_key_inside_loader_panics_instead_of_hanging() {
+    let cache: Cache<u32, u32> = Cache::new(100);
+    let outcome = with_timeout(LIMIT, {
+        let cache = cache.clone();
+        move || {
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                cache.get_with(1, || {
+                    cache.entry(1).and_compute_with(|_| Compute::Put(5));
+                    10
+                })
+            }))
+        }
     });
-    assert_eq!((loaded, held), (10, Some(10)));
-    assert!(heard.is_empty());
+    let panic = outcome.expect_err("the compute must panic");
+    let message = panic.downcast_ref::<&str>().copied().unwrap_or_default();
+    assert!(
+        message.contains("its own key"),
+        "unexpected panic: {message:?}"
+    );
+    assert_eq!(cache.get_with(1, || 7), 7, "the key is not left locked");
+    // A compute of another key from inside a loader does not wait.
+    assert_eq!(
+        cache.get_with(2, || {
+            cache.entry(3).and_compute_with(|_| Compute::Put(3));
+            2
+        }),
+        2
+    );
+    assert_eq!(cache.get(&3), Some(3));
 }
 
 // A key whose `Clone` runs a hook set for the thread, once: a loader clones its key when it
@@ -1002,9 +1099,10 @@ impl Clone for HookedKey {
     }
 }
 
-/// A removal that holds the shard's lock before the loader's second look at the cache, and
-/// ends before it, comes before the load (the loader runs after `remove` returned): the loaded
-/// value is cached, and the listener hears nothing of it.
+/// A removal that holds the shard's lock while a caller joins the load (before the loader's
+/// second look at the cache), and ends before that look, comes before the load (the loader
+/// runs after the removal returned): the loaded value is cached, and the listener hears
+/// nothing of it.
 #[test]
 fn remove_before_loaders_look_leaves_loaded_value_cached() {
     let (loaded, held, heard) = with_timeout(LIMIT, || {
@@ -1036,8 +1134,9 @@ fn remove_before_loaders_look_leaves_loaded_value_cached() {
                     Compute::Remove
                 })
             });
-            // While joining the load of key 1, the loader lets the removal take the shard's
-            // lock; its second look at the cache then waits for the removal to end.
+            // While joining the load of key 1 (its key's clone), the loader lets the removal
+            // take the shard's lock; its second look at the cache then waits for the removal
+            // to end.
             ON_CLONE.with(|h| {
                 *h.borrow_mut() = Some(Box::new(move || {
                     start_write.send(()).unwrap();
@@ -1065,15 +1164,11 @@ fn remove_before_loaders_look_leaves_loaded_value_cached() {
 #[test]
 fn negative_ttl_absence_found_during_a_removing_write_is_not_cached() {
     type Case = (&'static str, fn(&Cache<u32, u64>));
-    let cases: [Case; 3] = [
+    let cases: [Case; 2] = [
         ("invalidate_all", |c| c.invalidate_all()),
         ("insert, then remove", |c| {
             c.insert(1, 10);
             c.remove(&1);
-        }),
-        ("and_compute_with Put, then Remove", |c| {
-            c.entry(1).and_compute_with(|_| Compute::Put(10));
-            c.entry(1).and_compute_with(|_| Compute::Remove);
         }),
     ];
     for (write, run) in cases {
@@ -1101,12 +1196,9 @@ fn negative_ttl_absence_found_during_a_removing_write_is_not_cached() {
 #[test]
 fn get_with_after_removal_during_load_loads_afresh() {
     type Case = (&'static str, fn(&Cache<u32, u32>));
-    let cases: [Case; 3] = [
+    let cases: [Case; 2] = [
         ("remove", |c| {
             c.remove(&1);
-        }),
-        ("and_compute_with Remove", |c| {
-            c.entry(1).and_compute_with(|_| Compute::Remove);
         }),
         ("invalidate_all", |c| c.invalidate_all()),
     ];

@@ -13,7 +13,10 @@
 //! `init`, caches the result, and only then releases the waiters, so a caller arriving after the
 //! release finds the value cached. A write to the key while `init` ran marks the load
 //! [superseded](crate::loader::Loading::supersede), and its result is then not cached: the write
-//! is the later event, as in Caffeine, where the write waits for the load. The listener runs
+//! is the later event, as in Caffeine, where the write waits for the load. A compute
+//! ([`Entry::and_compute_with`]) reads the value it replaces, so it does wait: it finds the
+//! key's load under the shard's lock ([`Loading::looked`](crate::loader::Loading::looked)),
+//! waits for it outside the lock, and looks again. The listener runs
 //! after the release, so a listener that reads the cache cannot wait on the very load that is
 //! calling it. The three variants differ only in two conversions: the loader's result into the
 //! [`Outcome`] handed to waiters, and an outcome into a waiter's result (or a retry). The async
@@ -271,26 +274,60 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
         self.negative_ttl.is_some() && self.is_absent(hash_key(&self.hasher, key), key)
     }
 
-    /// See [`Entry::and_compute_with`].
-    pub(crate) fn compute(&self, key: K, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
+    /// See [`Entry::and_compute_with`]: waits for the key's load in flight, if its loader has
+    /// looked at the cache, then runs `f` under the shard's write lock.
+    pub(crate) async fn compute(
+        &self,
+        key: K,
+        f: impl FnOnce(Option<&V>) -> Compute<V>,
+    ) -> Option<V> {
         let hash = hash_key(&self.hasher, &key);
-        let ((held, removed_live), mut removed) =
-            self.write(hash, |core, now| match f(core.peek(hash, &key, now)) {
-                Compute::Put(value) => {
-                    core.insert_then(hash, key.clone(), value, now, None, self.write_hook(hash));
-                    (core.peek(hash, &key, now).cloned(), None)
+        let slot = self.slot(hash);
+        let mut f = Some(f);
+        loop {
+            let (step, mut removed) = self.write(hash, |core, now| {
+                // A load that has looked is the earlier event: `f` must see its value. One
+                // that has not looked yet will see this write instead.
+                if self.loaders.0.load(Ordering::Relaxed) != 0 {
+                    if let Some(wait) = slot.loading.looked(&key) {
+                        return Err(wait);
+                    }
                 }
-                Compute::Remove => {
-                    self.supersede(hash, &key, RemovalCause::Explicit);
-                    (None, core.remove(hash, &key, now))
-                }
-                Compute::Nop => (core.peek(hash, &key, now).cloned(), None),
+                let f = f
+                    .take()
+                    .expect("`f` runs once, when no load is to be waited for");
+                Ok(match f(core.peek(hash, &key, now)) {
+                    Compute::Put(value) => {
+                        let hook = self.write_hook(hash);
+                        core.insert_then(hash, key.clone(), value, now, None, hook);
+                        (core.peek(hash, &key, now).cloned(), None)
+                    }
+                    Compute::Remove => {
+                        self.supersede(hash, &key, RemovalCause::Explicit);
+                        (None, core.remove(hash, &key, now))
+                    }
+                    Compute::Nop => (core.peek(hash, &key, now).cloned(), None),
+                })
             });
-        if let Some((key, value)) = removed_live {
-            removed.push((key, value, RemovalCause::Explicit));
+            match step {
+                Err(wait) => {
+                    // Maintenance may have removed entries before the wait.
+                    self.notify(removed);
+                    if Running::includes(wait.id()) {
+                        panic!("a loader computed its own key: it would wait for itself");
+                    }
+                    // Whatever the load's outcome, look again.
+                    let _ = wait.await;
+                }
+                Ok((held, removed_live)) => {
+                    if let Some((key, value)) = removed_live {
+                        removed.push((key, value, RemovalCause::Explicit));
+                    }
+                    self.notify(removed);
+                    return held;
+                }
+            }
         }
-        self.notify(removed);
-        held
     }
 }
 
@@ -299,12 +336,13 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     /// value while concurrent callers for the key wait for it (blocking their thread). If `init`
     /// panics, the panic reaches its caller and the waiters retry (one of them loads).
     ///
-    /// A write to the key while `init` runs (`insert`, `remove`, [`Entry::and_compute_with`],
-    /// `invalidate_all`) wins over the loaded value: that value is still returned to the caller
-    /// and the waiters that joined before the write, but not cached, as if the load had ended
-    /// just before the write (Caffeine behaves the same, by making the write wait for the load);
-    /// a caller that misses after the write loads afresh. The listener hears of it as removed by
-    /// the first such write (`Replaced` by an insert, `Explicit` by a removal).
+    /// A write to the key while `init` runs (`insert`, `remove`, `invalidate_all`) wins over the
+    /// loaded value: that value is still returned to the caller and the waiters that joined
+    /// before the write, but not cached, as if the load had ended just before the write
+    /// (Caffeine behaves the same, by making the write wait for the load); a caller that misses
+    /// after the write loads afresh. The listener hears of it as removed by the first such write
+    /// (`Replaced` by an insert, `Explicit` by a removal). [`Entry::and_compute_with`], which
+    /// reads the value it replaces, does wait for the load.
     ///
     /// # Panics
     ///
@@ -435,9 +473,16 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     /// removed, or when a new value was evicted at once, e.g. heavier than its shard's share).
     ///
     /// `f` runs under the shard's write lock: it must be quick and must not use the cache. A
-    /// load of the key in flight (`get_with`) is not waited for: `f` sees the key as absent,
-    /// and a `Put` or `Remove` keeps the loaded value out of the cache when it comes.
+    /// load of the key in flight ([`Cache::get_with`] and its variants) comes first: the call
+    /// waits for it (blocking the thread), and `f` sees the loaded value, as in Caffeine,
+    /// where a compute waits for the load of its key. Only a load whose loader has not yet
+    /// looked at the cache is not waited for: that look sees the compute's result.
+    ///
+    /// # Panics
+    ///
+    /// If `f` panics (nothing is written), or if called from the loader of the same key,
+    /// which could only wait for itself.
     pub fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
-        self.cache.inner.compute(self.key, f)
+        block_on(self.cache.inner.compute(self.key, f))
     }
 }
