@@ -210,9 +210,10 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
         self
     }
 
-    /// Space reserved up front, in entries: at most the capacity when counting entries, and
-    /// below `u32::MAX` in any case (`build()` reports more as
-    /// [`BuildError::InitialCapacityTooLarge`]).
+    /// Space reserved up front, in entries: at most the capacity (with a weigher, at most as
+    /// many entries as the capacity has units of weight, a weight of at least 1 each), and below
+    /// `u32::MAX` in any case (`build()` reports more as [`BuildError::InitialCapacityTooLarge`]).
+    /// A hint: a cache whose entries weigh 0 still grows past it.
     pub fn initial_capacity(mut self, entries: usize) -> Self {
         self.initial_capacity = entries;
         self
@@ -311,9 +312,14 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
                 return Err(BuildError::CapacityTooLarge { requested: max });
             }
         }
+        // Entries weigh at least 1 but for the odd zero, so the capacity bounds the space
+        // worth reserving with a weigher too: reserving `u32::MAX` slots for a cache of
+        // weight 10 aborted the process on the allocation.
         let initial_capacity = match self.max_capacity {
-            Some(max) if self.weigher.is_none() => self.initial_capacity.min(max as usize),
-            _ => self.initial_capacity,
+            Some(max) => self
+                .initial_capacity
+                .min(usize::try_from(max).unwrap_or(usize::MAX)),
+            None => self.initial_capacity,
         };
         if initial_capacity as u64 > MAX_ENTRIES {
             return Err(BuildError::InitialCapacityTooLarge {

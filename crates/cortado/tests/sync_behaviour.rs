@@ -128,11 +128,23 @@ fn build_initial_capacity_beyond_slots_is_typed_error() {
     );
     assert!(err.to_string().contains("initial_capacity"));
     let weighted = Cache::<u32, u32>::builder()
-        .max_capacity(1_000)
+        .max_capacity(u64::MAX)
         .weigher(|_, _| 1)
         .initial_capacity(u32::MAX as usize)
         .build();
     assert!(weighted.is_err());
+    // With a weigher the capacity bounds the reservation too: 10,000,000 slots reserved for a
+    // cache of weight 1,000 took hundreds of MiB (and `u32::MAX - 2` aborted the process).
+    let reserved = |initial| {
+        Cache::<u32, u32>::builder()
+            .max_capacity(1_000)
+            .weigher(|_, _| 1)
+            .initial_capacity(initial)
+            .build()
+            .unwrap()
+            .memory_bytes()
+    };
+    assert_eq!(reserved(10_000_000), reserved(1_000));
     // Counting entries, the reservation never exceeds the capacity anyway.
     let counting = Cache::<u32, u32>::builder()
         .max_capacity(100)
