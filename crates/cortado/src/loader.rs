@@ -375,6 +375,48 @@ mod tests {
     }
 
     #[test]
+    fn looked_names_load_only_after_its_look_and_until_it_ends() {
+        model(|| {
+            let loading = Arc::new(Loading::<u32, u32>::default());
+            assert!(loading.looked(&1).is_none(), "nothing in flight");
+            let Role::Load(guard) = loading.join(&1) else {
+                panic!("first caller must load");
+            };
+            assert!(
+                loading.looked(&1).is_none(),
+                "a write before the look is seen by it"
+            );
+            guard.look();
+            let wait = loading
+                .looked(&1)
+                .expect("a load past its look is waited for");
+            assert_eq!(wait.id(), guard.id());
+            assert!(loading.looked(&2).is_none(), "keys are independent");
+            guard.complete(Outcome::Value(7));
+            assert!(matches!(block_on(wait), Outcome::Value(7)));
+            assert!(
+                loading.looked(&1).is_none(),
+                "an ended load is not waited for"
+            );
+            // A load on another thread, and a compute that looks for it at any point.
+            let loader = {
+                let loading = loading.clone();
+                thread::spawn(move || {
+                    let Role::Load(guard) = loading.join(&1) else {
+                        panic!("the only caller loads");
+                    };
+                    guard.look();
+                    guard.complete(Outcome::Value(8));
+                })
+            };
+            if let Some(wait) = loading.looked(&1) {
+                assert!(matches!(block_on(wait), Outcome::Value(8)));
+            }
+            loader.join().unwrap();
+        });
+    }
+
+    #[test]
     fn supersede_marks_only_that_keys_load_in_flight() {
         model(|| {
             let loading = Loading::<u32, u32>::default();
