@@ -349,7 +349,9 @@ impl<K: Hash + Eq, V: Clone> Drop for LoadGuard<'_, K, V> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::shim::{atomic::AtomicU32, atomic::Ordering, block_on, model, thread};
+    use super::super::shim::{
+        atomic::AtomicU32, atomic::Ordering, block_on, model, model_threads, thread,
+    };
     use super::*;
 
     #[test]
@@ -376,7 +378,7 @@ mod tests {
 
     #[test]
     fn looked_names_load_only_after_its_look_and_until_it_ends() {
-        model(|| {
+        model_threads(|| {
             let loading = Arc::new(Loading::<u32, u32>::default());
             assert!(loading.looked(&1).is_none(), "nothing in flight");
             let Role::Load(guard) = loading.join(&1) else {
@@ -533,28 +535,28 @@ mod tests {
 
     #[test]
     fn concurrent_callers_coalesce_and_are_all_released() {
-        model(|| {
+        model_threads(|| {
             assert_eq!(coalesce(3, 0), 1);
         });
     }
 
     #[test]
     fn abandoned_load_releases_waiters_and_one_retries() {
-        model(|| {
+        model_threads(|| {
             assert_eq!(coalesce(3, 1), 2);
         });
     }
 
     #[test]
     fn every_load_abandoned_still_releases_everyone() {
-        model(|| {
+        model_threads(|| {
             assert_eq!(coalesce(2, 2), 2);
         });
     }
 
     #[test]
     fn waiters_joined_before_completion_share_one_load() {
-        model(|| {
+        model_threads(|| {
             let loading = Arc::new(Loading::<u32, u32>::default());
             let Role::Load(guard) = loading.join(&1) else {
                 panic!("first caller must load");

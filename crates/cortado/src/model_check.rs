@@ -24,8 +24,10 @@
 //!    schedulers, after PCT: S. Burckhardt et al., "A Randomized Scheduler with Probabilistic
 //!    Guarantees of Finding Bugs", ASPLOS 2010).
 
-/// Random schedules explored per test.
+/// Schedules explored per test and scheduler.
 pub(crate) const ITERATIONS: usize = 1_000;
+/// Preemption points per schedule of the PCT scheduler.
+pub(crate) const PCT_DEPTH: usize = 3;
 
 /// The shuttle-backed twin of [`crate::shim`].
 mod shim {
@@ -35,12 +37,22 @@ mod shim {
 
     /// Atomics, as `shuttle::sync::atomic`.
     pub(crate) mod atomic {
-        pub(crate) use shuttle::sync::atomic::{AtomicU32, Ordering};
+        pub(crate) use shuttle::sync::atomic::{AtomicU32, AtomicU64, Ordering};
     }
 
     /// Runs a test body under [`ITERATIONS`](super::ITERATIONS) random schedules.
     pub(crate) fn model(body: impl Fn() + Send + Sync + 'static) {
         shuttle::check_random(body, super::ITERATIONS);
+    }
+
+    /// [`model`], then as many schedules of the PCT scheduler (which refuses a body that spawns
+    /// no thread), which preempts at a few chosen points: it found in a fraction of a second a
+    /// read buffer bug that a million random schedules missed.
+    pub(crate) fn model_threads(body: impl Fn() + Send + Sync + 'static) {
+        let body = std::sync::Arc::new(body);
+        let random = body.clone();
+        shuttle::check_random(move || random(), super::ITERATIONS);
+        shuttle::check_pct(move || body(), super::ITERATIONS, super::PCT_DEPTH);
     }
 }
 

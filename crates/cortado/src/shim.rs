@@ -32,7 +32,7 @@ pub(crate) use std::thread;
 
 /// Atomics, as `std::sync::atomic`.
 pub(crate) mod atomic {
-    pub(crate) use std::sync::atomic::{AtomicU32, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 }
 
 /// Wakes a parked thread.
@@ -65,5 +65,11 @@ pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
 /// Runs a test body once (the model-checked twin explores many schedules instead).
 #[cfg(test)]
 pub(crate) fn model(body: impl Fn() + Send + Sync + 'static) {
+    body();
+}
+
+/// [`model`] for a body that spawns threads (the twin also runs it under a second scheduler).
+#[cfg(test)]
+pub(crate) fn model_threads(body: impl Fn() + Send + Sync + 'static) {
     body();
 }
