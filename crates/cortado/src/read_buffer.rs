@@ -22,12 +22,12 @@
 //! mid-way took later laps' reads from the slots, so the next drain stopped at a slot emptied
 //! for a claim it had not reached, and lost up to a lap more than the ring's overflow (found by
 //! shuttle's PCT scheduler: 19 of 80 reads lost where the ring allows 16). Emptying all 64 slots
-//! on every drain took half of a single-threaded run's time in the peer benchmark. The batch goes to the policy in one call so that W-TinyLFU can
-//! touch all of its sketch blocks and list neighbours before changing any (their cache misses then
-//! overlap: from 0.51x to 0.54-0.64x quick_cache's throughput on the peer benchmark's workload A
-//! at 2 threads, over three runs). A replayed index may name a slot that was freed or reused
-//! meanwhile; the shard ignores free slots, and a reused one gets a hit it did not earn, which
-//! is harmless.
+//! on every drain took half of a single-threaded run's time in the peer benchmark. The batch goes
+//! to the policy in one call so that W-TinyLFU can touch all of its sketch blocks and list
+//! neighbours before changing any (their cache misses then overlap: from 0.51x to 0.54-0.64x
+//! quick_cache's throughput on the peer benchmark's workload A at 2 threads, over three runs).
+//! A replayed index may name a slot that was freed or reused meanwhile; the shard ignores free
+//! slots, and a reused one gets a hit it did not earn, which is harmless.
 //!
 //! Each slot holds a self-contained value that publishes nothing else, so relaxed atomics suffice:
 //! a drain returns each recorded value at most once (the swap) and never a value nobody recorded.
@@ -72,6 +72,15 @@ impl Default for ReadBuffer {
 }
 
 impl ReadBuffer {
+    /// A buffer whose counters start at `claim`, to test the claims' wrap around `u32::MAX`.
+    #[cfg(test)]
+    fn starting_at(claim: u32) -> Self {
+        let buffer = Self::default();
+        buffer.claims.store(claim, Ordering::Relaxed);
+        buffer.drained.store(claim, Ordering::Relaxed);
+        buffer
+    }
+
     /// Whether every claimed position has been drained (a racing reader may claim one right
     /// after; its own drain picks it up).
     #[inline]
@@ -259,6 +268,222 @@ mod tests {
                 seen.len() >= CAPACITY,
                 "lost more than the overflow: {seen:?}"
             );
+        });
+    }
+
+    // Claims wrapping around `u32::MAX`.
+
+    #[test]
+    fn drain_across_claim_wrap_returns_indices_once_in_order() {
+        model(|| {
+            for start in [
+                u32::MAX - 4,
+                u32::MAX,
+                u32::MAX - 63,
+                u32::MAX - 64,
+                0u32.wrapping_sub(100),
+            ] {
+                let buffer = ReadBuffer::starting_at(start);
+                for i in 0..10 {
+                    buffer.record(i);
+                }
+                assert!(!buffer.is_drained());
+                assert_eq!(
+                    drained(&buffer),
+                    (0..10).collect::<Vec<_>>(),
+                    "start {start}"
+                );
+                assert!(drained(&buffer).is_empty(), "drained twice (start {start})");
+                assert!(buffer.is_drained());
+                // A second lap over the wrap.
+                for i in 100..150 {
+                    buffer.record(i);
+                }
+                assert_eq!(
+                    drained(&buffer),
+                    (100..150).collect::<Vec<_>>(),
+                    "start {start}"
+                );
+            }
+        });
+    }
+
+    #[test]
+    fn drain_overflow_across_claim_wrap_keeps_latest_lap() {
+        model(|| {
+            for start in [u32::MAX - 30, u32::MAX - 64, u32::MAX] {
+                let buffer = ReadBuffer::starting_at(start);
+                for i in 0..(CAPACITY as u32 + 5) {
+                    buffer.record(i);
+                }
+                let seen = drained(&buffer);
+                assert_eq!(
+                    seen,
+                    (5..CAPACITY as u32 + 5).collect::<Vec<_>>(),
+                    "start {start}"
+                );
+                assert!(buffer.is_drained());
+            }
+        });
+    }
+
+    /// A claim not yet stored stops the drain (across the wrap) until it is stored, and is
+    /// skipped once the ring has lapped it.
+    #[test]
+    fn drain_unstored_claim_stops_until_stored_or_lapped() {
+        model(|| {
+            let start = u32::MAX - 2;
+            let buffer = ReadBuffer::starting_at(start);
+            buffer.record(0); // claim MAX-2
+            buffer.record(1); // claim MAX-1
+                              // A reader claims MAX and has not stored yet.
+            let slow = buffer.claims.fetch_add(1, Ordering::Relaxed);
+            assert_eq!(slow, u32::MAX);
+            buffer.record(3); // claim 0
+            buffer.record(4); // claim 1
+            assert_eq!(drained(&buffer), vec![0, 1], "stops at the unstored claim");
+            assert_eq!(drained(&buffer), Vec::<u32>::new(), "still unstored");
+            // The slow reader stores now.
+            let entry = (u64::from(slow) << 32) | 3;
+            buffer.slots[slow as usize & (CAPACITY - 1)].store(entry, Ordering::Relaxed);
+            assert_eq!(drained(&buffer), vec![2, 3, 4]);
+            assert!(buffer.is_drained());
+
+            // Another slow claim, then the ring laps it: the drain skips it.
+            let slow = buffer.claims.fetch_add(1, Ordering::Relaxed);
+            for i in 0..CAPACITY as u32 {
+                buffer.record(100 + i);
+            }
+            let seen = drained(&buffer);
+            assert_eq!(seen, (100..100 + CAPACITY as u32).collect::<Vec<_>>());
+            assert!(buffer.is_drained());
+            // Its late store is never drained (its read is lost), nor taken for a later claim.
+            let entry = (u64::from(slow) << 32) | 7;
+            buffer.slots[slow as usize & (CAPACITY - 1)].store(entry, Ordering::Relaxed);
+            for i in 0..3 {
+                buffer.record(500 + i);
+            }
+            assert_eq!(drained(&buffer), vec![500, 501, 502]);
+        });
+    }
+
+    /// A slow claim that the ring has lapped, whose late store then overwrites the later lap's
+    /// read: never drained (neither value), and the drain neither stops forever nor invents.
+    #[test]
+    fn drain_late_store_over_later_lap_is_never_drained() {
+        model(|| {
+            let buffer = ReadBuffer::starting_at(u32::MAX - 10);
+            let slow = buffer.claims.fetch_add(1, Ordering::Relaxed);
+            for i in 0..CAPACITY as u32 {
+                buffer.record(100 + i); // the last one laps `slow`'s slot
+            }
+            // The slow reader stores over the later lap's read.
+            let entry = (u64::from(slow) << 32) | 8;
+            buffer.slots[slow as usize & (CAPACITY - 1)].store(entry, Ordering::Relaxed);
+            let seen = drained(&buffer);
+            assert!(
+                !seen.contains(&7),
+                "the lapped claim's read drained: {seen:?}"
+            );
+            assert_eq!(
+                seen,
+                (100..100 + CAPACITY as u32 - 1).collect::<Vec<_>>(),
+                "{seen:?}"
+            );
+            // The later lap's claim has its slot overwritten by an older claim: the drain waits
+            // for it until lapped (as for a claim not stored), then moves on.
+            for i in 0..(CAPACITY as u32 + 1) {
+                buffer.record(1000 + i);
+            }
+            let seen = drained(&buffer);
+            assert_eq!(seen, (1001..1001 + CAPACITY as u32).collect::<Vec<_>>());
+            assert!(buffer.is_drained());
+        });
+    }
+
+    fn record_while_draining_from(start: u32, per_reader: u32) -> Vec<u32> {
+        let buffer = Arc::new(ReadBuffer::starting_at(start));
+        let readers: Vec<_> = (0..2u32)
+            .map(|r| {
+                let buffer = buffer.clone();
+                thread::spawn(move || {
+                    for j in 0..per_reader {
+                        buffer.record(r * 1_000 + j);
+                    }
+                })
+            })
+            .collect();
+        let drainer = {
+            let buffer = buffer.clone();
+            thread::spawn(move || {
+                let mut seen = drained(&buffer);
+                seen.extend(drained(&buffer));
+                seen
+            })
+        };
+        for reader in readers {
+            reader.join().unwrap();
+        }
+        let mut seen = drainer.join().unwrap();
+        seen.extend(drained(&buffer));
+        assert!(buffer.is_drained(), "a final drain leaves nothing");
+        seen.sort_unstable();
+        seen
+    }
+
+    #[test]
+    fn concurrent_record_and_drain_across_claim_wrap_lose_nothing() {
+        model_threads(|| {
+            let seen = record_while_draining_from(u32::MAX - 2, 3);
+            assert_eq!(seen, vec![0, 1, 2, 1_000, 1_001, 1_002]);
+        });
+    }
+
+    #[test]
+    fn concurrent_record_and_drain_across_claim_wrap_never_duplicate_or_invent() {
+        model_threads(|| {
+            let per_reader = CAPACITY as u32 / 2 + 8;
+            let seen = record_while_draining_from(u32::MAX - 20, per_reader);
+            let mut unique = seen.clone();
+            unique.dedup();
+            assert_eq!(unique.len(), seen.len(), "an index drained twice: {seen:?}");
+            assert!(
+                seen.iter()
+                    .all(|&i| i % 1_000 < per_reader && i / 1_000 < 2),
+                "drained an index never recorded: {seen:?}"
+            );
+            assert!(
+                seen.len() >= CAPACITY,
+                "lost more than the overflow: {seen:?}"
+            );
+        });
+    }
+
+    /// A claim whose slot still holds an undrained read of the previous lap has not been
+    /// stored yet: the drain stops there (it is not lapped), and takes it once stored.
+    #[test]
+    fn drain_stale_entry_of_earlier_lap_stops_until_stored() {
+        model(|| {
+            for start in [0, u32::MAX - 30] {
+                let buffer = ReadBuffer::starting_at(start);
+                for i in 0..CAPACITY as u32 {
+                    buffer.record(i); // a full lap, not drained
+                }
+                let slow = buffer.claims.fetch_add(1, Ordering::Relaxed);
+                for i in 0..3 {
+                    buffer.record(200 + i);
+                }
+                let seen = drained(&buffer);
+                assert_eq!(
+                    seen,
+                    (4..CAPACITY as u32).collect::<Vec<_>>(),
+                    "start {start}"
+                );
+                let entry = (u64::from(slow) << 32) | 101;
+                buffer.slots[slow as usize & (CAPACITY - 1)].store(entry, Ordering::Relaxed);
+                assert_eq!(drained(&buffer), vec![100, 200, 201, 202], "start {start}");
+                assert!(buffer.is_drained());
+            }
         });
     }
 }
