@@ -25,8 +25,9 @@
 //! thread-parking executor (see the [`sync`] design). Everything else is
 //! [`as_sync`](Cache::as_sync) away, or forwarded.
 //!
-//! Never mix the blocking loaders of [`as_sync`](Cache::as_sync) with async ones for the same key
-//! on a single-threaded runtime: a blocked thread cannot run the task it waits for.
+//! Never mix the blocking loaders and `and_compute_with` of [`as_sync`](Cache::as_sync) with
+//! async loaders for the same key on a single-threaded runtime: a blocked thread cannot run the
+//! task it waits for.
 
 use std::borrow::Borrow;
 use std::future::Future;

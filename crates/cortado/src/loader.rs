@@ -124,12 +124,27 @@ impl<V: Clone> Waiter<V> {
 impl<V> Waiter<V> {
     /// Marks the load superseded by a write with `cause`, unless its loader has not looked at
     /// the cache yet (the look sees the write); whether it did.
+    ///
+    /// Its waiters are woken: a compute waiting for the load ([`Loading::looked`]) then goes on,
+    /// since the load has as good as ended; a caller waiting for its outcome goes back to wait.
     fn supersede(&self, cause: RemovalCause) -> bool {
-        let mut state = lock(&self.state);
-        if state.looked {
+        let wakers = {
+            let mut state = lock(&self.state);
+            if !state.looked {
+                return false;
+            }
+            let first = state.superseded.is_none();
             state.superseded.get_or_insert(cause);
+            if first {
+                std::mem::take(&mut state.wakers)
+            } else {
+                Vec::new()
+            }
+        };
+        for (_, waker) in wakers {
+            waker.wake();
         }
-        state.looked
+        true
     }
 }
 
@@ -138,6 +153,9 @@ pub(crate) struct Wait<V> {
     waiter: Arc<Waiter<V>>,
     /// The number its waker is registered under, once polled.
     registration: Option<u64>,
+    /// Waits only until the load ends or is superseded, for a compute, which needs no outcome
+    /// (it resolves to [`Outcome::Abandoned`], and clones no value).
+    until_superseded: bool,
 }
 
 impl<V> Wait<V> {
@@ -145,6 +163,7 @@ impl<V> Wait<V> {
         Self {
             waiter,
             registration: None,
+            until_superseded: false,
         }
     }
 
@@ -160,6 +179,16 @@ impl<V: Clone> Future for Wait<V> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome<V>> {
         let this = self.get_mut();
         let mut state = lock(&this.waiter.state);
+        if this.until_superseded && (state.outcome.is_some() || state.superseded.is_some()) {
+            if let Some(at) = this
+                .registration
+                .take()
+                .and_then(|id| state.wakers.iter().position(|(r, _)| *r == id))
+            {
+                state.wakers.swap_remove(at);
+            }
+            return Poll::Ready(Outcome::Abandoned);
+        }
         if let Some(outcome) = &state.outcome {
             // Completing took every registration out.
             this.registration = None;
@@ -267,7 +296,11 @@ impl<K: Hash + Eq, V: Clone> Loading<K, V> {
         let in_flight = lock(&self.in_flight);
         let waiter = in_flight.get(key)?;
         let looked = lock(&waiter.state).looked;
-        looked.then(|| Wait::new(waiter.clone()))
+        looked.then(|| {
+            let mut wait = Wait::new(waiter.clone());
+            wait.until_superseded = true;
+            wait
+        })
     }
 }
 
@@ -277,6 +310,10 @@ impl<K: Hash + Eq + Clone, V: Clone> Loading<K, V> {
     /// The key is cloned before the map is locked: a `Clone` is the user's code, and the map's
     /// lock is taken under a shard's lock by every write that watches loads.
     pub(crate) fn join(&self, key: &K) -> Role<'_, K, V> {
+        if let Some(waiter) = lock(&self.in_flight).get(key) {
+            return Role::Wait(Wait::new(waiter.clone()));
+        }
+        // A load to start, unless another caller starts it while the key is cloned.
         let (in_map, in_guard) = (key.clone(), key.clone());
         let mut in_flight = lock(&self.in_flight);
         if let Some(waiter) = in_flight.get(key) {
@@ -395,10 +432,30 @@ mod tests {
             assert_eq!(wait.id(), guard.id());
             assert!(loading.looked(&2).is_none(), "keys are independent");
             guard.complete(Outcome::Value(7));
-            assert!(matches!(block_on(wait), Outcome::Value(7)));
+            assert!(
+                matches!(block_on(wait), Outcome::Abandoned),
+                "a compute's wait clones no outcome"
+            );
             assert!(
                 loading.looked(&1).is_none(),
                 "an ended load is not waited for"
+            );
+            // A wait also ends when a write supersedes the load, which leaves the map.
+            let Role::Load(guard) = loading.join(&1) else {
+                panic!("a caller after the end loads afresh");
+            };
+            guard.look();
+            let wait = loading.looked(&1).expect("in flight, past its look");
+            let Role::Wait(outcome) = loading.join(&1) else {
+                panic!("a second caller waits");
+            };
+            loading.supersede(&1, RemovalCause::Replaced);
+            assert!(matches!(block_on(wait), Outcome::Abandoned));
+            assert!(loading.looked(&1).is_none());
+            guard.complete(Outcome::Value(9));
+            assert!(
+                matches!(block_on(outcome), Outcome::Value(9)),
+                "a caller that joined before the write still gets the outcome"
             );
             // A load on another thread, and a compute that looks for it at any point.
             let loader = {
@@ -412,7 +469,7 @@ mod tests {
                 })
             };
             if let Some(wait) = loading.looked(&1) {
-                assert!(matches!(block_on(wait), Outcome::Value(8)));
+                assert!(matches!(block_on(wait), Outcome::Abandoned));
             }
             loader.join().unwrap();
         });

@@ -631,9 +631,10 @@ fn sync_loaded_value_clone_panic_counts_failed_load() {
 
 #[test]
 fn sync_insert_weigher_panic_during_load_keeps_loaded_value() {
-    // From inside the loader of key 1, a write of val(5) to key 1 (an insert, then a compute's
-    // `Put`) panics in the weigher: it changed nothing, so the load ends as if it had not been
-    // tried.
+    // While key 1's loader runs, a write of val(5) to key 1 (an insert, then a compute's `Put`)
+    // panics in the weigher: it changed nothing, so the load ends as if it had not been tried.
+    // The writes run inside the loader of key 2, where a compute does not wait for key 1's load
+    // (from key 1's own loader it would panic before the weigher).
     let writes: [fn(&SyncCache); 2] = [
         |cache| cache.insert(1, val(5)),
         |cache| {
@@ -642,11 +643,24 @@ fn sync_insert_weigher_panic_during_load_keeps_loaded_value() {
     ];
     for write in writes {
         let (_, (sync, heard)) = both();
-        let loaded = sync.get_with(1, || {
-            assert!(armed(|| write(&sync)));
-            val(4)
+        let (started, release) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        let (loaded, other) = std::thread::scope(|s| {
+            let loader = s.spawn(|| {
+                sync.get_with(1, || {
+                    started.wait();
+                    release.wait();
+                    val(4)
+                })
+            });
+            started.wait();
+            let other = sync.get_with(2, || {
+                assert!(armed(|| write(&sync)));
+                val(6)
+            });
+            release.wait();
+            (loader.join().unwrap(), other)
         });
-        assert_eq!(loaded, val(4));
+        assert_eq!((loaded, other), (val(4), val(6)));
         assert_eq!(
             sync.get(&1),
             Some(val(4)),

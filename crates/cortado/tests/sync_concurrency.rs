@@ -1083,8 +1083,8 @@ fn compute_own_key_inside_loader_panics_instead_of_hanging() {
 }
 
 // A key whose `Clone` runs a hook set for the thread, once: a loader clones its key when it
-// joins the load, while it holds the shard's map of loads in flight, after its miss and before
-// its second look at the cache.
+// joins the load (before it locks the shard's map of loads in flight), after its miss and
+// before its second look at the cache.
 thread_local! {
     static ON_CLONE: std::cell::RefCell<Option<Box<dyn FnOnce()>>> =
         const { std::cell::RefCell::new(None) };
@@ -1105,7 +1105,9 @@ impl Clone for HookedKey {
 /// A removal that holds the shard's lock while a caller joins the load (before the loader's
 /// second look at the cache), and ends before that look, comes before the load (the loader
 /// runs after the removal returned): the loaded value is cached, and the listener hears
-/// nothing of it.
+/// nothing of it. (The key is cloned before the load enters the map, so the removal runs
+/// before the join; a removal between the join and the look is left alone by the unit test
+/// `supersede_marks_only_that_keys_load_in_flight`.)
 #[test]
 fn remove_before_loaders_look_leaves_loaded_value_cached() {
     let (loaded, held, heard) = with_timeout(LIMIT, || {
@@ -1137,9 +1139,9 @@ fn remove_before_loaders_look_leaves_loaded_value_cached() {
                     Compute::Remove
                 })
             });
-            // While joining the load of key 1 (its key's clone), the loader lets the removal
-            // take the shard's lock; its second look at the cache then waits for the removal
-            // to end.
+            // While joining the load of key 1 (its key's clone, before the load enters the
+            // map), the loader lets the removal take the shard's lock; its second look at the
+            // cache then waits for the removal to end.
             ON_CLONE.with(|h| {
                 *h.borrow_mut() = Some(Box::new(move || {
                     start_write.send(()).unwrap();
@@ -1330,4 +1332,70 @@ fn stress_loads_racing_writes_never_outlive_a_write() {
         );
         assert_eq!(stats.load_successes, (made.len() - inserted) as u64);
     });
+}
+
+/// A compute waiting for a load goes on once a write supersedes that load (the load has then
+/// as good as ended, and a caller after the write does not wait either): it sees the write.
+#[test]
+fn compute_waiting_for_load_goes_on_when_a_write_supersedes_it() {
+    let (outcome, loaded) = with_timeout(LIMIT, || {
+        let cache: Cache<u32, u32> = Cache::new(100);
+        let (started, release) = (Barrier::new(2), Barrier::new(2));
+        std::thread::scope(|s| {
+            let loader = spawn_paused_load(s, &cache, &started, &release);
+            started.wait();
+            let (sent, computed) = mpsc::channel();
+            let cache = &cache;
+            s.spawn(move || {
+                let held = cache
+                    .entry(1)
+                    .and_compute_with(|v| Compute::Put(v.map_or(0, |v| v + 1)));
+                sent.send(held).unwrap();
+            });
+            assert!(
+                computed.recv_timeout(Duration::from_millis(200)).is_err(),
+                "the compute waits for the load"
+            );
+            cache.insert(1, 20);
+            let outcome = computed.recv_timeout(Duration::from_secs(5));
+            release.wait();
+            (outcome, loader.join().unwrap())
+        })
+    });
+    assert_eq!(loaded, 10);
+    assert_eq!(
+        outcome,
+        Ok(Some(21)),
+        "the compute saw the insert, without the load"
+    );
+}
+
+/// Two loaders that compute each other's keys do not wait for each other: inside a loader a
+/// compute does not wait for another key's load, and supersedes it instead.
+#[test]
+fn loaders_computing_each_others_key_do_not_hang() {
+    let (a, b, cache) = with_timeout(LIMIT, || {
+        let cache: Cache<u32, u32> = Cache::new(100);
+        let both_looked = Barrier::new(2);
+        let (a, b) = std::thread::scope(|s| {
+            let spawn = |mine: u32, other: u32| {
+                let (cache, both_looked) = (&cache, &both_looked);
+                s.spawn(move || {
+                    cache.get_with(mine, || {
+                        both_looked.wait();
+                        cache
+                            .entry(other)
+                            .and_compute_with(|_| Compute::Put(other * 100));
+                        mine
+                    })
+                })
+            };
+            let (a, b) = (spawn(1, 2), spawn(2, 1));
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        (a, b, cache)
+    });
+    assert_eq!((a, b), (1, 2), "each caller gets its loader's value");
+    // Each compute came after the other key's look: its `Put` wins over that load.
+    assert_eq!((cache.get(&1), cache.get(&2)), (Some(100), Some(200)));
 }

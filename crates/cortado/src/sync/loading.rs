@@ -67,6 +67,11 @@ impl Running {
     fn includes(id: usize) -> bool {
         RUNNING.with(|running| running.borrow().contains(&id))
     }
+
+    /// Whether this thread is polling a loader.
+    fn any() -> bool {
+        RUNNING.with(|running| !running.borrow().is_empty())
+    }
 }
 
 impl Drop for Running {
@@ -287,10 +292,14 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
         loop {
             let (step, mut removed) = self.write(hash, |core, now| {
                 // A load that has looked is the earlier event: `f` must see its value. One
-                // that has not looked yet will see this write instead.
+                // that has not looked yet will see this write instead. Inside the loader of
+                // another key the compute does not wait, and supersedes the load instead:
+                // two loaders computing each other's keys would wait for each other forever.
                 if self.loaders.0.load(Ordering::Relaxed) != 0 {
                     if let Some(wait) = slot.loading.looked(&key) {
-                        return Err(wait);
+                        if Running::includes(wait.id()) || !Running::any() {
+                            return Err(wait);
+                        }
                     }
                 }
                 let f = f
@@ -316,8 +325,8 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                     if Running::includes(wait.id()) {
                         panic!("a loader computed its own key: it would wait for itself");
                     }
-                    // Whatever the load's outcome, look again.
-                    let _ = wait.await;
+                    // The load ended or was superseded by a write: look again.
+                    wait.await;
                 }
                 Ok((held, removed_live)) => {
                     if let Some((key, value)) = removed_live {
@@ -475,8 +484,12 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     /// `f` runs under the shard's write lock: it must be quick and must not use the cache. A
     /// load of the key in flight ([`Cache::get_with`] and its variants) comes first: the call
     /// waits for it (blocking the thread), and `f` sees the loaded value, as in Caffeine,
-    /// where a compute waits for the load of its key. Only a load whose loader has not yet
-    /// looked at the cache is not waited for: that look sees the compute's result.
+    /// where a compute waits for the load of its key. The wait ends early if an `insert`,
+    /// `remove` or `invalidate_all` supersedes the load meanwhile; `f` then sees that write.
+    /// Two kinds of load are not waited for, and are superseded by the compute like by an
+    /// `insert`: one whose loader has not yet looked at the cache (that look sees the compute's
+    /// result), and any load when the compute runs inside a loader (of another key: two loaders
+    /// computing each other's keys would otherwise wait for each other forever).
     ///
     /// # Panics
     ///

@@ -83,7 +83,8 @@
 //!   is written once, as a future, which the async front end awaits and the blocking one drives
 //!   with a thread-parking executor. A write to a key whose load is in flight does not wait for
 //!   it, as Caffeine's would: it marks the load superseded, and the loaded value is then handed
-//!   to the callers but not cached.
+//!   to the callers but not cached. A compute (`and_compute_with`), which reads the value it
+//!   replaces, does wait, as Caffeine's does, except inside a loader.
 //! - **Scheduler.** With [`Scheduler::Thread`], a background thread removes entries when they
 //!   are due, in rounds at least 10 ms apart (the `scheduler` module, after Caffeine's
 //!   `Pacer`, which batches within about a second); with `Scheduler::Tokio`
