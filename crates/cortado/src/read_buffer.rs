@@ -217,8 +217,10 @@ mod tests {
 
     /// Two readers record distinct indices while a third thread drains; a final drain collects
     /// the rest. Returns everything drained, sorted.
-    fn record_while_draining(per_reader: u32) -> Vec<u32> {
-        let buffer = Arc::new(ReadBuffer::default());
+    /// Two readers record `per_reader` reads each while a third thread drains; then a final
+    /// drain. The claims start at `start`. Sorted indices drained.
+    fn record_while_draining(start: u32, per_reader: u32) -> Vec<u32> {
+        let buffer = Arc::new(ReadBuffer::starting_at(start));
         let readers: Vec<_> = (0..2u32)
             .map(|r| {
                 let buffer = buffer.clone();
@@ -238,6 +240,7 @@ mod tests {
         }
         let mut seen = drainer.join().unwrap();
         seen.extend(drained(&buffer));
+        assert!(buffer.is_drained(), "a final drain leaves nothing");
         seen.sort_unstable();
         seen
     }
@@ -245,8 +248,11 @@ mod tests {
     #[test]
     fn concurrent_record_and_drain_below_capacity_lose_nothing() {
         model_threads(|| {
-            let seen = record_while_draining(3);
-            assert_eq!(seen, vec![0, 1, 2, 1_000, 1_001, 1_002]);
+            // From the first claim, and across the claims' wrap around `u32::MAX`.
+            for start in [0, u32::MAX - 2] {
+                let seen = record_while_draining(start, 3);
+                assert_eq!(seen, vec![0, 1, 2, 1_000, 1_001, 1_002], "start {start}");
+            }
         });
     }
 
@@ -254,20 +260,22 @@ mod tests {
     fn concurrent_record_and_drain_past_capacity_never_duplicate_or_invent() {
         model_threads(|| {
             let per_reader = CAPACITY as u32 / 2 + 8;
-            let seen = record_while_draining(per_reader);
-            let mut unique = seen.clone();
-            unique.dedup();
-            assert_eq!(unique.len(), seen.len(), "an index drained twice: {seen:?}");
-            assert!(
-                seen.iter()
-                    .all(|&i| i % 1_000 < per_reader && i / 1_000 < 2),
-                "drained an index never recorded: {seen:?}"
-            );
-            // The ring holds CAPACITY reads, so at most the overflow can be lost.
-            assert!(
-                seen.len() >= CAPACITY,
-                "lost more than the overflow: {seen:?}"
-            );
+            for start in [0, u32::MAX - 20] {
+                let seen = record_while_draining(start, per_reader);
+                let mut unique = seen.clone();
+                unique.dedup();
+                assert_eq!(unique.len(), seen.len(), "an index drained twice: {seen:?}");
+                assert!(
+                    seen.iter()
+                        .all(|&i| i % 1_000 < per_reader && i / 1_000 < 2),
+                    "drained an index never recorded: {seen:?}"
+                );
+                // The ring holds CAPACITY reads, so at most the overflow can be lost.
+                assert!(
+                    seen.len() >= CAPACITY,
+                    "lost more than the overflow (start {start}): {seen:?}"
+                );
+            }
         });
     }
 
@@ -398,64 +406,6 @@ mod tests {
             let seen = drained(&buffer);
             assert_eq!(seen, (1001..1001 + CAPACITY as u32).collect::<Vec<_>>());
             assert!(buffer.is_drained());
-        });
-    }
-
-    fn record_while_draining_from(start: u32, per_reader: u32) -> Vec<u32> {
-        let buffer = Arc::new(ReadBuffer::starting_at(start));
-        let readers: Vec<_> = (0..2u32)
-            .map(|r| {
-                let buffer = buffer.clone();
-                thread::spawn(move || {
-                    for j in 0..per_reader {
-                        buffer.record(r * 1_000 + j);
-                    }
-                })
-            })
-            .collect();
-        let drainer = {
-            let buffer = buffer.clone();
-            thread::spawn(move || {
-                let mut seen = drained(&buffer);
-                seen.extend(drained(&buffer));
-                seen
-            })
-        };
-        for reader in readers {
-            reader.join().unwrap();
-        }
-        let mut seen = drainer.join().unwrap();
-        seen.extend(drained(&buffer));
-        assert!(buffer.is_drained(), "a final drain leaves nothing");
-        seen.sort_unstable();
-        seen
-    }
-
-    #[test]
-    fn concurrent_record_and_drain_across_claim_wrap_lose_nothing() {
-        model_threads(|| {
-            let seen = record_while_draining_from(u32::MAX - 2, 3);
-            assert_eq!(seen, vec![0, 1, 2, 1_000, 1_001, 1_002]);
-        });
-    }
-
-    #[test]
-    fn concurrent_record_and_drain_across_claim_wrap_never_duplicate_or_invent() {
-        model_threads(|| {
-            let per_reader = CAPACITY as u32 / 2 + 8;
-            let seen = record_while_draining_from(u32::MAX - 20, per_reader);
-            let mut unique = seen.clone();
-            unique.dedup();
-            assert_eq!(unique.len(), seen.len(), "an index drained twice: {seen:?}");
-            assert!(
-                seen.iter()
-                    .all(|&i| i % 1_000 < per_reader && i / 1_000 < 2),
-                "drained an index never recorded: {seen:?}"
-            );
-            assert!(
-                seen.len() >= CAPACITY,
-                "lost more than the overflow: {seen:?}"
-            );
         });
     }
 

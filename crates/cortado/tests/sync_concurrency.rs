@@ -883,6 +883,24 @@ fn spawn_paused_load<'s>(
     })
 }
 
+/// A cache of 100 entries with stats, whose listener logs the causes with which the value 10
+/// (what `spawn_paused_load`'s loader returns) is removed.
+fn hearing_loaded_value() -> (Cache<u32, u32>, Arc<Mutex<Vec<RemovalCause>>>) {
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let log = heard.clone();
+    let cache = Cache::builder()
+        .max_capacity(100)
+        .record_stats()
+        .eviction_listener(move |_, v: &u32, cause| {
+            if *v == 10 {
+                log.lock().unwrap().push(cause);
+            }
+        })
+        .build()
+        .unwrap();
+    (cache, heard)
+}
+
 /// Runs `get_with(1)` with a loader that returns 10, doing `write` on the cache while the loader
 /// runs; returns what `get_with` returned, the value then cached for key 1, what the listener
 /// heard of the loaded value, and the load successes counted.
@@ -890,18 +908,7 @@ fn write_during_load(
     write: impl FnOnce(&Cache<u32, u32>) + Send + 'static,
 ) -> (u32, Option<u32>, Vec<RemovalCause>, u64) {
     with_timeout(LIMIT, move || {
-        let heard = Arc::new(Mutex::new(Vec::new()));
-        let log = heard.clone();
-        let cache: Cache<u32, u32> = Cache::builder()
-            .max_capacity(100)
-            .record_stats()
-            .eviction_listener(move |_, v: &u32, cause| {
-                if *v == 10 {
-                    log.lock().unwrap().push(cause);
-                }
-            })
-            .build()
-            .unwrap();
+        let (cache, heard) = hearing_loaded_value();
         let (started, release) = (Barrier::new(2), Barrier::new(2));
         let loaded = std::thread::scope(|s| {
             let loader = spawn_paused_load(s, &cache, &started, &release);
@@ -993,17 +1000,7 @@ fn compute_during_load_waits_for_it_and_sees_loaded_value() {
     ];
     for (op, f, cached, causes) in cases {
         let (loaded, seen, held, after, heard) = with_timeout(LIMIT, move || {
-            let heard = Arc::new(Mutex::new(Vec::new()));
-            let log = heard.clone();
-            let cache: Cache<u32, u32> = Cache::builder()
-                .max_capacity(100)
-                .eviction_listener(move |_, v: &u32, cause| {
-                    if *v == 10 {
-                        log.lock().unwrap().push(cause);
-                    }
-                })
-                .build()
-                .unwrap();
+            let (cache, heard) = hearing_loaded_value();
             let (started, release) = (Barrier::new(2), Barrier::new(2));
             let (seen, held, loaded) = std::thread::scope(|s| {
                 let loader = spawn_paused_load(s, &cache, &started, &release);
