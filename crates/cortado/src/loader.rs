@@ -19,7 +19,11 @@
 //! Waiting is a future for both front ends: a waiter is a mutex over the outcome and the wakers
 //! to call, and the blocking front end drives the same future with a thread-parking
 //! [`block_on`](crate::shim::block_on). The map and the waiters only ever hold the lock for a few
-//! instructions (and a clone of the outcome); wakers are called after it is released.
+//! instructions (and a clone of the outcome); wakers are called after it is released. A
+//! [supersession](Loading::supersede) wakes the waiters too (a compute waiting for the load then
+//! goes on), after the waiter's lock but under the map's and the shard's: a waker only schedules
+//! its task (as tokio's, async-std's, smol's and the blocking front end's do), it does not poll
+//! it on the spot.
 //!
 //! The module is model checked with shuttle (`model_check`): its tests run over many
 //! interleavings, checking that one caller loads at a time and that every waiter is released.
