@@ -486,10 +486,10 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     /// waits for it (blocking the thread), and `f` sees the loaded value, as in Caffeine,
     /// where a compute waits for the load of its key. The wait ends early if an `insert`,
     /// `remove` or `invalidate_all` supersedes the load meanwhile; `f` then sees that write.
-    /// Two kinds of load are not waited for, and are superseded by the compute like by an
-    /// `insert`: one whose loader has not yet looked at the cache (that look sees the compute's
-    /// result), and any load when the compute runs inside a loader (of another key: two loaders
-    /// computing each other's keys would otherwise wait for each other forever).
+    /// Two kinds of load are not waited for: one whose loader has not yet looked at the cache
+    /// (that look sees the compute's result), and any load when the compute runs inside a
+    /// loader (of another key: two loaders computing each other's keys would otherwise wait for
+    /// each other forever), which a `Put` or `Remove` then supersedes, as an `insert` would.
     ///
     /// # Panics
     ///
