@@ -10,7 +10,8 @@
 //! the shape of [`crate::shim`] but hands out shuttle's mutexes, atomics, threads and executor
 //! (see the [shim's design](crate::shim)). Their test functions, written once, run each body
 //! through `shim::model`, which here means [`ITERATIONS`] random schedules, each a different
-//! interleaving at every atomic operation and lock. shuttle reports a deadlock (a waiter never
+//! interleaving at every atomic operation and lock; bodies that spawn threads go through
+//! `shim::model_threads`, which adds as many schedules of the PCT scheduler. shuttle reports a deadlock (a waiter never
 //! released), a panic or a failed assertion together with the schedule that caused it.
 //!
 //! shuttle explores interleavings under sequential consistency: it cannot find a bug that needs a
@@ -51,7 +52,7 @@ mod shim {
     pub(crate) fn model_threads(body: impl Fn() + Send + Sync + 'static) {
         let body = std::sync::Arc::new(body);
         let random = body.clone();
-        shuttle::check_random(move || random(), super::ITERATIONS);
+        model(move || random());
         shuttle::check_pct(move || body(), super::ITERATIONS, super::PCT_DEPTH);
     }
 }

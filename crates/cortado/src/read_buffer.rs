@@ -30,7 +30,8 @@
 //! slots, and a reused one gets a hit it did not earn, which is harmless.
 //!
 //! Each slot holds a self-contained value that publishes nothing else, so relaxed atomics suffice:
-//! a drain returns each recorded value at most once (the swap) and never a value nobody recorded.
+//! a drain returns each recorded value at most once (the exchange of its exact claim and index)
+//! and never a value nobody recorded.
 //! The tests check this under shuttle's model checker too (`model_check`). On one thread nothing is
 //! lost and the order is kept (every write to a shard whose reads can be buffered drains first, and
 //! a drain comes every 32 reads), so a one-shard `sync::Cache` decides exactly as the unsync one.
