@@ -334,6 +334,65 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
         self.cache.get_with(self.key, async { value }).await
     }
 
+    /// The value, or `V::default()` inserted on a miss.
+    pub async fn or_default(self) -> V
+    where
+        V: Default,
+    {
+        self.cache.get_with(self.key, async { V::default() }).await
+    }
+
+    /// The value, awaiting a loader that may fail on a miss (as [`Cache::try_get_with`]).
+    pub async fn or_try_insert_with<E>(
+        self,
+        init: impl Future<Output = Result<V, E>>,
+    ) -> Result<V, Arc<E>>
+    where
+        E: Send + Sync + 'static,
+    {
+        self.cache.try_get_with(self.key, init).await
+    }
+
+    /// The value, awaiting a loader that may find nothing on a miss (as
+    /// [`Cache::optionally_get_with`]).
+    pub async fn or_optionally_insert_with(
+        self,
+        init: impl Future<Output = Option<V>>,
+    ) -> Option<V> {
+        self.cache.optionally_get_with(self.key, init).await
+    }
+
+    /// Atomically replaces the value with `f(current)`, or inserts `f(None)`, and returns the
+    /// value written; see [`sync::Entry::and_upsert_with`].
+    pub async fn and_upsert_with(self, f: impl FnOnce(Option<&V>) -> V) -> V {
+        let mut written = None;
+        self.and_compute_with(|current| {
+            let value = f(current);
+            written = Some(value.clone());
+            Compute::Put(value)
+        })
+        .await;
+        written.expect("`and_compute_with` runs `f` once unless it panics")
+    }
+
+    /// [`and_compute_with`](Self::and_compute_with) with an `f` that may fail: on `Err` nothing
+    /// is written and the error is returned.
+    pub async fn and_try_compute_with<E>(
+        self,
+        f: impl FnOnce(Option<&V>) -> Result<Compute<V>, E>,
+    ) -> Result<Option<V>, E> {
+        let mut error = None;
+        let held = self
+            .and_compute_with(|current| {
+                f(current).unwrap_or_else(|e| {
+                    error = Some(e);
+                    Compute::Nop
+                })
+            })
+            .await;
+        error.map_or(Ok(held), Err)
+    }
+
     /// Atomically reads the live value, asks `f` what to do, and does it; see
     /// [`sync::Entry::and_compute_with`]. The call is `async` because it first awaits a load of
     /// the key in flight (`f` then sees the loaded value); `f` itself is synchronous: it runs

@@ -45,7 +45,9 @@
 //! [`sync::Cache`] and [`future::Cache`] keep moka's names: the settings `max_capacity`,
 //! `initial_capacity`, `weigher`, `time_to_live`, `time_to_idle`, `expire_after` and
 //! `eviction_listener`; the loaders `get_with`, `try_get_with` (errors as `Arc<E>`) and
-//! `optionally_get_with`; `entry(k).or_insert_with`, `insert`, `get`, `remove`,
+//! `optionally_get_with`; on `entry(k)`, `or_insert_with`, `or_insert`, `or_default`,
+//! `or_try_insert_with`, `or_optionally_insert_with`, `and_compute_with`, `and_try_compute_with`
+//! and `and_upsert_with`; `insert`, `get`, `remove`,
 //! `contains_key`, `invalidate_all`, `iter`, `weighted_size` and `run_pending_tasks`; the four
 //! removal causes. What differs:
 //!
@@ -56,7 +58,7 @@
 //! | `entry_count()`, `policy().max_capacity()` | `len()`, `max_capacity()` |
 //! | keys need `Hash + Eq` (moka keeps them in an `Arc`) | the loaders (`get_with` and its variants), `entry` and `iter` also need `K: Clone` |
 //! | `iter()` yields `(Arc<K>, V)` | `iter()` yields `(K, V)` |
-//! | `entry(k).or_insert_with(..)` returns an `Entry<K, V>` | returns the value |
+//! | `entry(k).or_insert_with(..)` and the others return an `Entry<K, V>` | they return the value (the computes: the value held after, or written for `and_upsert_with`) |
 //! | `eviction_listener(\|k: Arc<K>, v: V, cause\| ..)` | `eviction_listener(\|k: &K, v: &V, cause\| ..)` |
 //! | `Expiry` methods take the time of the event | they take the key, the value and (on update and read) the current lifetime |
 //! | `entry(k).and_compute_with(\|entry\| Op::Put(v))`, a `CompResult` | `entry(k).and_compute_with(\|value\| Compute::Put(v))`, the value held after |

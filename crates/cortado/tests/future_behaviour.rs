@@ -640,3 +640,55 @@ async fn compute_during_load_awaits_it_and_sees_loaded_value() {
     })
     .await;
 }
+
+/// The entry's upsert waits for a load of its key like the compute it is made of, and the
+/// fallible and optional loaders cache only values.
+#[tokio::test(flavor = "current_thread")]
+async fn entry_upsert_awaits_load_and_fallible_loaders_cache_only_values() {
+    within(async {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let (started, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let load = spawn_paused_load(&cache, &started, &release, 10);
+        started.notified().await;
+        let upsert = tokio::spawn({
+            let cache = cache.clone();
+            async move {
+                cache
+                    .entry(1)
+                    .and_upsert_with(|v| v.map_or(1, |v| v + 1))
+                    .await
+            }
+        });
+        tokio::task::yield_now().await;
+        assert!(!upsert.is_finished(), "the upsert waits for the load");
+        release.notify_one();
+        assert_eq!(load.await.unwrap(), 10);
+        assert_eq!(upsert.await.unwrap(), 11);
+
+        let failed = cache
+            .entry(1)
+            .and_try_compute_with(|_| Err::<Compute<u64>, _>("bad"))
+            .await;
+        assert_eq!(failed, Err("bad"));
+        assert_eq!(cache.get(&1), Some(11));
+        let failed = cache
+            .entry(2)
+            .or_try_insert_with(async { Err("down") })
+            .await;
+        assert_eq!(failed.map_err(|e| *e), Err("down"));
+        assert_eq!(
+            cache
+                .entry(3)
+                .or_optionally_insert_with(async { None })
+                .await,
+            None
+        );
+        assert_eq!(
+            (cache.contains_key(&2), cache.contains_key(&3)),
+            (false, false)
+        );
+        assert_eq!(cache.entry(4).or_default().await, 0);
+        assert_eq!(cache.get(&4), Some(0));
+    })
+    .await;
+}

@@ -417,6 +417,101 @@ fn or_insert_with_loads_only_on_miss() {
     assert_eq!(cache.entry(2).or_insert(21), 20);
 }
 
+#[test]
+fn and_upsert_with_concurrent_increments_are_atomic_and_return_written_value() {
+    let cache: Cache<u32, u64> = Cache::builder().max_capacity(10).shards(1).build().unwrap();
+    let written = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                let mine: Vec<u64> = (0..500)
+                    .map(|_| cache.entry(0).and_upsert_with(|n| n.map_or(1, |n| n + 1)))
+                    .collect();
+                written.lock().unwrap().extend(mine);
+            });
+        }
+    });
+    assert_eq!(cache.get(&0), Some(2_000));
+    // Each call returned the value it wrote: every count from 1 to 2,000 exactly once.
+    let mut written = written.into_inner().unwrap();
+    written.sort_unstable();
+    assert_eq!(written, (1..=2_000).collect::<Vec<u64>>());
+}
+
+#[test]
+fn and_upsert_with_value_heavier_than_share_returns_it_though_not_kept() {
+    let cache: Cache<u32, u32> = Cache::builder()
+        .max_capacity(10)
+        .shards(1)
+        .weigher(|_: &u32, v: &u32| *v)
+        .build()
+        .unwrap();
+    assert_eq!(cache.entry(1).and_upsert_with(|_| 11), 11);
+    assert_eq!(cache.get(&1), None);
+}
+
+#[test]
+fn and_try_compute_with_error_writes_nothing_and_returns_it() {
+    let clock = ManualClock::new();
+    let (cache, log) = logging_cache(10, 1, &clock);
+    cache.insert(1, 10);
+    let parsed: Result<Option<u32>, String> = cache
+        .entry(1)
+        .and_try_compute_with(|_| Err("not a number".to_string()));
+    assert_eq!(parsed, Err("not a number".to_string()));
+    assert_eq!(cache.get(&1), Some(10));
+    let absent: Result<Option<u32>, String> =
+        cache.entry(2).and_try_compute_with(|_| Err("none".into()));
+    assert_eq!(absent, Err("none".to_string()));
+    assert!(!cache.contains_key(&2));
+    assert_eq!(
+        cache
+            .entry(1)
+            .and_try_compute_with(|v| Ok::<_, String>(Compute::Put(v.unwrap() + 1))),
+        Ok(Some(11))
+    );
+    assert_eq!(
+        cache
+            .entry(1)
+            .and_try_compute_with(|_| Ok::<_, String>(Compute::Remove)),
+        Ok(None)
+    );
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec![
+            (1, 10, RemovalCause::Replaced),
+            (1, 11, RemovalCause::Explicit)
+        ]
+    );
+}
+
+#[test]
+fn entry_fallible_and_optional_loaders_cache_only_values() {
+    let cache: Cache<u32, u32> = Cache::new(10);
+    assert_eq!(cache.entry(1).or_default(), 0);
+    assert!(cache.contains_key(&1));
+    let failed = cache.entry(2).or_try_insert_with(|| Err("down"));
+    assert_eq!(failed.map_err(|e| *e), Err("down"));
+    assert!(!cache.contains_key(&2));
+    assert_eq!(
+        cache.entry(2).or_try_insert_with(|| Ok::<_, ()>(20)),
+        Ok(20)
+    );
+    assert_eq!(
+        cache
+            .entry(2)
+            .or_try_insert_with(|| Err::<u32, _>("present: no load")),
+        Ok(20)
+    );
+    assert_eq!(cache.entry(3).or_optionally_insert_with(|| None), None);
+    assert!(!cache.contains_key(&3));
+    assert_eq!(
+        cache.entry(3).or_optionally_insert_with(|| Some(30)),
+        Some(30)
+    );
+    assert_eq!(cache.get(&3), Some(30));
+}
+
 /// SipHash with fixed keys, so two caches hash (and so shard and sketch) identically.
 type Fixed = BuildHasherDefault<DefaultHasher>;
 

@@ -477,6 +477,59 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
         self.cache.get_with(self.key, || value)
     }
 
+    /// The value, or `V::default()` inserted on a miss.
+    pub fn or_default(self) -> V
+    where
+        V: Default,
+    {
+        self.cache.get_with(self.key, V::default)
+    }
+
+    /// The value, loading it with a loader that may fail on a miss (as
+    /// [`Cache::try_get_with`]: the error reaches the waiters as `Arc<E>`, nothing is cached).
+    pub fn or_try_insert_with<E>(self, init: impl FnOnce() -> Result<V, E>) -> Result<V, Arc<E>>
+    where
+        E: Send + Sync + 'static,
+    {
+        self.cache.try_get_with(self.key, init)
+    }
+
+    /// The value, loading it with a loader that may find nothing on a miss (as
+    /// [`Cache::optionally_get_with`]).
+    pub fn or_optionally_insert_with(self, init: impl FnOnce() -> Option<V>) -> Option<V> {
+        self.cache.optionally_get_with(self.key, init)
+    }
+
+    /// Atomically replaces the value with `f(current)`, or inserts `f(None)` if there is none,
+    /// and returns the value written. A read-modify-write such as a counter:
+    /// `entry(k).and_upsert_with(|n| n.map_or(1, |n| n + 1))`. Waits for a load of the key
+    /// like [`and_compute_with`](Self::and_compute_with), whose rules and panics it shares.
+    pub fn and_upsert_with(self, f: impl FnOnce(Option<&V>) -> V) -> V {
+        let mut written = None;
+        self.and_compute_with(|current| {
+            let value = f(current);
+            written = Some(value.clone());
+            Compute::Put(value)
+        });
+        written.expect("`and_compute_with` runs `f` once unless it panics")
+    }
+
+    /// [`and_compute_with`](Self::and_compute_with) with an `f` that may fail: on `Err` nothing
+    /// is written and the error is returned; on `Ok` the result is that of `and_compute_with`.
+    pub fn and_try_compute_with<E>(
+        self,
+        f: impl FnOnce(Option<&V>) -> Result<Compute<V>, E>,
+    ) -> Result<Option<V>, E> {
+        let mut error = None;
+        let held = self.and_compute_with(|current| {
+            f(current).unwrap_or_else(|e| {
+                error = Some(e);
+                Compute::Nop
+            })
+        });
+        error.map_or(Ok(held), Err)
+    }
+
     /// Atomically reads the live value (if any), asks `f` what to do, and does it: no other
     /// write to the key can come in between. Returns the value held afterwards (`None` when
     /// removed, or when a new value was evicted at once, e.g. heavier than its shard's share).
