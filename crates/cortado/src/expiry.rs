@@ -75,9 +75,14 @@ pub(crate) struct Deadlines {
     pub(crate) read: Option<u64>,
 }
 
+/// The latest deadline an entry can have: `u64::MAX` itself is how a shard stores "no deadline".
+const LATEST_DEADLINE: u64 = u64::MAX - 1;
+
+/// The deadline `nanos` after `now`, saturating at [`LATEST_DEADLINE`]: a lifetime past the
+/// clock's range is still a deadline (an `Expiry`'s read is told the time left, not `None`).
 #[inline]
 fn after(now: u64, nanos: u64) -> u64 {
-    now.saturating_add(nanos)
+    now.saturating_add(nanos).min(LATEST_DEADLINE)
 }
 
 fn min_deadline(a: Option<u64>, b: Option<u64>) -> Option<u64> {

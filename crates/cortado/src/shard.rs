@@ -75,7 +75,8 @@ use crate::timer_wheel::TimerWheel;
 /// Computes an entry's weight.
 pub(crate) type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u32 + Send + Sync>;
 
-/// No deadline (in `read_deadlines` and `write_deadlines`).
+/// No deadline (in `read_deadlines` and `write_deadlines`); a real one stops a nanosecond
+/// before it (see `expiry`).
 const NO_DEADLINE: u64 = u64::MAX;
 /// The most entries a cache counting entries may hold: slots are named by `u32` indices, one
 /// value short of `u32::MAX` (the builder's limit, and `set_max_capacity`'s).

@@ -30,6 +30,18 @@ impl Expiry<u32, u64> for ValueSeconds {
 
 struct NoExpiry;
 
+/// A new entry lives as long as a `Duration` can say; a read leaves it at most 10 s.
+struct LongestUntilRead;
+
+impl Expiry<u32, u32> for LongestUntilRead {
+    fn expire_after_create(&self, _: &u32, _: &u32) -> Option<Duration> {
+        Some(Duration::MAX)
+    }
+    fn expire_after_read(&self, _: &u32, _: &u32, current: Option<Duration>) -> Option<Duration> {
+        current.map(|left| left.min(Duration::from_secs(10)))
+    }
+}
+
 impl Expiry<u32, u32> for NoExpiry {
     fn expire_after_create(&self, _: &u32, _: &u32) -> Option<Duration> {
         None
@@ -293,6 +305,27 @@ both_front_ends! {
                 cache.validate();
             }
         }
+    }
+
+    /// A lifetime that saturates the clock's range is still a deadline: a read is told the
+    /// time left (`current` is `None` only without one), so it can shorten it.
+    #[test]
+    fn expire_after_read_of_longest_lifetime_can_shorten_it() {
+        let clock = ManualClock::new();
+        let mut cache = Cache::builder()
+            .max_capacity(10)
+            .expire_after(LongestUntilRead)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        cache.insert(1, 1);
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(got(cache.get(&1)), Some(1));
+        clock.advance(Duration::from_secs(11));
+        assert_eq!(got(cache.get(&1)), None, "10 s after the read");
+        cache.run_pending_tasks();
+        assert!(cache.is_empty());
+        cache.validate();
     }
 
     #[test]
