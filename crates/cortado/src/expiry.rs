@@ -130,13 +130,21 @@ impl<K, V> ExpiryRules<K, V> {
     ) -> Deadlines {
         let explicit = explicit.map(|d| after(now, duration_nanos(d)));
         if let Some(custom) = &self.custom {
+            if explicit.is_some() {
+                // The caller's lifetime wins: the callback's answer would be thrown away (a
+                // put with a duration in Caffeine does not ask its `Expiry` either).
+                return Deadlines {
+                    write: None,
+                    read: explicit,
+                };
+            }
             let lifetime = match current {
                 None => custom.expire_after_create(key, value),
                 Some(current) => custom.expire_after_update(key, value, remaining(now, current)),
             };
             return Deadlines {
                 write: None,
-                read: explicit.or(lifetime.map(|d| after(now, duration_nanos(d)))),
+                read: lifetime.map(|d| after(now, duration_nanos(d))),
             };
         }
         Deadlines {
@@ -220,6 +228,31 @@ mod tests {
         ) -> Option<Duration> {
             current.map(|c| c * 2)
         }
+    }
+
+    struct Unasked;
+    impl Expiry<u32, u32> for Unasked {
+        fn expire_after_create(&self, _: &u32, _: &u32) -> Option<Duration> {
+            panic!("an explicit lifetime asks no callback")
+        }
+        fn expire_after_update(&self, _: &u32, _: &u32, _: Option<Duration>) -> Option<Duration> {
+            panic!("an explicit lifetime asks no callback")
+        }
+    }
+
+    #[test]
+    fn on_write_explicit_with_custom_expiry_asks_no_callback() {
+        let r = ExpiryRules::<u32, u32> {
+            ttl: None,
+            tti: None,
+            custom: Some(Arc::new(Unasked)),
+        };
+        let ttl = Some(Duration::from_nanos(7));
+        assert_eq!(r.effective(r.on_write(&1, &1, 10, ttl, None)), Some(17));
+        assert_eq!(
+            r.effective(r.on_write(&1, &1, 10, ttl, Some(None))),
+            Some(17)
+        );
     }
 
     #[test]

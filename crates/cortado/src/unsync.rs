@@ -267,7 +267,7 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     }
 
     /// Inserts or replaces the value of `key` with its own lifetime, overriding the cache's
-    /// time to live for this entry.
+    /// time to live for this entry, or its `expire_after` policy (which is not asked).
     pub fn insert_with_ttl(&mut self, key: K, value: V, ttl: Duration) {
         self.uses_time = true;
         self.write(key, value, Some(ttl));

@@ -849,7 +849,8 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.inner.insert(key, value, None);
     }
 
-    /// Inserts or replaces with a lifetime of its own, overriding the cache's time to live.
+    /// Inserts or replaces with a lifetime of its own, overriding the cache's time to live, or
+    /// its `expire_after` policy (which is not asked).
     pub fn insert_with_ttl(&self, key: K, value: V, ttl: Duration) {
         self.inner.insert(key, value, Some(ttl));
     }
