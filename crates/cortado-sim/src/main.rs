@@ -56,7 +56,8 @@ struct SimulateArgs {
         required = true
     )]
     traces: Vec<PathBuf>,
-    /// The format of every trace, when the file names do not say it.
+    /// The format of every trace whose file name does not say it (a trace named for another
+    /// format is an error).
     #[arg(long, value_parser = parse_format)]
     format: Option<Format>,
     /// Cache sizes: entry counts (1000) or percentages of each trace's distinct keys (5%),
@@ -212,6 +213,12 @@ enum CliError {
     },
     /// The verification ran and found differences (already printed).
     Mismatch,
+    /// `--format` names another format than a trace's file name does.
+    FormatConflict {
+        path: PathBuf,
+        named: Format,
+        given: Format,
+    },
 }
 
 impl CliError {
@@ -221,6 +228,7 @@ impl CliError {
             | CliError::Verify(VerifyError::Unmapped { .. } | VerifyError::UnknownTrace { .. })
             | CliError::Verify(VerifyError::Replay(ReplayError::Policy { .. }))
             | CliError::Plot(PlotError::UnknownExtension { .. })
+            | CliError::FormatConflict { .. }
             | CliError::Gen(_) => 2,
             _ => 1,
         }
@@ -236,6 +244,12 @@ impl fmt::Display for CliError {
             CliError::Gen(e) => e.fmt(f),
             CliError::Output { path, source } => write!(f, "{}: {source}", path.display()),
             CliError::Mismatch => write!(f, "hit ratios differ from the reference"),
+            CliError::FormatConflict { path, named, given } => write!(
+                f,
+                "{}: the file name says format `{named}` but --format says `{given}`; \
+                 --format is for traces whose names do not say their format",
+                path.display()
+            ),
         }
     }
 }
@@ -310,9 +324,26 @@ fn simulate(args: &SimulateArgs) -> Result<(), CliError> {
             policies.push(p);
         }
     }
+    let paths = &args.traces;
+    // `--format` fills in for names that say no format: it must not silently reread a trace
+    // named for another (a `.lirs` file read as `i32be` records is a plausible key sequence).
+    if let Some(given) = args.format {
+        for path in paths {
+            match Format::from_path(path) {
+                Some(named) if named != given => {
+                    return Err(CliError::FormatConflict {
+                        path: path.clone(),
+                        named,
+                        given,
+                    })
+                }
+                _ => {}
+            }
+        }
+    }
     let options = args.exec.options();
     let (traces, outcomes) = options.install(|| -> Result<_, ReplayError> {
-        let traces = replay::load_traces(&args.traces, args.format, &options)?;
+        let traces = replay::load_traces(paths, args.format, &options)?;
         let cells = replay::grid(&traces, &policies, &args.sizes);
         let outcomes = replay::run(&traces, &cells, &options)?;
         Ok((traces, outcomes))

@@ -452,3 +452,49 @@ fn verify_mismatch_closed_stdout_exits_one() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }
+
+#[test]
+fn format_flag_contradicting_trace_name_exits_two() {
+    // `--format` gives the format of traces whose names do not say it. Given with a trace named
+    // `.lirs`, it read that trace as i32be records: the hand trace's 20 bytes became 5 garbage
+    // keys, replayed with exit status 0.
+    let dir = Scratch::new("format-conflict");
+    let named = dir.write("hand.lirs", HAND);
+    let unnamed = dir.write("other.bin", "\0\0\0\x07\0\0\0\x07");
+    let out = sim(&[
+        "--trace",
+        arg(&named),
+        "--trace",
+        arg(&unnamed),
+        "--format",
+        "i32be",
+        "--sizes",
+        "3",
+        "--policies",
+        "lru",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("hand.lirs"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("i32be"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    // A flag that agrees with the name (in any case) is no conflict: LRU at 3 entries hits 4
+    // of the hand trace's 10 requests (counted in `json_hand_counted_lru_and_opt_field_by_field`).
+    let out = sim(&[
+        "--trace",
+        arg(&named),
+        "--format",
+        "LIRS",
+        "--sizes",
+        "3",
+        "--policies",
+        "lru",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("40.00"), "{}", stdout(&out));
+}
