@@ -324,11 +324,17 @@ fn simulate(args: &SimulateArgs) -> Result<(), CliError> {
             policies.push(p);
         }
     }
-    let paths = &args.traces;
+    // A trace named twice is replayed once, as a repeated policy or size is.
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for path in &args.traces {
+        if !paths.contains(path) {
+            paths.push(path.clone());
+        }
+    }
     // `--format` fills in for names that say no format: it must not silently reread a trace
     // named for another (a `.lirs` file read as `i32be` records is a plausible key sequence).
     if let Some(given) = args.format {
-        for path in paths {
+        for path in &paths {
             match Format::from_path(path) {
                 Some(named) if named != given => {
                     return Err(CliError::FormatConflict {
@@ -343,7 +349,7 @@ fn simulate(args: &SimulateArgs) -> Result<(), CliError> {
     }
     let options = args.exec.options();
     let (traces, outcomes) = options.install(|| -> Result<_, ReplayError> {
-        let traces = replay::load_traces(paths, args.format, &options)?;
+        let traces = replay::load_traces(&paths, args.format, &options)?;
         let cells = replay::grid(&traces, &policies, &args.sizes);
         let outcomes = replay::run(&traces, &cells, &options)?;
         Ok((traces, outcomes))

@@ -360,7 +360,8 @@ impl From<TraceError> for ReplayError {
     }
 }
 
-/// Loads every trace once, in parallel on the current rayon pool, in the order given.
+/// Loads every trace once, in parallel on the current rayon pool, in the order given. Traces
+/// that share a name are named by their paths instead.
 pub fn load_traces(
     paths: &[PathBuf],
     format: Option<Format>,
@@ -376,7 +377,23 @@ pub fn load_traces(
         })
         .collect::<Result<Vec<_>, _>>();
     bar.finish_and_clear();
-    Ok(traces?)
+    let mut traces = traces?;
+    distinguish_names(&mut traces);
+    Ok(traces)
+}
+
+/// Names traces that share a name (`a/x.lirs`, `b/x.lirs`) by their paths, so that every
+/// report and output record tells them apart.
+fn distinguish_names(traces: &mut [Trace]) {
+    let mut seen: HashSet<&str> = HashSet::new();
+    let shared: HashSet<String> = traces
+        .iter()
+        .filter(|t| !seen.insert(t.name.as_str()))
+        .map(|t| t.name.clone())
+        .collect();
+    for trace in traces.iter_mut().filter(|t| shared.contains(&t.name)) {
+        trace.name = trace.path.display().to_string();
+    }
 }
 
 /// Replays every cell on the current rayon pool; outcomes come back in cell order.

@@ -498,3 +498,50 @@ fn format_flag_contradicting_trace_name_exits_two() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("40.00"), "{}", stdout(&out));
 }
+
+#[test]
+fn json_two_traces_same_name_records_tell_them_apart() {
+    // `a/x.lirs` and `b/x.lirs` were both reported as trace `x`: their records had the same
+    // (trace, policy, size) and different hits, and could not be told apart.
+    let dir = Scratch::new("same-name");
+    std::fs::create_dir_all(dir.path("a")).unwrap();
+    std::fs::create_dir_all(dir.path("b")).unwrap();
+    // With 10 entries nothing is evicted: hits are the repeats, 1 and 0.
+    let a = dir.write("a/x.lirs", "1\n1\n2\n");
+    let b = dir.write("b/x.lirs", "1\n2\n3\n");
+    let json = dir.path("out.json");
+    // `a` is given twice: the same file is replayed once, as repeated policies and sizes are.
+    let out = sim(&[
+        "--trace",
+        arg(&a),
+        "--trace",
+        arg(&b),
+        "--trace",
+        arg(&a),
+        "--sizes",
+        "10",
+        "--policies",
+        "lru",
+        "--json",
+        arg(&json),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let got: Vec<(String, u64)> = value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["trace"].as_str().unwrap().to_owned(),
+                r["hits"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_ne!(got[0].0, got[1].0, "{got:?}");
+    assert!(Path::new(&got[0].0).ends_with("a/x.lirs"), "{got:?}");
+    assert_eq!(got[0].1, 1, "{got:?}");
+    assert!(Path::new(&got[1].0).ends_with("b/x.lirs"), "{got:?}");
+    assert_eq!(got[1].1, 0, "{got:?}");
+}
