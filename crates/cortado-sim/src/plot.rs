@@ -17,8 +17,9 @@
 //!   1,000 to 1,000,000 entries), so the x axis is logarithmic when the largest size exceeds
 //!   [`LOG_SPAN`] (10) times the smallest, linear otherwise. The y axis starts at 0 so curves of
 //!   different panels read alike, and ends a little above the highest point.
-//! - **Stable colours.** A policy keeps its colour across panels (Tableau 10, in the order the
-//!   policies were given), and the offline optimum `opt` is drawn in black: it is the ceiling,
+//! - **Stable colours.** A policy keeps its colour across panels (Tableau 10, then Tableau 20's
+//!   lighter companions, in the order the policies were given: every policy of the registry has
+//!   its own), and the offline optimum `opt` is drawn in black: it is the ceiling,
 //!   not a competitor. `opt-bypass` takes a palette colour, so the legend tells the two apart.
 //! - **Panels.** Several traces share one image in a grid of about square shape
 //!   (`ceil(sqrt(n))` columns), [`PANEL`] pixels each.
@@ -26,7 +27,7 @@
 //! # References
 //!
 //! 1. plotters (`style::register_font`, `ab_glyph` feature), 0.3.
-//! 2. M. Stone: the Tableau 10 palette (2016).
+//! 2. M. Stone: the Tableau 10 and Tableau 20 palettes (2016).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -67,8 +68,9 @@ pub const FONT_PATHS: &[&str] = &[
     "C:\\Windows\\Fonts\\arial.ttf",
 ];
 
-/// Tableau 10, in its usual order.
-const PALETTE: [RGBColor; 10] = [
+/// Tableau 10, in its usual order, then the lighter companions Tableau 20 pairs with them: every
+/// policy of the registry gets its own colour on one chart.
+const PALETTE: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -79,6 +81,16 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
+    RGBColor(174, 199, 232),
+    RGBColor(255, 187, 120),
+    RGBColor(152, 223, 138),
+    RGBColor(255, 152, 150),
+    RGBColor(197, 176, 213),
+    RGBColor(196, 156, 148),
+    RGBColor(247, 182, 210),
+    RGBColor(199, 199, 199),
+    RGBColor(219, 219, 141),
+    RGBColor(158, 218, 229),
 ];
 
 /// An image format, from the output file's extension.
@@ -490,5 +502,45 @@ mod tests {
         assert_eq!(compact(0.5), "0.5");
         assert_eq!(compact(2.5), "2.5");
         assert_eq!(compact(0.1 + 0.2), "0.3");
+    }
+
+    #[test]
+    fn curves_every_policy_at_once_distinct_colors() {
+        // All 16 policies on one chart: with 10 colours for the 15 that are not `opt`, five
+        // pairs (wtinylfu and s3fifo, lru and clock...) were drawn and listed alike.
+        let traces = [Trace::from_keys(
+            "t".into(),
+            PathBuf::from("t.keys"),
+            vec![1, 2, 1],
+        )];
+        let outcomes: Vec<Outcome> = crate::policy::POLICIES
+            .iter()
+            .map(|&policy| Outcome {
+                trace: 0,
+                trace_name: "t".into(),
+                policy,
+                size: 2,
+                percent: None,
+                requests: 3,
+                hits: 1,
+                seconds: 0.0,
+                cpu_seconds: None,
+            })
+            .collect();
+        let chart = Chart {
+            traces: &traces,
+            outcomes: &outcomes,
+            shown: &[0],
+            grid: (1, 1),
+            path: Path::new("t.svg"),
+        };
+        let curves = chart.curves(0, crate::policy::POLICIES);
+        assert_eq!(curves.len(), crate::policy::POLICIES.len());
+        for (i, a) in curves.iter().enumerate() {
+            for b in &curves[i + 1..] {
+                let rgb = |c: &Curve| (c.color.0, c.color.1, c.color.2);
+                assert_ne!(rgb(a), rgb(b), "{} and {}", a.policy, b.policy);
+            }
+        }
     }
 }
