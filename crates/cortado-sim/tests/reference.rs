@@ -45,6 +45,56 @@ fn verify_lru_arc_opt_on_lirs_traces_within_hundredth() {
 }
 
 #[test]
+fn verify_lirs_sieve_s3fifo_on_lirs_traces_match_but_readme_artifacts() {
+    // `verify` only reports these three, so a regression would pass it: check its table. The
+    // reference README names the only cells where libCacheSim's S3-FIFO is an artifact (it never
+    // hits below 20 entries): loop at 10, cs at 14, cpp at 12.
+    let (traces, reference) = (traces_dir(), reference_csv());
+    if !present(&traces, "report-only verification") || !present(&reference, "verification") {
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_cortado-sim"))
+        .args([
+            "verify",
+            "--policies",
+            "lirs,sieve,s3fifo",
+            "--tolerance",
+            "0.01",
+        ])
+        .args(["--traces-only", LIRS_TRACES, "--quiet"])
+        .arg("--reference")
+        .arg(&reference)
+        .arg("--traces")
+        .arg(&traces)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let mut beyond: Vec<(String, u64, String)> = text
+        .lines()
+        .filter(|l| l.ends_with("(report only)") && !l.contains(" vs "))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[0].to_owned(), f[1].parse().unwrap(), f[2].to_owned())
+        })
+        .collect();
+    beyond.sort();
+    let artifact = |t: &str, s| (t.to_owned(), s, "s3fifo".to_owned());
+    assert_eq!(
+        beyond,
+        [
+            artifact("cpp", 12),
+            artifact("cs", 14),
+            artifact("loop", 10)
+        ],
+        "{text}"
+    );
+    // 12 traces x 4 sizes x 3 policies, none skipped.
+    assert!(text.contains("verify: PASS (144 cells)"), "{text}");
+    assert!(!text.contains("skipped"), "{text}");
+}
+
+#[test]
 fn percent_sizes_reproduce_reference_size_column_and_lru() {
     let (traces, reference) = (traces_dir(), reference_csv());
     if !present(&traces, "size rule check") || !present(&reference, "size rule check") {
