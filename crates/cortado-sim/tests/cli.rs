@@ -27,6 +27,22 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The `(trace, hits)` of every record of a `--json` report.
+fn trace_hits(json: &Path) -> Vec<(String, u64)> {
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["trace"].as_str().unwrap().to_owned(),
+                r["hits"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 fn arg(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -128,18 +144,7 @@ fn several_traces_comma_list_and_repeated_flag() {
         arg(&json),
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let value: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let got: Vec<(String, u64)> = value
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["trace"].as_str().unwrap().to_owned(),
-                r["hits"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let got = trace_hits(&json);
     assert_eq!(got, [("a".into(), 4), ("b".into(), 2), ("c".into(), 1)]);
 }
 
@@ -526,18 +531,7 @@ fn json_two_traces_same_name_records_tell_them_apart() {
         arg(&json),
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let value: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let got: Vec<(String, u64)> = value
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["trace"].as_str().unwrap().to_owned(),
-                r["hits"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let got = trace_hits(&json);
     assert_eq!(got.len(), 2, "{got:?}");
     assert_ne!(got[0].0, got[1].0, "{got:?}");
     assert!(Path::new(&got[0].0).ends_with("a/x.lirs"), "{got:?}");
