@@ -1,4 +1,4 @@
-//! `peers`: `cortado::sync::Cache` beside `quick_cache`, `moka`, `mini-moka` and `lru` behind a
+//! `peers`: `cortado::sync::Cache` beside `quick_cache` (with its default shard count and with Cortado's), `moka`, `mini-moka` and `lru` behind a
 //! `Mutex`, in one run: throughput, hit ratio and heap bytes per entry, printed as Markdown
 //! tables (see `cortado_bench::peers` and the crate's README).
 //!
@@ -206,8 +206,8 @@ fn throughput_section(run: &RunArgs, sizes: &Sizes, report: &mut Report) {
 
 fn hit_section(run: &RunArgs, sizes: &Sizes, report: &mut Report) {
     report.context.push(format!(
-        "hit ratio: {} requests over {} keys, get then insert + maintenance on a miss",
-        sizes.hit_requests, sizes.hit_keys
+        "hit ratio: {} requests over {} keys, get then insert + maintenance on a miss, seed {:#x}",
+        sizes.hit_requests, sizes.hit_keys, run.seed
     ));
     for dist in hit_ratio::STREAMS {
         let keys = hit_ratio::stream(dist, sizes.hit_keys, sizes.hit_requests);
@@ -218,6 +218,7 @@ fn hit_section(run: &RunArgs, sizes: &Sizes, report: &mut Report) {
                     .visit(Replay {
                         keys: &keys,
                         capacity,
+                        seed: run.seed,
                     })
                     .map_err(|e| e.to_string());
                 report.hit.push(HitCell {

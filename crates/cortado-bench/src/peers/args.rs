@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! peers [--quick] [--only throughput|hit|memory[,...]] [--threads 1,2] [--runs 5]
-//!       [--ops OPS_PER_THREAD] [--caches cortado,quick_cache,...] [--json FILE]
+//!       [--ops OPS_PER_THREAD] [--caches cortado,quick_cache,...] [--seed N] [--json FILE]
 //! peers --memory-child CACHE SCENARIO ENTRIES
 //! ```
 //!
@@ -18,7 +18,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::memory::{Scenario, CHILD_FLAG};
-use super::Peer;
+use super::{Peer, SEED};
 
 /// A measurement the binary can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -60,6 +60,10 @@ pub struct RunArgs {
     pub ops_per_thread: Option<usize>,
     /// The caches to measure, in [`Peer::ALL`] order.
     pub peers: Vec<Peer>,
+    /// The seed of the hit-ratio replays' hashers and of Cortado's policy there (the
+    /// streams keep theirs): the replays are deterministic, so this is how to see how much of a
+    /// margin is one seed's luck.
+    pub seed: u64,
     /// Where to write the results as JSON, if anywhere.
     pub json: Option<PathBuf>,
 }
@@ -73,6 +77,7 @@ impl Default for RunArgs {
             runs: 5,
             ops_per_thread: None,
             peers: Peer::ALL.to_vec(),
+            seed: SEED,
             json: None,
         }
     }
@@ -127,8 +132,9 @@ impl std::error::Error for ArgsError {}
 /// The usage text.
 pub const USAGE: &str = "\
 usage: peers [--quick] [--only throughput|hit|memory[,...]] [--threads 1,2] [--runs 5]
-             [--ops OPS_PER_THREAD] [--caches cortado,quick_cache,moka,mini_moka,lru_mutex]
-             [--json FILE]
+             [--ops OPS_PER_THREAD]
+             [--caches cortado,quick_cache,quick_cache_same_shards,moka,mini_moka,lru_mutex]
+             [--seed N] [--json FILE]
        peers --memory-child CACHE no-expiry|ttl-1h ENTRIES";
 
 /// Parses the arguments after the program name.
@@ -171,6 +177,10 @@ pub fn parse(args: &[String]) -> Result<Command, ArgsError> {
                     .into_iter()
                     .filter(|p| named.contains(p))
                     .collect();
+            }
+            "--seed" => {
+                let text = value("--seed")?;
+                run.seed = text.parse().map_err(|_| bad("--seed", text))?;
             }
             "--json" => run.json = Some(PathBuf::from(value("--json")?)),
             other => return Err(ArgsError::UnknownFlag(other.to_owned())),
@@ -240,7 +250,7 @@ mod tests {
     fn parse_flags_set_their_fields() {
         let parsed = parse(&args(
             "--quick --only memory,throughput --threads 2,4 --runs 3 --ops 1000 \
-             --caches moka,cortado --json out.json",
+             --caches moka,cortado --seed 7 --json out.json",
         ));
         let expected = RunArgs {
             quick: true,
@@ -249,6 +259,7 @@ mod tests {
             runs: 3,
             ops_per_thread: Some(1000),
             peers: vec![Peer::Cortado, Peer::Moka],
+            seed: 7,
             json: Some(PathBuf::from("out.json")),
         };
         assert_eq!(parsed, Ok(Command::Run(expected)));
@@ -262,6 +273,7 @@ mod tests {
             Err(ArgsError::MissingValue("--runs"))
         );
         assert_eq!(parse(&args("--only speed")), Err(bad("--only", "speed")));
+        assert_eq!(parse(&args("--seed -1")), Err(bad("--seed", "-1")));
         assert_eq!(
             parse(&args("--caches redis")),
             Err(bad("--caches", "redis"))

@@ -11,7 +11,7 @@
 //!   a replay that never drains them measures the buffering, not the policy (and lets the cache
 //!   overshoot its capacity). Calling each crate's maintenance after every insert gives every
 //!   policy its full information. Cortado evicts inside `insert` and needs none, but gets the
-//!   same call (its `run_pending_tasks` replays buffered reads), so all five are treated alike.
+//!   same call (its `run_pending_tasks` replays buffered reads), so every cache is treated alike.
 //!   `quick_cache` and `lru` have nothing to drain.
 //! - **Streams** are `cortado_sim::gen`'s: `zipf`, `scan+zipf` (Zipf with bursts of one-off
 //!   keys), `loop` (a cyclic scan of all keys) and `drift+zipf` (Zipf whose hot set slides),
@@ -57,13 +57,18 @@ pub struct Replay<'a> {
     pub keys: &'a [u64],
     /// Capacity of the cache, in entries.
     pub capacity: u64,
+    /// The seed of the cache's hasher (and of Cortado's policy).
+    pub seed: u64,
 }
 
 impl PeerVisitor for Replay<'_> {
     type Output = Result<f64, BuildFailure>;
 
     fn visit<C: ConcurrentCache<u64, u64>>(self) -> Self::Output {
-        let cache = C::build(&CacheSpec::new(self.capacity))?;
+        let cache = C::build(&CacheSpec {
+            seed: self.seed,
+            ..CacheSpec::new(self.capacity)
+        })?;
         let mut hits = 0u64;
         for &key in self.keys {
             if cache.get(&key).is_some() {
@@ -101,7 +106,7 @@ fn ratio(hits: u64, requests: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::peers::{ConcurrentCache, Peer};
+    use crate::peers::{ConcurrentCache, Peer, SEED};
 
     #[test]
     fn replay_loop_smaller_than_capacity_misses_only_first_pass() {
@@ -113,6 +118,7 @@ mod tests {
                 .visit(Replay {
                     keys: &keys,
                     capacity: 100,
+                    seed: SEED,
                 })
                 .expect("plain spec builds");
             assert!((hit - 0.9).abs() < 1e-9, "{peer}: {hit}");
@@ -173,6 +179,7 @@ mod tests {
                 .visit(Replay {
                     keys: &keys,
                     capacity: 200,
+                    seed: SEED,
                 })
                 .expect("plain spec builds");
             // No cache holds more than its capacity (the test above), so none may pass MIN; an

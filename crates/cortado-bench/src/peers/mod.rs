@@ -15,10 +15,12 @@
 //! - **Static dispatch.** The throughput loop calls the adapter millions of times per second;
 //!   [`Peer::visit`] turns a run-time name into a monomorphized call, so no cache pays for a
 //!   virtual call the others do not.
-//! - **Same hashing.** Every crate here accepts a `BuildHasher`, so all five hash with foldhash
+//! - **Same hashing.** Every crate here accepts a `BuildHasher`, so all of them hash with foldhash
 //!   under one fixed seed ([`CacheSpec::seed`]): the hash function is not part of any
 //!   difference, and runs repeat. Cortado's W-TinyLFU seed is fixed too.
-//! - **Each crate's defaults otherwise** (shard counts, policies), as a user would build them.
+//! - **Each crate's defaults otherwise** (shard counts, policies), as a user would build them,
+//!   and one exception beside them: `quick_cache_same_shards`, quick_cache with Cortado's shard
+//!   count (16 per CPU against its own 4), because shards alone change the 2-thread rates.
 //!
 //! # References
 //!
@@ -43,7 +45,7 @@ pub use cortado_sync::CortadoSync;
 pub use lru_mutex::LruMutex;
 pub use mini_moka_sync::MiniMokaSync;
 pub use moka_sync::MokaSync;
-pub use quick_cache_sync::QuickCacheSync;
+pub use quick_cache_sync::{QuickCacheSameShards, QuickCacheSync};
 
 /// The seed of every hasher and of Cortado's policy in a run.
 pub const SEED: u64 = 0x00c0_47ad_0be7_c4ed;
@@ -135,6 +137,8 @@ pub enum Peer {
     Cortado,
     /// `quick_cache::sync::Cache`.
     QuickCache,
+    /// `quick_cache::sync::Cache` with Cortado's shard count.
+    QuickCacheSameShards,
     /// `moka::sync::Cache`.
     Moka,
     /// `mini_moka::sync::Cache`.
@@ -145,9 +149,10 @@ pub enum Peer {
 
 impl Peer {
     /// Every cache, in table order.
-    pub const ALL: [Peer; 5] = [
+    pub const ALL: [Peer; 6] = [
         Peer::Cortado,
         Peer::QuickCache,
+        Peer::QuickCacheSameShards,
         Peer::Moka,
         Peer::MiniMoka,
         Peer::LruMutex,
@@ -158,6 +163,7 @@ impl Peer {
         match self {
             Peer::Cortado => visitor.visit::<CortadoSync>(),
             Peer::QuickCache => visitor.visit::<QuickCacheSync>(),
+            Peer::QuickCacheSameShards => visitor.visit::<QuickCacheSameShards>(),
             Peer::Moka => visitor.visit::<MokaSync>(),
             Peer::MiniMoka => visitor.visit::<MiniMokaSync>(),
             Peer::LruMutex => visitor.visit::<LruMutex>(),
