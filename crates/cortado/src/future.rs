@@ -365,14 +365,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     /// Atomically replaces the value with `f(current)`, or inserts `f(None)`, and returns the
     /// value written; see [`sync::Entry::and_upsert_with`].
     pub async fn and_upsert_with(self, f: impl FnOnce(Option<&V>) -> V) -> V {
-        let mut written = None;
-        self.and_compute_with(|current| {
-            let value = f(current);
-            written = Some(value.clone());
-            Compute::Put(value)
-        })
-        .await;
-        written.expect("`and_compute_with` runs `f` once unless it panics")
+        self.cache.inner().upsert(self.key, f).await
     }
 
     /// [`and_compute_with`](Self::and_compute_with) with an `f` that may fail: on `Err` nothing
@@ -381,16 +374,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
         self,
         f: impl FnOnce(Option<&V>) -> Result<Compute<V>, E>,
     ) -> Result<Option<V>, E> {
-        let mut error = None;
-        let held = self
-            .and_compute_with(|current| {
-                f(current).unwrap_or_else(|e| {
-                    error = Some(e);
-                    Compute::Nop
-                })
-            })
-            .await;
-        error.map_or(Ok(held), Err)
+        self.cache.inner().try_compute(self.key, f).await
     }
 
     /// Atomically reads the live value, asks `f` what to do, and does it; see

@@ -338,6 +338,37 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
             }
         }
     }
+
+    /// [`compute`](Self::compute) putting `f(current)`; returns the value written (even if it
+    /// was evicted at once).
+    pub(crate) async fn upsert(&self, key: K, f: impl FnOnce(Option<&V>) -> V) -> V {
+        let mut written = None;
+        self.compute(key, |current| {
+            let value = f(current);
+            written = Some(value.clone());
+            Compute::Put(value)
+        })
+        .await;
+        written.expect("`compute` runs `f` once unless it panics")
+    }
+
+    /// [`compute`](Self::compute) with an `f` that may fail: an `Err` writes nothing.
+    pub(crate) async fn try_compute<E>(
+        &self,
+        key: K,
+        f: impl FnOnce(Option<&V>) -> Result<Compute<V>, E>,
+    ) -> Result<Option<V>, E> {
+        let mut error = None;
+        let held = self
+            .compute(key, |current| {
+                f(current).unwrap_or_else(|e| {
+                    error = Some(e);
+                    Compute::Nop
+                })
+            })
+            .await;
+        error.map_or(Ok(held), Err)
+    }
 }
 
 impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
@@ -505,13 +536,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     /// `entry(k).and_upsert_with(|n| n.map_or(1, |n| n + 1))`. Waits for a load of the key
     /// like [`and_compute_with`](Self::and_compute_with), whose rules and panics it shares.
     pub fn and_upsert_with(self, f: impl FnOnce(Option<&V>) -> V) -> V {
-        let mut written = None;
-        self.and_compute_with(|current| {
-            let value = f(current);
-            written = Some(value.clone());
-            Compute::Put(value)
-        });
-        written.expect("`and_compute_with` runs `f` once unless it panics")
+        block_on(self.cache.inner.upsert(self.key, f))
     }
 
     /// [`and_compute_with`](Self::and_compute_with) with an `f` that may fail: on `Err` nothing
@@ -520,14 +545,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
         self,
         f: impl FnOnce(Option<&V>) -> Result<Compute<V>, E>,
     ) -> Result<Option<V>, E> {
-        let mut error = None;
-        let held = self.and_compute_with(|current| {
-            f(current).unwrap_or_else(|e| {
-                error = Some(e);
-                Compute::Nop
-            })
-        });
-        error.map_or(Ok(held), Err)
+        block_on(self.cache.inner.try_compute(self.key, f))
     }
 
     /// Atomically reads the live value (if any), asks `f` what to do, and does it: no other
