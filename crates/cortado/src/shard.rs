@@ -49,12 +49,12 @@
 //!   and the per-slot arrays double as they grow but stop at the shard's maximum (unweighted
 //!   caches), so a capacity just over a power of two costs no spare half. Measured with
 //!   the peer benchmark's counting allocator (`u64` keys and values, 32 shards, full / after as
-//!   many evictions): 61.3 / 61.5 bytes per entry at a capacity of 1,000,000, 60.0 / 62.4 at
-//!   800,000, 68.8 / 69.0 at 1,100,000; with a one-hour TTL 77.8 / 78.0, 77.7 / 80.1 and
-//!   88.8 / 88.9. Two things still swing with the capacity: the sketch's and the ghost's
-//!   power-of-two rounding (the 1,100,000 case), and hashbrown's table, which doubles once
-//!   deleted entries use up its spare room while it is more than half full (an earlier run at
-//!   800,000 measured 65.4 after evictions).
+//!   many evictions): 61.3 / 61.5 bytes per entry at a capacity of 1,000,000, 60.0 / 62.5 at
+//!   800,000, 68.9 / 69.0 at 1,100,000; with a one-hour TTL 77.9 / 78.1, 77.7 / 80.2 and
+//!   88.8 / 89.0 (`peers --memory-child cortado no-expiry|ttl-1h N`). Two things still swing
+//!   with the capacity: the sketch's and the ghost's power-of-two rounding (the 1,100,000
+//!   case), and hashbrown's table, which doubles once deleted entries use up its spare room
+//!   while it is more than half full (an earlier run at 800,000 measured 65.4 after evictions).
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
