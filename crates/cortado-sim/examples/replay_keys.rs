@@ -3,9 +3,9 @@
 //! Usage: `replay_keys KEYS_FILE POLICY[,POLICY...] SIZE[,SIZE...]`
 //!
 //! Prints one tab-separated line per policy and size: policy, size, hits, requests, hit ratio in
-//! percent (two decimals), replay seconds and requests per second. A stand-in until the
-//! simulator's trace readers and reports exist; it is also how the reference policies were
-//! checked against libCacheSim's published hit ratios.
+//! percent (two decimals), replay seconds and requests per second. It predates the simulator's
+//! trace readers and reports (`cortado-sim --trace FILE --format keys` replays such a file now); it
+//! is how the reference policies were first checked against libCacheSim's published hit ratios.
 
 use std::io::{BufRead, BufReader};
 use std::time::Instant;
