@@ -98,11 +98,12 @@
 //! Per entry as in [`unsync`](crate::unsync) (the same core). The admission sketches of the shards
 //! add up to about one sized for the whole capacity, but each is rounded up to a power of two and
 //! is at least 4,096 entries (32 KiB), so many small shards cost more; shard 0 also holds the
-//! adaptive policy's miniatures (at most about 0.6 MiB). Per shard, fixed: the core's own fields,
+//! adaptive policy's miniatures (at most about 0.7 MiB). Per shard, fixed: the core's own fields,
 //! the lock, the 64-slot read buffer, counters and an empty map of loads in flight, padded to 128
-//! bytes: about 1.8 KiB for `u64` keys and values, plus the timer wheel's 11 KiB of bucket array
-//! headers once entries expire. With a `negative_ttl`, each shard also keeps an LRU of absent keys
-//! (an eighth of its capacity).
+//! bytes: 2,688 bytes (2.6 KiB) for `u64` keys and values (`size_of` of the shard's slot; an
+//! empty cache of 1,000,000 in 32 shards is 32 x (2,688 + the 32 KiB sketch) plus 256 bytes by
+//! `memory_bytes()`), plus the timer wheel's 11 KiB of bucket array headers once entries expire.
+//! With a `negative_ttl`, each shard also keeps an LRU of absent keys (an eighth of its capacity).
 //!
 //! Each shard keeps the whole cache's sketch minimums (a table of 4,096 entries, aging at most
 //! every 10,000 increments; see [`policy`](crate::policy)), so a sharded cache whose shards hold
