@@ -20,10 +20,11 @@
 //!   the capacity down to that size: spatial sampling (SHARDS) keeps every request of a sampled
 //!   key, so reuse distances and frequencies scale down faithfully. The miniatures read the real
 //!   cache's frequency sketch (a sampled key's count is its true count) and keep only their queues,
-//!   an index by hash and a ghost: about 40 bytes per miniature entry, so at most about 640 KiB per
-//!   cache, and a small fraction of a large cache's memory. A cache of up to 2,048 entries pays for
-//!   eight full copies (nine and a second sketch below 1,000 entries, see *Aging period*); choose
-//!   the static policy where that matters.
+//!   an index by hash and a ghost: about 43 bytes per miniature entry, so at most about 680 KiB per
+//!   cache (the policy's `memory_bytes()`, adaptive less static, after filling caches of 2,048
+//!   and 65,536 entries: 683 KiB), and a small fraction of a large cache's memory. A cache of up
+//!   to 2,048 entries pays for eight full copies (nine and a second sketch below 1,000 entries,
+//!   see *Aging period*); choose the static policy where that matters.
 //! - **Modes** ([`MODES`]), ordered from frequency-biased to recency-biased: a 1% window with
 //!   strict admission and no ghost, windows of 3% and 10% with ghost admission, 20% and 35%
 //!   windows with lenient admission (thresholds 3 and 2), a segmented LRU (a 1% window and every
