@@ -68,7 +68,7 @@
 //!
 //! Beside them: `insert_with_ttl` (a lifetime for one entry), `peek` (a read that is not a
 //! use), `negative_ttl` (a loader's `None` cached for a while), `stats()`, and
-//! `hottest(n)`/`coldest(n)`.
+//! `hottest(n)`/`coldest(n)` (on `sync::Cache`; from a `future::Cache`, through `as_sync()`).
 //!
 //! ```
 //! use cortado::notification::RemovalCause;
