@@ -47,8 +47,10 @@
 //!   and joins the thread, so it returns as soon as a callback in progress finishes, never a whole
 //!   interval later. If the callback itself drops the last handle (on the cleaner thread), the map
 //!   does not join itself; the thread ends when the callback returns. Entries still in the map when
-//!   it is dropped are dropped without the callback, as in Storm. A callback that panics on the
-//!   cleaner thread ends that thread; operations still expire entries on schedule.
+//!   it is dropped are dropped without the callback, as in Storm. A callback that panics still
+//!   gets the rest of the batch, and the first panic is raised again afterwards (in Storm the
+//!   rest is lost); on the cleaner thread that ends the thread, and operations still expire
+//!   entries on schedule.
 //!
 //! Memory: each entry is one `(K, V)` slot plus one control byte in a table kept at most 7/8 full
 //! (so about `(size_of::<(K, V)>() + 1) · 8/7` bytes, up to twice that just after a table grows),
@@ -66,6 +68,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::iter::FusedIterator;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -237,7 +240,7 @@ impl<K, V, S> RotatingMap<K, V, S> {
         let count = expired.len();
         if let Some(on_expire) = &mut self.on_expire {
             let on_expire = on_expire.get_mut().unwrap_or_else(PoisonError::into_inner);
-            expired.for_each(|(k, v)| on_expire(k, v));
+            expire_each(expired, on_expire);
         }
         count
     }
@@ -619,6 +622,20 @@ impl<K, V, S> Drop for TimeCacheMap<K, V, S> {
     }
 }
 
+/// Passes every entry to `on_expire`, even past a call that panics: the first panic is raised
+/// again once all have been passed, as a cache's removal listener does.
+fn expire_each<K, V>(entries: impl Iterator<Item = (K, V)>, mut on_expire: impl FnMut(K, V)) {
+    let mut panic = None;
+    for (k, v) in entries {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| on_expire(k, v))) {
+            panic.get_or_insert(payload);
+        }
+    }
+    if let Some(payload) = panic {
+        resume_unwind(payload);
+    }
+}
+
 impl<K, V, S> Shared<K, V, S> {
     fn lock(&self) -> MutexGuard<'_, State<K, V, S>> {
         // The map stays structurally valid if a `Hash` or `Eq` panicked mid-operation.
@@ -645,12 +662,9 @@ impl<K, V, S> Shared<K, V, S> {
             }
             op(&mut state.map)
         };
-        let mut count = 0;
-        for batch in expired {
-            count += batch.len();
-            if let Some(on_expire) = &self.on_expire {
-                batch.for_each(|(k, v)| on_expire(k, v));
-            }
+        let count = expired.iter().map(Expired::len).sum();
+        if let Some(on_expire) = &self.on_expire {
+            expire_each(expired.into_iter().flatten(), |k, v| on_expire(k, v));
         }
         (result, count)
     }
@@ -863,6 +877,26 @@ mod tests {
     }
 
     #[test]
+    fn rotate_callback_panic_still_passes_rest_then_raises() {
+        let (log, record) = recorder();
+        let mut calls = 0;
+        let mut map = RotatingMap::with_callback(2, move |k: u32, v: u32| {
+            record(k, v);
+            calls += 1;
+            assert!(calls > 1, "the callback fails on the first entry");
+        })
+        .unwrap();
+        for k in 1..=4 {
+            map.insert(k, k * 10);
+        }
+        map.rotate();
+        let rotated = std::panic::catch_unwind(AssertUnwindSafe(|| map.rotate()));
+        assert!(rotated.is_err(), "the callback's panic reaches the caller");
+        assert_eq!(sorted(&log), vec![(1, 10), (2, 20), (3, 30), (4, 40)]);
+        assert!(map.is_empty());
+    }
+
+    #[test]
     fn entry_survives_n_minus_one_rotations_and_expires_on_nth() {
         for n in 2..=6 {
             let (log, callback) = recorder();
@@ -1066,6 +1100,33 @@ mod tests {
             .build()
             .unwrap();
         (clock, log, map)
+    }
+
+    #[test]
+    fn time_cache_callback_panic_still_passes_every_batch_then_raises() {
+        let clock = ManualClock::new();
+        let (log, record) = recorder();
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let map = TimeCacheMap::builder(2 * HOUR)
+            .buckets(3)
+            .clock(clock.clone())
+            .on_expire(move |k: u32, v: u32| {
+                record(k, v);
+                let first = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0;
+                assert!(!first, "the callback fails on the first entry");
+            })
+            .build()
+            .unwrap();
+        map.insert(1, 10);
+        map.insert(2, 20);
+        clock.set(HOUR);
+        map.insert(3, 30);
+        // Two batches due at once: {1, 2}, then {3}; the failure is in the first.
+        clock.set(4 * HOUR);
+        let ticked = std::panic::catch_unwind(AssertUnwindSafe(|| map.tick()));
+        assert!(ticked.is_err(), "the callback's panic reaches the caller");
+        assert_eq!(sorted(&log), vec![(1, 10), (2, 20), (3, 30)]);
+        assert!(map.is_empty());
     }
 
     #[test]
