@@ -664,7 +664,7 @@ impl<K, V, S> Shared<K, V, S> {
         };
         let count = expired.iter().map(Expired::len).sum();
         if let Some(on_expire) = &self.on_expire {
-            expire_each(expired.into_iter().flatten(), |k, v| on_expire(k, v));
+            expire_each(expired.into_iter().flatten(), on_expire);
         }
         (result, count)
     }
