@@ -40,7 +40,14 @@ impl CacheStats {
 
     /// Misses over lookups, 0.0 when there were none.
     pub fn miss_ratio(&self) -> f64 {
-        1.0 - self.hit_ratio()
+        // Divided, not `1.0 - hit_ratio()`, which can be an ulp off (7 hits, 3 misses: 0.3 and
+        // 0.30000000000000004).
+        let requests = self.hits + self.misses;
+        if requests == 0 {
+            0.0
+        } else {
+            self.misses as f64 / requests as f64
+        }
     }
 
     /// Entries removed by eviction (size or expiry).
@@ -97,5 +104,23 @@ mod tests {
         };
         assert_eq!(s.hit_ratio(), 0.75);
         assert_eq!(s.miss_ratio(), 0.25);
+    }
+
+    #[test]
+    fn miss_ratio_three_misses_in_ten_lookups_is_exactly_three_tenths() {
+        // Misses over lookups, as documented (and as Caffeine's `missRate`): `1.0 - 0.7` is
+        // 0.30000000000000004, one ulp off `3.0 / 10.0`.
+        let s = CacheStats {
+            hits: 7,
+            misses: 3,
+            ..CacheStats::default()
+        };
+        assert_eq!(s.miss_ratio(), 3.0 / 10.0);
+        assert_eq!(s.hit_ratio(), 7.0 / 10.0);
+    }
+
+    #[test]
+    fn miss_ratio_no_requests_is_zero() {
+        assert_eq!(CacheStats::default().miss_ratio(), 0.0);
     }
 }
