@@ -10,49 +10,21 @@ use quick_cache::{OptionsBuilder, UnitWeighter};
 
 use super::{BuildFailure, CacheSpec, ConcurrentCache};
 
-/// The adapter; see the [module docs](self).
-pub struct QuickCacheSync(Cache<u64, u64, UnitWeighter, FixedState>);
+/// The adapter; see the [module docs](self). `CORTADO_SHARDS` picks the shard count.
+pub struct QuickCache<const CORTADO_SHARDS: bool>(Cache<u64, u64, UnitWeighter, FixedState>);
 
-impl ConcurrentCache<u64, u64> for QuickCacheSync {
-    const NAME: &'static str = "quick_cache";
+/// quick_cache with its default shard count.
+pub type QuickCacheSync = QuickCache<false>;
 
-    fn build(spec: &CacheSpec) -> Result<Self, BuildFailure> {
-        if spec.ttl.is_some() {
-            return Err(BuildFailure::NoTtl);
-        }
-        let items = usize::try_from(spec.capacity)
-            .map_err(|_| BuildFailure::Rejected("capacity exceeds usize".to_owned()))?;
-        Ok(QuickCacheSync(Cache::with(
-            items,
-            spec.capacity,
-            UnitWeighter,
-            FixedState::with_seed(spec.seed),
-            DefaultLifecycle::default(),
-        )))
-    }
+/// quick_cache with as many shards as Cortado's cache of the same capacity.
+pub type QuickCacheSameShards = QuickCache<true>;
 
-    #[inline]
-    fn get(&self, key: &u64) -> Option<u64> {
-        self.0.get(key)
-    }
-
-    #[inline]
-    fn insert(&self, key: u64, value: u64) {
-        self.0.insert(key, value);
-    }
-
-    fn sync_maintenance(&self) {}
-
-    fn entries(&self) -> u64 {
-        self.0.len() as u64
-    }
-}
-
-/// The adapter with Cortado's shard count; see the [module docs](self).
-pub struct QuickCacheSameShards(Cache<u64, u64, UnitWeighter, FixedState>);
-
-impl ConcurrentCache<u64, u64> for QuickCacheSameShards {
-    const NAME: &'static str = "quick_cache_same_shards";
+impl<const CORTADO_SHARDS: bool> ConcurrentCache<u64, u64> for QuickCache<CORTADO_SHARDS> {
+    const NAME: &'static str = if CORTADO_SHARDS {
+        "quick_cache_same_shards"
+    } else {
+        "quick_cache"
+    };
 
     fn build(spec: &CacheSpec) -> Result<Self, BuildFailure> {
         if spec.ttl.is_some() {
@@ -60,18 +32,22 @@ impl ConcurrentCache<u64, u64> for QuickCacheSameShards {
         }
         let items = usize::try_from(spec.capacity)
             .map_err(|_| BuildFailure::Rejected("capacity exceeds usize".to_owned()))?;
-        let shards = cortado::sync::Cache::<u64, u64>::builder()
-            .max_capacity(spec.capacity)
-            .build()
-            .map_err(|error| BuildFailure::Rejected(error.to_string()))?
-            .shard_count();
-        let options = OptionsBuilder::new()
+        // What `Cache::with(items, capacity, ..)` builds, with the shard count when asked.
+        let mut options = OptionsBuilder::new();
+        options
             .estimated_items_capacity(items)
-            .weight_capacity(spec.capacity)
-            .shards(shards)
+            .weight_capacity(spec.capacity);
+        if CORTADO_SHARDS {
+            let cortado = cortado::sync::Cache::<u64, u64>::builder()
+                .max_capacity(spec.capacity)
+                .build()
+                .map_err(|error| BuildFailure::Rejected(error.to_string()))?;
+            options.shards(cortado.shard_count());
+        }
+        let options = options
             .build()
             .map_err(|error| BuildFailure::Rejected(format!("{error:?}")))?;
-        Ok(QuickCacheSameShards(Cache::with_options(
+        Ok(QuickCache(Cache::with_options(
             options,
             UnitWeighter,
             FixedState::with_seed(spec.seed),
