@@ -426,8 +426,12 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
         };
         let negatives = |i: usize| {
             builder.negative_ttl.map(|_| {
-                // An eighth of the shard's capacity, at least 16 keys.
-                let max = per_shard(i).max_capacity.map_or(1024, |m| (m / 8).max(16));
+                // An eighth of the shard's capacity, at least 16 keys. It counts keys, so
+                // at most the slots a counting shard can name: with a weigher, the capacity
+                // is a weight and may be far past them.
+                let max = per_shard(i)
+                    .max_capacity
+                    .map_or(1024, |m| (m / 8).clamp(16, crate::shard::MAX_ENTRIES));
                 let config = ShardConfig::<K, ()> {
                     max_capacity: Some(max),
                     initial_capacity: 0,
@@ -1259,5 +1263,27 @@ mod tests {
         assert!(weighted < default_shards(Some(1 << 40), false));
         // Small capacities are bounded by the share, weighted or not.
         assert_eq!(default_shards(Some(1_024), true), 4.min(weighted));
+    }
+
+    /// With a weigher the capacity is a weight, which may pass `u32::MAX` by far (a cache of
+    /// 64 GiB counted in bytes); the absent keys' LRU counts keys, and a counting shard names
+    /// at most `MAX_ENTRIES` slots, so its eighth of the share must stop there.
+    #[test]
+    fn negatives_weighted_capacity_past_u32_counts_at_most_max_entries() {
+        for max in [64u64 << 30, u64::MAX] {
+            let cache: Cache<u64, u64> = Cache::builder()
+                .max_capacity(max)
+                .weigher(|_, _| 1)
+                .shards(1)
+                .negative_ttl(Duration::from_secs(60))
+                .build()
+                .unwrap();
+            let negatives = cache.inner.slots[0].negatives.as_ref().unwrap();
+            let bound = lock(negatives).max_capacity();
+            assert!(
+                bound <= crate::shard::MAX_ENTRIES,
+                "{max}: {bound} absent keys"
+            );
+        }
     }
 }
