@@ -160,7 +160,8 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     /// A hit counts as [`get`](Self::get) does; a miss counts as a miss and a load, then inserts
     /// as [`insert`](Self::insert) does. `None` when the eviction that follows the insert takes
     /// the new entry itself, which the listener hears of with [`RemovalCause::Size`]: always for
-    /// an entry heavier than the whole capacity or a cache of capacity 0, and at times under
+    /// an entry heavier than the whole capacity or a cache of capacity 0 (with a weigher, an
+    /// entry of weight 0 fits even there and is kept), and at times under
     /// W-TinyLFU with a weigher, whose admission may judge a new entry at once: one heavier than
     /// the window leaves it straight away, and a lighter one duels too when the entries moved
     /// out of the window do not make enough room. If `init` panics, the panic reaches the
