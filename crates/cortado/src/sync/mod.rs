@@ -103,7 +103,8 @@
 //! bytes: 2,688 bytes (2.6 KiB) for `u64` keys and values (`size_of` of the shard's slot; an
 //! empty cache of 1,000,000 in 32 shards is 32 x (2,688 + the 32 KiB sketch) plus 256 bytes by
 //! `memory_bytes()`), plus the timer wheel's 11 KiB of bucket array headers once entries expire.
-//! With a `negative_ttl`, each shard also keeps an LRU of absent keys (an eighth of its capacity).
+//! With a `negative_ttl`, each shard also keeps an LRU of absent keys (an eighth of its capacity;
+//! with a weigher or no bound, 1,024).
 //!
 //! Each shard keeps the whole cache's sketch minimums (a table of 4,096 entries, aging at most
 //! every 10,000 increments; see [`policy`](crate::policy)), so a sharded cache whose shards hold
@@ -148,6 +149,10 @@ use crate::time::{duration_nanos, Clock};
 
 pub(crate) use loading::OnDrop;
 pub use loading::{Compute, Entry};
+
+/// Absent keys a shard remembers for `negative_ttl` when its capacity does not count entries
+/// (unbounded, or weighed).
+const NEGATIVES_UNBOUNDED: u64 = 1024;
 
 /// Shards per CPU when the shard count is chosen automatically (see [Shards](self#design)).
 pub const SHARDS_PER_CPU: usize = 16;
@@ -364,6 +369,9 @@ impl<K, V, S, F: Concurrent> CacheBuilder<K, V, S, F> {
     /// nothing, so repeated lookups of missing keys do not reach the backing store (cache
     /// penetration). An insert of the key ends it early, and a write to the key while the
     /// loader runs (as for a loaded value, see [`Cache::get_with`]) keeps it from being cached.
+    /// Each shard remembers the most recent absent keys, up to an eighth of its capacity (at
+    /// least 16); with a weigher, whose capacity is no count of keys, up to 1,024. They are not
+    /// part of the weighted size.
     pub fn negative_ttl(mut self, ttl: Duration) -> Self {
         self.negative_ttl = Some(ttl);
         self
@@ -426,12 +434,19 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
         };
         let negatives = |i: usize| {
             builder.negative_ttl.map(|_| {
-                // An eighth of the shard's capacity, at least 16 keys. It counts keys, so
-                // at most the slots a counting shard can name: with a weigher, the capacity
-                // is a weight and may be far past them.
+                // An eighth of the shard's capacity, at least 16 keys. It counts keys: with a
+                // weigher the capacity is a weight (bytes, say), whose eighth in keys would
+                // hold far more memory than the bound allows (a 1 MiB shard kept 131,072
+                // absent keys, 8 MB), so a weighted shard keeps at most as many as an
+                // unbounded one.
+                let most = if builder.weigher.is_some() {
+                    NEGATIVES_UNBOUNDED
+                } else {
+                    crate::shard::MAX_ENTRIES
+                };
                 let max = per_shard(i)
                     .max_capacity
-                    .map_or(1024, |m| (m / 8).clamp(16, crate::shard::MAX_ENTRIES));
+                    .map_or(NEGATIVES_UNBOUNDED, |m| (m / 8).clamp(16, most));
                 let config = ShardConfig::<K, ()> {
                     max_capacity: Some(max),
                     initial_capacity: 0,
@@ -1265,12 +1280,12 @@ mod tests {
         assert_eq!(default_shards(Some(1_024), true), 4.min(weighted));
     }
 
-    /// With a weigher the capacity is a weight, which may pass `u32::MAX` by far (a cache of
-    /// 64 GiB counted in bytes); the absent keys' LRU counts keys, and a counting shard names
-    /// at most `MAX_ENTRIES` slots, so its eighth of the share must stop there.
+    /// With a weigher the capacity is a weight (a cache of 1 MiB or 64 GiB counted in bytes),
+    /// whose eighth in keys would hold memory far past the bound (and past the `MAX_ENTRIES`
+    /// slots a counting shard can name): the absent keys' LRU keeps an unbounded shard's 1,024.
     #[test]
-    fn negatives_weighted_capacity_past_u32_counts_at_most_max_entries() {
-        for max in [64u64 << 30, u64::MAX] {
+    fn negatives_weighted_capacity_counts_at_most_unbounded_default() {
+        for max in [1u64 << 20, 64u64 << 30, u64::MAX] {
             let cache: Cache<u64, u64> = Cache::builder()
                 .max_capacity(max)
                 .weigher(|_, _| 1)
@@ -1280,10 +1295,7 @@ mod tests {
                 .unwrap();
             let negatives = cache.inner.slots[0].negatives.as_ref().unwrap();
             let bound = lock(negatives).max_capacity();
-            assert!(
-                bound <= crate::shard::MAX_ENTRIES,
-                "{max}: {bound} absent keys"
-            );
+            assert_eq!(bound, NEGATIVES_UNBOUNDED, "{max}: {bound} absent keys");
         }
     }
 }
