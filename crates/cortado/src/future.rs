@@ -387,6 +387,6 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     /// If `f` panics (nothing is written), or if awaited from the loader of the same key,
     /// which could only wait for itself.
     pub async fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
-        self.cache.inner().compute(self.key, f).await
+        self.cache.inner().compute(self.key, f, true).await
     }
 }

@@ -103,9 +103,7 @@ fn check_unsync(ops: &[Op], policy: EvictionPolicy, max: u64) {
         let mut replaced = None;
         match *op {
             Op::Insert(k, w) | Op::Put(k, w) | Op::Upsert(k, w) => {
-                if let Some(old) = model.insert(k, w) {
-                    replaced = Some((k, old));
-                }
+                replaced = model.insert(k, w).map(|old| (k, old));
                 c.insert(k, w);
             }
             Op::GetWith(k, w) => {
@@ -127,30 +125,11 @@ fn check_unsync(ops: &[Op], policy: EvictionPolicy, max: u64) {
                 let _ = std::mem::take(&mut *log.lock().unwrap());
             }
         }
-        let fits: u64 = model.values().map(|&v| u64::from(v)).sum();
-        if fits <= c.max_capacity() {
-            let sizes: Vec<_> = log
-                .lock()
-                .unwrap()
-                .iter()
-                .filter(|e| e.2 == RemovalCause::Size)
-                .cloned()
-                .collect();
-            assert!(
-                sizes.is_empty(),
-                "evicted {sizes:?} though {fits} fits after {op:?}"
-            );
-        }
+        no_size_eviction_while_it_fits(&model, &log, c.max_capacity(), op);
         hear(&mut model, &log, op, replaced);
         c.validate();
-        let mut held: Vec<(u8, u32)> = c.iter().map(|(k, v)| (*k, *v)).collect();
-        held.sort();
-        let mut want: Vec<(u8, u32)> = model.iter().map(|(k, v)| (*k, *v)).collect();
-        want.sort();
-        assert_eq!(held, want, "contents after {op:?}");
-        let sum: u64 = want.iter().map(|&(_, v)| u64::from(v)).sum();
-        assert_eq!(c.weighted_size(), sum, "weighted_size after {op:?}");
-        assert!(c.weighted_size() <= c.max_capacity(), "bound after {op:?}");
+        let held = c.iter().map(|(k, v)| (*k, *v)).collect();
+        check_held(held, &model, c.weighted_size(), c.max_capacity(), op);
     }
 }
 
@@ -170,23 +149,15 @@ fn check_sync(ops: &[Op], policy: EvictionPolicy, max: u64, shards: Option<usize
     for op in ops {
         let mut replaced = None;
         match *op {
-            Op::Insert(k, w) => {
-                if let Some(old) = model.insert(k, w) {
-                    replaced = Some((k, old));
+            Op::Insert(k, w) | Op::Put(k, w) | Op::Upsert(k, w) => {
+                replaced = model.insert(k, w).map(|old| (k, old));
+                match op {
+                    Op::Insert(..) => c.insert(k, w),
+                    Op::Put(..) => {
+                        c.entry(k).and_compute_with(|_| Compute::Put(w));
+                    }
+                    _ => assert_eq!(c.entry(k).and_upsert_with(|_| w), w),
                 }
-                c.insert(k, w);
-            }
-            Op::Put(k, w) => {
-                if let Some(old) = model.insert(k, w) {
-                    replaced = Some((k, old));
-                }
-                c.entry(k).and_compute_with(|_| Compute::Put(w));
-            }
-            Op::Upsert(k, w) => {
-                if let Some(old) = model.insert(k, w) {
-                    replaced = Some((k, old));
-                }
-                assert_eq!(c.entry(k).and_upsert_with(|_| w), w);
             }
             Op::GetWith(k, w) => {
                 let want = *model.entry(k).or_insert(w);
@@ -213,20 +184,7 @@ fn check_sync(ops: &[Op], policy: EvictionPolicy, max: u64, shards: Option<usize
             }
         }
         if shards == Some(1) {
-            let fits: u64 = model.values().map(|&v| u64::from(v)).sum();
-            if fits <= c.max_capacity() {
-                let sizes: Vec<_> = log
-                    .lock()
-                    .unwrap()
-                    .iter()
-                    .filter(|e| e.2 == RemovalCause::Size)
-                    .cloned()
-                    .collect();
-                assert!(
-                    sizes.is_empty(),
-                    "evicted {sizes:?} though {fits} fits after {op:?}"
-                );
-            }
+            no_size_eviction_while_it_fits(&model, &log, c.max_capacity(), op);
         }
         hear(&mut model, &log, op, replaced);
         assert!(
@@ -236,15 +194,49 @@ fn check_sync(ops: &[Op], policy: EvictionPolicy, max: u64, shards: Option<usize
         c.run_pending_tasks();
         hear(&mut model, &log, op, None);
         c.validate();
-        let mut held: Vec<(u8, u32)> = c.iter().collect();
-        held.sort();
-        let mut want: Vec<(u8, u32)> = model.iter().map(|(k, v)| (*k, *v)).collect();
-        want.sort();
-        assert_eq!(held, want, "contents after {op:?}");
-        let sum: u64 = want.iter().map(|&(_, v)| u64::from(v)).sum();
-        assert_eq!(c.weighted_size(), sum, "weighted_size after {op:?}");
-        assert!(c.weighted_size() <= c.max_capacity(), "bound after {op:?}");
+        check_held(
+            c.iter().collect(),
+            &model,
+            c.weighted_size(),
+            c.max_capacity(),
+            op,
+        );
     }
+}
+
+/// Nothing was evicted for size by `op` if what the model holds fits `max` (one shard).
+fn no_size_eviction_while_it_fits(model: &HashMap<u8, u32>, log: &Log, max: u64, op: &Op) {
+    let fits: u64 = model.values().map(|&v| u64::from(v)).sum();
+    if fits <= max {
+        let sizes: Vec<_> = log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e.2 == RemovalCause::Size)
+            .cloned()
+            .collect();
+        assert!(
+            sizes.is_empty(),
+            "evicted {sizes:?} though {fits} fits after {op:?}"
+        );
+    }
+}
+
+/// The cache holds exactly the model's entries, weighs their sum and fits `max`.
+fn check_held(
+    mut held: Vec<(u8, u32)>,
+    model: &HashMap<u8, u32>,
+    weighted_size: u64,
+    max: u64,
+    op: &Op,
+) {
+    held.sort();
+    let mut want: Vec<(u8, u32)> = model.iter().map(|(k, v)| (*k, *v)).collect();
+    want.sort();
+    assert_eq!(held, want, "contents after {op:?}");
+    let sum: u64 = want.iter().map(|&(_, v)| u64::from(v)).sum();
+    assert_eq!(weighted_size, sum, "weighted_size after {op:?}");
+    assert!(weighted_size <= max, "bound after {op:?}");
 }
 
 proptest! {

@@ -47,7 +47,7 @@ use std::time::Instant;
 use super::{read, Cache, Inner};
 use crate::loader::{LoadGuard, Outcome, Role};
 use crate::notification::RemovalCause;
-use crate::shard::hash_key;
+use crate::shard::{hash_key, Shard};
 use crate::shim::block_on;
 
 thread_local! {
@@ -280,11 +280,13 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
     }
 
     /// See [`Entry::and_compute_with`]: waits for the key's load in flight, if its loader has
-    /// looked at the cache, then runs `f` under the shard's write lock.
+    /// looked at the cache, then runs `f` under the shard's write lock. Returns a clone of the
+    /// value held afterwards if `held` is asked for (else `None`, cloning nothing).
     pub(crate) async fn compute(
         &self,
         key: K,
         f: impl FnOnce(Option<&V>) -> Compute<V>,
+        held: bool,
     ) -> Option<V> {
         let hash = hash_key(&self.hasher, &key);
         let slot = self.slot(hash);
@@ -305,17 +307,20 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                 let f = f
                     .take()
                     .expect("`f` runs once, when no load is to be waited for");
+                let after = |core: &Shard<K, V, S>| {
+                    held.then(|| core.peek(hash, &key, now).cloned()).flatten()
+                };
                 Ok(match f(core.peek(hash, &key, now)) {
                     Compute::Put(value) => {
                         let hook = self.write_hook(hash);
                         core.insert_then(hash, key.clone(), value, now, None, hook);
-                        (core.peek(hash, &key, now).cloned(), None)
+                        (after(core), None)
                     }
                     Compute::Remove => {
                         self.supersede(hash, &key, RemovalCause::Explicit);
                         (None, core.remove(hash, &key, now))
                     }
-                    Compute::Nop => (core.peek(hash, &key, now).cloned(), None),
+                    Compute::Nop => (after(core), None),
                 })
             });
             match step {
@@ -343,12 +348,12 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
     /// was evicted at once).
     pub(crate) async fn upsert(&self, key: K, f: impl FnOnce(Option<&V>) -> V) -> V {
         let mut written = None;
-        self.compute(key, |current| {
+        let put = |current: Option<&V>| {
             let value = f(current);
             written = Some(value.clone());
             Compute::Put(value)
-        })
-        .await;
+        };
+        self.compute(key, put, false).await;
         written.expect("`compute` runs `f` once unless it panics")
     }
 
@@ -360,12 +365,16 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
     ) -> Result<Option<V>, E> {
         let mut error = None;
         let held = self
-            .compute(key, |current| {
-                f(current).unwrap_or_else(|e| {
-                    error = Some(e);
-                    Compute::Nop
-                })
-            })
+            .compute(
+                key,
+                |current| {
+                    f(current).unwrap_or_else(|e| {
+                        error = Some(e);
+                        Compute::Nop
+                    })
+                },
+                true,
+            )
             .await;
         error.map_or(Ok(held), Err)
     }
@@ -567,6 +576,6 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     /// If `f` panics (nothing is written), or if called from the loader of the same key,
     /// which could only wait for itself.
     pub fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
-        block_on(self.cache.inner.compute(self.key, f))
+        block_on(self.cache.inner.compute(self.key, f, true))
     }
 }

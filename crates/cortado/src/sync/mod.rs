@@ -439,14 +439,14 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
                 // hold far more memory than the bound allows (a 1 MiB shard kept 131,072
                 // absent keys, 8 MB), so a weighted shard keeps at most as many as an
                 // unbounded one.
-                let most = if builder.weigher.is_some() {
-                    NEGATIVES_UNBOUNDED
-                } else {
-                    crate::shard::MAX_ENTRIES
-                };
-                let max = per_shard(i)
-                    .max_capacity
-                    .map_or(NEGATIVES_UNBOUNDED, |m| (m / 8).clamp(16, most));
+                let max = per_shard(i).max_capacity.map_or(NEGATIVES_UNBOUNDED, |m| {
+                    let eighth = (m / 8).max(16);
+                    if builder.weigher.is_some() {
+                        eighth.min(NEGATIVES_UNBOUNDED)
+                    } else {
+                        eighth
+                    }
+                });
                 let config = ShardConfig::<K, ()> {
                     max_capacity: Some(max),
                     initial_capacity: 0,
