@@ -687,6 +687,9 @@ where
             if let Some(before_write) = before_write {
                 before_write(&key);
             }
+            if expired && self.record_stats {
+                self.stats.eviction_weight += u64::from(self.policy_mut().weight_of(i));
+            }
             let slot = self.slots[i as usize].as_mut().expect("live slot");
             let old = std::mem::replace(&mut slot.value, value);
             // A replacement counts as a read, deferred like one; a weighed entry's new weight
@@ -866,7 +869,11 @@ where
             policy.fold_deferred(|i| Self::take_deferred_mut(slots, i));
         }
         let mut victims = std::mem::take(&mut self.scratch);
+        let before = policy.weighted_size();
         policy.evict(&mut victims);
+        if self.record_stats {
+            self.stats.eviction_weight += before - policy.weighted_size();
+        }
         for i in victims.drain(..) {
             let entry = self.detach(i);
             self.notify_removal(entry.key, entry.value, RemovalCause::Size);
@@ -893,6 +900,9 @@ where
     }
 
     fn remove_index(&mut self, i: u32, cause: RemovalCause) {
+        if self.record_stats && cause.was_evicted() {
+            self.stats.eviction_weight += u64::from(self.policy_mut().weight_of(i));
+        }
         self.policy_mut().remove(i);
         let entry = self.detach(i);
         self.notify_removal(entry.key, entry.value, cause);
@@ -949,11 +959,7 @@ where
             match deadline {
                 None => {}
                 Some(deadline) if deadline > now => self.schedule(i, Some(deadline)),
-                Some(_) => {
-                    self.policy_mut().remove(i);
-                    let entry = self.detach(i);
-                    self.notify_removal(entry.key, entry.value, RemovalCause::Expired);
-                }
+                Some(_) => self.remove_index(i, RemovalCause::Expired),
             }
         }
         self.scratch = due;
@@ -1305,6 +1311,25 @@ mod tests {
         assert!(shard.peek(shard.hash(&1), &1, hour).is_some());
         shard.advance(1_000 + hour);
         assert_eq!(shard.len(), 0);
+    }
+
+    #[test]
+    fn insert_over_expired_entry_not_yet_advanced_counts_eviction_weight() {
+        let config = crate::unsync::Cache::<u64, u64>::builder()
+            .max_capacity(100)
+            .weigher(|_: &u64, v: &u64| *v as u32)
+            .time_to_live(Duration::from_nanos(10))
+            .record_stats()
+            .shard_config()
+            .unwrap();
+        let mut shard = Shard::new(&config, hashbrown::DefaultHashBuilder::default());
+        shard.insert(shard.hash(&1), 1, 7, 0, None);
+        // Due at 10, but the wheel was not advanced: the write finds it expired.
+        shard.insert(shard.hash(&1), 1, 3, 10, None);
+        let stats = shard.stats();
+        assert_eq!((stats.evictions_expired, stats.eviction_weight), (1, 7));
+        assert_eq!(shard.weighted_size(), 3);
+        shard.validate();
     }
 
     #[test]

@@ -15,6 +15,9 @@ pub struct CacheStats {
     pub evictions_size: u64,
     /// Entries removed because they expired.
     pub evictions_expired: u64,
+    /// The total weight of the entries evicted (for size or expiry; each entry weighs 1
+    /// without a weigher), as Caffeine's `evictionWeight`.
+    pub eviction_weight: u64,
     /// Entries removed by the user (`remove`, `retain`, `invalidate_all`).
     pub removals_explicit: u64,
     /// Values replaced by an insert of the same key.
@@ -77,6 +80,7 @@ impl CacheStats {
             misses: self.misses + other.misses,
             evictions_size: self.evictions_size + other.evictions_size,
             evictions_expired: self.evictions_expired + other.evictions_expired,
+            eviction_weight: self.eviction_weight + other.eviction_weight,
             removals_explicit: self.removals_explicit + other.removals_explicit,
             replacements: self.replacements + other.replacements,
             load_successes: self.load_successes + other.load_successes,

@@ -437,6 +437,46 @@ both_front_ends! {
     }
 
     #[test]
+    fn stats_eviction_weight_sums_weights_evicted_for_size_and_expiry() {
+        let clock = ManualClock::new();
+        let (mut cache, log) = Cache::builder()
+            .max_capacity(100)
+            .weigher(|_: &u32, v: &u32| *v)
+            .time_to_live(Duration::from_secs(10))
+            .shards_if_sync(1)
+            .clock(clock.clone())
+            .record_stats()
+            .build_logged();
+        cache.insert(1, 30);
+        clock.advance(Duration::from_secs(5));
+        cache.insert(2, 60);
+        cache.insert(3, 40); // 130 > 100: a size eviction
+        cache.insert(4, 101); // heavier than the cache: evicted at once
+        clock.advance(Duration::from_secs(5));
+        // Key 1 expired: replaced (if still held) or gone; either way its 30 was evicted.
+        cache.insert(1, 10);
+        cache.insert(5, 5);
+        cache.insert(5, 6); // a replacement: not an eviction
+        cache.remove(&5); // explicit: not an eviction
+        clock.advance(Duration::from_secs(10));
+        cache.run_pending_tasks();
+        let log = log.lock().unwrap();
+        let evicted: u64 = log
+            .iter()
+            .filter(|e| e.2.was_evicted())
+            .map(|e| u64::from(e.1))
+            .sum();
+        assert!(log.iter().any(|e| e.2 == RemovalCause::Size));
+        assert!(log.iter().any(|e| e.2 == RemovalCause::Expired));
+        let stats = cache.stats();
+        assert_eq!(stats.evictions(), log.iter().filter(|e| e.2.was_evicted()).count() as u64);
+        assert_eq!(stats.eviction_weight, evicted);
+        // Everything written but 5 was evicted by now: 30 + 60 + 40 + 101 + 10.
+        assert_eq!(evicted, 241);
+        assert!(cache.is_empty());
+    }
+
+    #[test]
     fn stats_not_recorded_stay_zero() {
         let mut cache = Cache::new(10);
         cache.insert(1, 1);

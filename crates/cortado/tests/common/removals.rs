@@ -185,6 +185,8 @@ pub struct Model {
     loads: u64,
     load_failures: u64,
     counts: HashMap<RemovalCause, u64>,
+    /// The weight of the values reported evicted (for size or expiry).
+    evicted_weight: u64,
     reports: Arc<Mutex<Vec<(u8, u32, RemovalCause)>>>,
     clock: ManualClock,
     /// Whether the operation under way may remove values explicitly.
@@ -241,6 +243,7 @@ impl Model {
             loads: 0,
             load_failures: 0,
             counts: HashMap::new(),
+            evicted_weight: 0,
             reports,
             clock,
             explicit: false,
@@ -422,6 +425,13 @@ impl Model {
             );
             entry.reported = Some(cause);
             *self.counts.entry(cause).or_default() += 1;
+            if cause.was_evicted() {
+                self.evicted_weight += if self.settings.weighted {
+                    u64::from(entry.weight)
+                } else {
+                    1
+                };
+            }
             match cause {
                 RemovalCause::Expired => assert!(!alive, "id {id} expired early: {op:?}"),
                 RemovalCause::Size => assert!(alive, "expired id {id} reported Size: {op:?}"),
@@ -465,6 +475,7 @@ impl Model {
             "{op:?}"
         );
         assert_eq!(stats.replacements, count(RemovalCause::Replaced), "{op:?}");
+        assert_eq!(stats.eviction_weight, self.evicted_weight, "{op:?}");
         // Unreported values are exactly those held.
         assert_eq!(len, self.current.len(), "held after {op:?}");
         let weighted = self.settings.weighted;
