@@ -12,9 +12,10 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use cortado::policy::sampled::MAX_SAMPLES;
 use cortado_sim::gen::{self, Dist, GenError};
 use cortado_sim::plot::{self, ImageFormat, PlotError};
-use cortado_sim::policy::{self, POLICIES};
+use cortado_sim::policy::{self, RedisTuning, POLICIES};
 use cortado_sim::replay::{self, ReplayError, RunOptions, Size};
 use cortado_sim::report;
 use cortado_sim::trace::Format;
@@ -92,7 +93,46 @@ struct SimulateArgs {
     #[arg(long)]
     timing: bool,
     #[command(flatten)]
+    redis: RedisArgs,
+    #[command(flatten)]
     exec: ExecArgs,
+}
+
+/// Redis's eviction tunables, under Redis's own names.
+#[derive(Args, Debug)]
+struct RedisArgs {
+    /// Entries redis-lru and redis-lfu sample per eviction round [default: 5].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_SAMPLES)))]
+    maxmemory_samples: Option<u32>,
+    /// How much harder each of redis-lfu's counter increments gets [default: 10].
+    #[arg(long, value_name = "N")]
+    lfu_log_factor: Option<u32>,
+    /// Requests per redis-lfu counter decay period; 0 never decays [default: 10 per entry the
+    /// cache holds].
+    #[arg(long, value_name = "REQUESTS")]
+    lfu_decay_period: Option<u64>,
+}
+
+impl RedisArgs {
+    /// The tunables, or the first flag given for a policy that `policies` does not include.
+    fn tuning(&self, policies: &[&'static str]) -> Result<RedisTuning, CliError> {
+        let has = |name| policies.contains(&name);
+        let unused = |flag, applies_to| CliError::UnusedTuning { flag, applies_to };
+        if self.maxmemory_samples.is_some() && !has("redis-lru") && !has("redis-lfu") {
+            return Err(unused("--maxmemory-samples", "redis-lru and redis-lfu"));
+        }
+        if self.lfu_log_factor.is_some() && !has("redis-lfu") {
+            return Err(unused("--lfu-log-factor", "redis-lfu"));
+        }
+        if self.lfu_decay_period.is_some() && !has("redis-lfu") {
+            return Err(unused("--lfu-decay-period", "redis-lfu"));
+        }
+        Ok(RedisTuning {
+            samples: self.maxmemory_samples,
+            lfu_log_factor: self.lfu_log_factor,
+            lfu_decay_period: self.lfu_decay_period,
+        })
+    }
 }
 
 #[derive(Args, Debug)]
@@ -113,6 +153,7 @@ impl ExecArgs {
         RunOptions {
             threads: self.threads.map(usize::from),
             seed: self.seed,
+            redis: RedisTuning::default(),
             progress: !self.quiet && io::stderr().is_terminal(),
         }
     }
@@ -219,6 +260,11 @@ enum CliError {
         named: Format,
         given: Format,
     },
+    /// A Redis tunable was given, but `--policies` has no policy it applies to.
+    UnusedTuning {
+        flag: &'static str,
+        applies_to: &'static str,
+    },
 }
 
 impl CliError {
@@ -229,6 +275,7 @@ impl CliError {
             | CliError::Verify(VerifyError::Replay(ReplayError::Policy { .. }))
             | CliError::Plot(PlotError::UnknownExtension { .. })
             | CliError::FormatConflict { .. }
+            | CliError::UnusedTuning { .. }
             | CliError::Gen(_) => 2,
             _ => 1,
         }
@@ -249,6 +296,10 @@ impl fmt::Display for CliError {
                 "{}: the file name says format `{named}` but --format says `{given}`; \
                  --format is for traces whose names do not say their format",
                 path.display()
+            ),
+            CliError::UnusedTuning { flag, applies_to } => write!(
+                f,
+                "{flag} applies to {applies_to}, which --policies does not include"
             ),
         }
     }
@@ -347,7 +398,8 @@ fn simulate(args: &SimulateArgs) -> Result<(), CliError> {
             }
         }
     }
-    let options = args.exec.options();
+    let mut options = args.exec.options();
+    options.redis = args.redis.tuning(&policies)?;
     let (traces, outcomes) = options.install(|| -> Result<_, ReplayError> {
         let traces = replay::load_traces(&paths, args.format, &options)?;
         let cells = replay::grid(&traces, &policies, &args.sizes);

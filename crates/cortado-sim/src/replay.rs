@@ -44,7 +44,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::policy::reference::key_hash::KeyHasher;
-use crate::policy::{self, PolicyError};
+use crate::policy::{self, Policy, PolicyError, RedisTuning};
 use crate::trace::{self, Format, TraceError};
 
 /// A percentage size never gives fewer entries than this.
@@ -289,6 +289,8 @@ pub struct RunOptions {
     pub threads: Option<usize>,
     /// Seed of the library policies; `None` for [`policy::DEFAULT_SEED`].
     pub seed: Option<u64>,
+    /// Redis's tunables for the library's `redis-lru` and `redis-lfu`.
+    pub redis: RedisTuning,
     /// Whether to draw progress bars on stderr.
     pub progress: bool,
 }
@@ -306,8 +308,15 @@ impl RunOptions {
         Ok(pool.install(work))
     }
 
-    fn seed(&self) -> u64 {
-        self.seed.unwrap_or(policy::DEFAULT_SEED)
+    /// Builds a cell's policy with these options' seed and tunables.
+    fn build(
+        &self,
+        name: &str,
+        capacity: usize,
+        keys: &[u64],
+    ) -> Result<Box<dyn Policy>, PolicyError> {
+        let seed = self.seed.unwrap_or(policy::DEFAULT_SEED);
+        policy::build_tuned(name, capacity, keys, seed, &self.redis)
     }
 }
 
@@ -402,15 +411,14 @@ pub fn run(
     cells: &[Cell],
     options: &RunOptions,
 ) -> Result<Vec<Outcome>, ReplayError> {
-    let seed = options.seed();
-    check_capacities(cells, seed)?;
+    check_capacities(cells, options)?;
     let total = cells.iter().map(|c| traces[c.trace].requests()).sum();
     let bar = bar(options.progress, total, "replaying");
     let mut order: Vec<usize> = (0..cells.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(traces[cells[i].trace].keys.len()));
     let mut outcomes = order
         .par_iter()
-        .map(|&i| replay_cell(traces, &cells[i], seed, &bar).map(|outcome| (i, outcome)))
+        .map(|&i| replay_cell(traces, &cells[i], options, &bar).map(|outcome| (i, outcome)))
         .collect::<Result<Vec<_>, _>>()?;
     bar.finish_and_clear();
     outcomes.sort_by_key(|&(i, _)| i);
@@ -418,17 +426,17 @@ pub fn run(
 }
 
 /// Builds each distinct policy x capacity once on an empty sequence.
-fn check_capacities(cells: &[Cell], seed: u64) -> Result<(), ReplayError> {
+fn check_capacities(cells: &[Cell], options: &RunOptions) -> Result<(), ReplayError> {
     let mut checked = HashSet::new();
     for cell in cells {
         if checked.insert((cell.policy, cell.size)) {
-            policy::build_seeded(cell.policy, cell.size, &[], seed).map_err(|source| {
-                ReplayError::Policy {
+            options
+                .build(cell.policy, cell.size, &[])
+                .map_err(|source| ReplayError::Policy {
                     policy: cell.policy,
                     size: cell.size,
                     source,
-                }
-            })?;
+                })?;
         }
     }
     Ok(())
@@ -437,17 +445,16 @@ fn check_capacities(cells: &[Cell], seed: u64) -> Result<(), ReplayError> {
 fn replay_cell(
     traces: &[Trace],
     cell: &Cell,
-    seed: u64,
+    options: &RunOptions,
     bar: &ProgressBar,
 ) -> Result<Outcome, ReplayError> {
     let trace = &traces[cell.trace];
-    let mut policy =
-        policy::build_seeded(cell.policy, cell.size, &trace.keys, seed).map_err(|source| {
-            ReplayError::Policy {
-                policy: cell.policy,
-                size: cell.size,
-                source,
-            }
+    let mut policy = options
+        .build(cell.policy, cell.size, &trace.keys)
+        .map_err(|source| ReplayError::Policy {
+            policy: cell.policy,
+            size: cell.size,
+            source,
         })?;
     let cpu_start = thread_cpu_seconds();
     let start = Instant::now();

@@ -191,6 +191,83 @@ fn bad_arguments_exit_two_with_message() {
 }
 
 #[test]
+fn redis_tunables_change_redis_lfu_only_and_refuse_unused_flags() {
+    let dir = Scratch::new("redis-tunables");
+    // Key 1 is used 40 times first, then a scan of 2..=40 runs three times: with decay its count
+    // fades during the scans, without it key 1 outranks every scanned key.
+    let mut keys = String::new();
+    for _ in 0..40 {
+        keys.push_str("1\n");
+    }
+    for _ in 0..3 {
+        for k in 2..=40 {
+            keys.push_str(&format!("{k}\n1\n"));
+        }
+    }
+    let trace = dir.write("fade.keys", &keys);
+    let hits = |extra: &[&str]| {
+        let json = dir.path("tuned.json");
+        let mut args = vec![
+            "--trace",
+            arg(&trace),
+            "--sizes",
+            "10",
+            "--policies",
+            "redis-lfu,lru",
+            "--json",
+            arg(&json),
+        ];
+        args.extend_from_slice(extra);
+        let out = sim(&args);
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let hits: Vec<u64> = value
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["hits"].as_u64().unwrap())
+            .collect();
+        hits
+    };
+    let default = hits(&[]);
+    let tuned = hits(&["--lfu-decay-period", "1", "--lfu-log-factor", "0"]);
+    assert_ne!(
+        default[0], tuned[0],
+        "redis-lfu unchanged: {default:?} {tuned:?}"
+    );
+    assert_eq!(default[1], tuned[1], "lru changed: {default:?} {tuned:?}");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--policies", "lru", "--lfu-log-factor", "3"],
+            "--lfu-log-factor applies to redis-lfu",
+        ),
+        (
+            &["--policies", "redis-lru", "--lfu-decay-period", "3"],
+            "--lfu-decay-period applies",
+        ),
+        (
+            &["--policies", "lfu", "--maxmemory-samples", "3"],
+            "redis-lru and redis-lfu",
+        ),
+        (
+            &["--policies", "redis-lru", "--maxmemory-samples", "0"],
+            "--maxmemory-samples",
+        ),
+    ];
+    for (extra, message) in cases {
+        let mut args = vec!["--trace", arg(&trace)];
+        args.extend_from_slice(extra);
+        let out = sim(&args);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(message),
+            "{extra:?}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
 fn malformed_trace_exits_one_naming_file_and_line() {
     let dir = Scratch::new("malformed");
     let trace = dir.write("bad.lirs", "1\n2\nthree\n4\n");

@@ -19,6 +19,7 @@ pub mod reference;
 use std::fmt;
 
 use cortado::builder::BuildError;
+use cortado::policy::EvictionPolicy;
 
 pub use library::{Library, LibraryPolicy, LIBRARY_POLICIES};
 pub use reference::{ReferenceError, REFERENCE_POLICIES};
@@ -138,19 +139,50 @@ pub fn canonical(name: &str) -> Result<&'static str, PolicyError> {
 /// `keys` is the whole request sequence: only the offline optima (`opt`, `opt-bypass`) read it,
 /// and must then be replayed with exactly that sequence.
 pub fn build(name: &str, capacity: usize, keys: &[u64]) -> Result<Box<dyn Policy>, PolicyError> {
-    build_seeded(name, capacity, keys, DEFAULT_SEED)
+    build_tuned(name, capacity, keys, DEFAULT_SEED, &RedisTuning::default())
 }
 
-/// [`build`] with the seed of the library policies' randomness (reference policies have none).
-pub fn build_seeded(
+/// Redis's tunables for `redis-lru` and `redis-lfu`; `None` keeps the library's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RedisTuning {
+    /// Entries sampled per eviction round (`maxmemory-samples`; `redis-lru` and `redis-lfu`).
+    pub samples: Option<u32>,
+    /// How much harder each counter increment gets (`lfu-log-factor`; `redis-lfu`).
+    pub lfu_log_factor: Option<u32>,
+    /// Requests per counter decay period, 0 for no decay (`redis-lfu`; see
+    /// [`EvictionPolicy::lfu_decay_period`](cortado::policy::EvictionPolicy::lfu_decay_period)).
+    pub lfu_decay_period: Option<u64>,
+}
+
+impl RedisTuning {
+    /// `policy` with the tunables that are set. The library's other policies ignore them.
+    pub fn apply(&self, mut policy: EvictionPolicy) -> EvictionPolicy {
+        if let Some(samples) = self.samples {
+            policy = policy.samples(samples);
+        }
+        if let Some(factor) = self.lfu_log_factor {
+            policy = policy.lfu_log_factor(factor);
+        }
+        if let Some(period) = self.lfu_decay_period {
+            policy = policy.lfu_decay_period(period);
+        }
+        policy
+    }
+}
+
+/// [`build`] with the seed of the library policies' randomness and Redis's tunables (reference
+/// policies use neither).
+pub fn build_tuned(
     name: &str,
     capacity: usize,
     keys: &[u64],
     seed: u64,
+    redis: &RedisTuning,
 ) -> Result<Box<dyn Policy>, PolicyError> {
     let name = canonical(name)?;
     if let Some(policy) = library::eviction_policy(name) {
-        return Ok(Box::new(Library::new(policy.with_seed(seed), capacity)?));
+        let policy = redis.apply(policy).with_seed(seed);
+        return Ok(Box::new(Library::new(policy, capacity)?));
     }
     Ok(reference::reference(name, capacity, keys)?)
 }
@@ -189,6 +221,41 @@ mod tests {
             assert!(got <= 200 - 17, "{name}: {got}");
             assert!(got >= 150, "{name}: {got}");
         }
+    }
+
+    #[test]
+    fn build_tuned_redis_tunables_reach_the_library_policy() {
+        // A Zipf-like stream with a long tail: the tunables change redis-lfu's choices.
+        let keys: Vec<u64> = (0..20_000u64)
+            .map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % (1 + (i % 997)))
+            .collect();
+        let tuning = RedisTuning {
+            samples: Some(2),
+            lfu_log_factor: Some(0),
+            lfu_decay_period: Some(0),
+        };
+        for name in ["redis-lfu", "redis-lru"] {
+            let mut tuned = build_tuned(name, 50, &keys, DEFAULT_SEED, &tuning).unwrap();
+            let direct = library::eviction_policy(name)
+                .unwrap()
+                .samples(2)
+                .lfu_log_factor(0)
+                .lfu_decay_period(0)
+                .with_seed(DEFAULT_SEED);
+            let mut direct = Library::new(direct, 50).unwrap();
+            let mut default = build(name, 50, &keys).unwrap();
+            let tuned = hits(&mut *tuned, &keys);
+            assert_eq!(tuned, hits(&mut direct, &keys), "{name}");
+            assert_ne!(
+                tuned,
+                hits(&mut *default, &keys),
+                "{name}: the tuning changed nothing"
+            );
+        }
+        // Other policies ignore them.
+        let mut tuned = build_tuned("wtinylfu", 50, &keys, DEFAULT_SEED, &tuning).unwrap();
+        let mut default = build("wtinylfu", 50, &keys).unwrap();
+        assert_eq!(hits(&mut *tuned, &keys), hits(&mut *default, &keys));
     }
 
     #[test]
