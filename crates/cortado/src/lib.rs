@@ -69,6 +69,8 @@
 //! Beside them: `insert_with_ttl` (a lifetime for one entry), `peek` (a read that is not a
 //! use), `negative_ttl` (a loader's `None` cached for a while), `stats()`, and
 //! `hottest(n)`/`coldest(n)` (on `sync::Cache`; from a `future::Cache`, through `as_sync()`).
+//! [`unsync::Cache`] also has `get_mut` (a value changed in place, re-weighed when done), as the
+//! `lru` crate and quick_cache do.
 //!
 //! ```
 //! use cortado::notification::RemovalCause;

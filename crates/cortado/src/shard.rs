@@ -579,6 +579,20 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        let i = self.get_slot_untold(hash, key, now)?;
+        self.record_use(i, hash);
+        Some(i)
+    }
+
+    /// [`get_slot`](Self::get_slot) up to the policy, which the caller tells of the use later
+    /// ([`record_use`](Self::record_use), [`record_mutation`](Self::record_mutation)): the
+    /// stats and the expiry rules count it here.
+    #[inline]
+    pub(crate) fn get_slot_untold<Q>(&mut self, hash: u64, key: &Q, now: u64) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let Some((i, _)) = self.get_shared(hash, key, now) else {
             self.record_miss();
             return None;
@@ -587,13 +601,53 @@ where
             // Exclusive here: the read's earlier deadline goes into the wheel at once.
             self.reschedule();
         }
-        if !self.defer_read(i, hash) {
-            self.policy_mut().access(i);
-        }
         if self.record_stats {
             self.stats.hits += 1;
         }
         Some(i)
+    }
+
+    /// Tells the policy of a read of the live slot `i` (whose key hashes to `hash`), or counts
+    /// it on the entry if the policy lets it wait ([`defer_read`](Self::defer_read)).
+    #[inline]
+    pub(crate) fn record_use(&mut self, i: u32, hash: u64) {
+        if !self.defer_read(i, hash) {
+            self.policy_mut().access(i);
+        }
+    }
+
+    /// The value in the live slot `i`, to change in place; the caller then weighs it again
+    /// ([`weigh`](Self::weigh), [`record_mutation`](Self::record_mutation)).
+    pub(crate) fn value_mut(&mut self, i: u32) -> &mut V {
+        &mut self.slots[i as usize]
+            .as_mut()
+            .expect("index names a live slot")
+            .value
+    }
+
+    /// The weigher's weight for the live slot `i`'s entry as it is now (`None` without a
+    /// weigher). The weigher may panic; nothing has changed then.
+    pub(crate) fn weigh(&self, i: u32) -> Option<u32> {
+        let weigher = self.weigher.as_ref()?;
+        let entry = self.entry(i);
+        Some(weigher(&entry.key, &entry.value))
+    }
+
+    /// A use of the live slot `i` (its key hashing to `hash`) whose value changed in place and
+    /// now weighs `weight` ([`weigh`](Self::weigh)'s). With its weight unchanged it is told as a
+    /// read ([`record_use`](Self::record_use)). A new weight reaches the policy as a weighed
+    /// replacement's does (counting the use); then, as around an insert, expired entries leave
+    /// (as expired, not evicted for size: this one too, should it have expired since it was
+    /// read), an entry heavier than the capacity goes, and eviction fits the rest.
+    pub(crate) fn record_mutation(&mut self, i: u32, hash: u64, weight: u32, now: u64) {
+        if weight == self.policy_mut().weight_of(i) {
+            return self.record_use(i, hash);
+        }
+        self.policy_mut().update(i, weight);
+        self.advance(now);
+        if self.value_in(i).is_some() {
+            self.fit(i, weight, false);
+        }
     }
 
     /// The value in slot `i`, if the slot still holds an entry (an insert's slot may have been
@@ -741,6 +795,14 @@ where
             }
             i
         };
+        self.fit(i, weight, folded);
+        i
+    }
+
+    /// After the live slot `i`'s entry was written with `weight`: removes it if it can never
+    /// fit, then evicts to fit the maximum (`folded`: see [`evict_folded`](Self::evict_folded)).
+    #[inline]
+    fn fit(&mut self, i: u32, weight: u32, folded: bool) {
         if self.weigher.is_some() && u64::from(weight) > self.policy_mut().maximum() {
             // It could never fit: it goes at once, rather than the entries a policy would
             // evict to make room for it (LRU's would empty the cache before reaching it).
@@ -748,7 +810,6 @@ where
             self.remove_index(i, RemovalCause::Size);
         }
         self.evict_folded(folded);
-        i
     }
 
     /// Makes room for more slots: doubling, as `Vec` would, but never past the most slots an
@@ -899,7 +960,8 @@ where
         entry
     }
 
-    fn remove_index(&mut self, i: u32, cause: RemovalCause) {
+    /// Removes the live slot `i`'s entry, queueing it for the listener with `cause`.
+    pub(crate) fn remove_index(&mut self, i: u32, cause: RemovalCause) {
         if self.record_stats && cause.was_evicted() {
             self.stats.eviction_weight += u64::from(self.policy_mut().weight_of(i));
         }

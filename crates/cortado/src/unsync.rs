@@ -3,7 +3,8 @@
 //! Use it where one thread owns the cache (or wraps it in its own lock); `get` takes `&mut self`
 //! because a hit is recorded: told to the policy, or (most W-TinyLFU hits) counted on the entry
 //! for the policy to apply when the entry nears eviction. [`Cache::get_or_insert_with`] looks up
-//! and, on a miss, computes and inserts in one call.
+//! and, on a miss, computes and inserts in one call; [`Cache::get_mut`] lends the value to change
+//! in place (as the `lru` crate's and quick_cache's do), weighing it again when done.
 //!
 //! ```
 //! let mut cache = cortado::unsync::Cache::new(2);
@@ -17,6 +18,8 @@
 use std::borrow::Borrow;
 use std::convert::Infallible;
 use std::hash::{BuildHasher, Hash};
+use std::ops::{Deref, DerefMut};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use hashbrown::DefaultHashBuilder;
@@ -132,6 +135,65 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         let now = self.now();
         let hash = self.shard.hash(key);
         self.shard.get(hash, key, now)
+    }
+
+    /// The value of `key` if present and not expired, to change in place through the returned
+    /// guard, which derefs to it. A use and a hit (or a miss) as [`get`](Self::get) counts
+    /// them, time to idle and [`expire_after_read`](crate::expiry::Expiry::expire_after_read)
+    /// included; the policy hears of the use when the guard is dropped.
+    ///
+    /// With a weigher, dropping the guard weighs the entry again. A new weight reaches the
+    /// policy as a replacing [`insert`](Self::insert)'s does, and the cache evicts as after one,
+    /// so that the capacity holds once the guard is gone: an entry now heavier than the whole
+    /// capacity leaves at once, heard by the listener as [`RemovalCause::Size`]. The value is
+    /// not replaced, so no [`RemovalCause::Replaced`] is heard. Leaking the guard
+    /// (`std::mem::forget`) leaves the entry at its old weight, until its next write.
+    ///
+    /// For expiry the change is a read, not a write: `expire_after_update` is not asked, and a
+    /// time to live still counts from the last insert. The entry is not written anew (as in
+    /// the `lru` crate, whose `get_mut` is a use); its deadline is settled at the lookup, as a
+    /// read's, so dropping the guard calls no expiry rule (one more callback that could panic
+    /// in `drop`). To give the changed value a fresh lifetime, [`insert`](Self::insert) it.
+    ///
+    /// # Panics
+    ///
+    /// When the weigher panics on the changed value, the entry's weight is unknown: the entry
+    /// is removed (heard as [`RemovalCause::Explicit`]) and the panic reaches the code that
+    /// dropped the guard. A guard dropped while its thread panics (say the change itself
+    /// panicked, leaving the value half changed) does not call the weigher, whose panic would
+    /// abort the process: with a weigher the entry is removed too, and the listener hears of
+    /// it at the next operation that reports removals (a write, a `remove`,
+    /// [`run_pending_tasks`](Self::run_pending_tasks)); without one the value stays as left.
+    ///
+    /// ```
+    /// let mut cache = cortado::unsync::Cache::builder()
+    ///     .max_capacity(16)
+    ///     .weigher(|_: &u32, v: &String| v.len() as u32)
+    ///     .build()
+    ///     .unwrap();
+    /// cache.insert(1, "one".to_string());
+    /// if let Some(mut value) = cache.get_mut(&1) {
+    ///     value.push_str(" and one");
+    /// }
+    /// assert_eq!(cache.peek(&1).map(String::as_str), Some("one and one"));
+    /// assert_eq!(cache.weighted_size(), 11);
+    /// // Too heavy for the whole capacity once changed: it is evicted when the guard drops.
+    /// cache.get_mut(&1).unwrap().push_str(" and more");
+    /// assert!(cache.is_empty());
+    /// ```
+    pub fn get_mut<Q>(&mut self, key: &Q) -> Option<RefMut<'_, K, V, S>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let now = self.now();
+        let hash = self.shard.hash(key);
+        let slot = self.shard.get_slot_untold(hash, key, now)?;
+        Some(RefMut {
+            cache: self,
+            slot,
+            hash,
+        })
     }
 
     /// The value of `key` if present and not expired, with no effect on eviction, expiry or
@@ -387,5 +449,69 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     #[doc(hidden)]
     pub fn validate(&self) {
         self.shard.validate();
+    }
+}
+
+/// A value in a [`Cache`], borrowed to change in place: see [`Cache::get_mut`]. Derefs to the
+/// value; dropping it tells the policy of the use and, with a weigher, weighs the entry again.
+pub struct RefMut<'a, K: Hash + Eq, V, S: BuildHasher = DefaultHashBuilder> {
+    cache: &'a mut Cache<K, V, S>,
+    /// The entry's slot, live while the guard is.
+    slot: u32,
+    /// Its key's hash, for the policy's deferral of the use.
+    hash: u64,
+}
+
+impl<K: Hash + Eq, V, S: BuildHasher> Deref for RefMut<'_, K, V, S> {
+    type Target = V;
+
+    fn deref(&self) -> &V {
+        self.cache
+            .shard
+            .value_in(self.slot)
+            .expect("a guard's slot is live")
+    }
+}
+
+impl<K: Hash + Eq, V, S: BuildHasher> DerefMut for RefMut<'_, K, V, S> {
+    fn deref_mut(&mut self) -> &mut V {
+        self.cache.shard.value_mut(self.slot)
+    }
+}
+
+impl<K: Hash + Eq, V: std::fmt::Debug, S: BuildHasher> std::fmt::Debug for RefMut<'_, K, V, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("RefMut").field(&**self).finish()
+    }
+}
+
+impl<K: Hash + Eq, V, S: BuildHasher> Drop for RefMut<'_, K, V, S> {
+    fn drop(&mut self) {
+        let Self { cache, slot, hash } = self;
+        let weighed = if cache.shard.counts_entries() {
+            Ok(None)
+        } else if std::thread::panicking() {
+            // The value may be half changed, and a panicking weigher would abort: the entry
+            // goes unweighed, heard of at the next operation that reports removals.
+            cache.shard.remove_index(*slot, RemovalCause::Explicit);
+            return;
+        } else {
+            catch_unwind(AssertUnwindSafe(|| cache.shard.weigh(*slot)))
+        };
+        match weighed {
+            Ok(None) => cache.shard.record_use(*slot, *hash),
+            Ok(Some(weight)) => {
+                let now = cache.now();
+                cache.shard.record_mutation(*slot, *hash, weight, now);
+                cache.notify();
+            }
+            Err(panic) => {
+                // Nothing changed yet, but the entry's weight is unknown: it goes, and the
+                // weigher's panic, the first, is the one passed on.
+                cache.shard.remove_index(*slot, RemovalCause::Explicit);
+                cache.hear_pending(&mut Hearing::default());
+                resume_unwind(panic);
+            }
+        }
     }
 }

@@ -163,6 +163,9 @@ enum Op {
     Remove(u8),
     Load(u8, u8),
     Compute(u8, u8),
+    /// The unsync cache's `get_mut`, changing the value's first field in place (a `get` on the
+    /// sync cache, which has none).
+    GetMut(u8, u8),
     Retain(u8),
     Iter,
     Resize(u8),
@@ -180,6 +183,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0..24u8).prop_map(Op::Remove),
         3 => (0..24u8, any::<u8>()).prop_map(|(k, v)| Op::Load(k, v)),
         2 => (0..24u8, any::<u8>()).prop_map(|(k, v)| Op::Compute(k, v)),
+        2 => (0..24u8, any::<u8>()).prop_map(|(k, v)| Op::GetMut(k, v)),
         1 => (2..6u8).prop_map(Op::Retain),
         1 => Just(Op::Iter),
         1 => (0..60u8).prop_map(Op::Resize),
@@ -263,6 +267,14 @@ impl Front for cortado::unsync::Cache<u8, Val> {
                     }
                 });
             }
+            Op::GetMut(k, v) => {
+                if let Some(mut value) = self.get_mut(&k) {
+                    // The id stays: the listener must still hear of this value once.
+                    value.0 = v;
+                    // A panic while the guard is held.
+                    trap(v % 17 == 0, "the get_mut change");
+                }
+            }
         })
     }
 
@@ -295,6 +307,7 @@ impl Front for cortado::sync::Cache<u8, Val> {
                     _ => Compute::Nop,
                 }
             })),
+            Op::GetMut(k, _) => drop(self.get(&k)),
         })
     }
 
@@ -441,6 +454,30 @@ fn read_callback_panic_keeps_entry() {
     assert!(sync.contains_key(&1) && sync.contains_key(&2));
     unsync.validate();
     sync.validate();
+}
+
+#[test]
+fn get_mut_weigher_or_change_panic_removes_entry_and_reports_it() {
+    // 5 trips the weigher when the guard drops; 17 the change, while the guard is held.
+    for new in [5, 17] {
+        let ((mut unsync, heard), _) = both();
+        unsync.insert(1, val(4));
+        unsync.insert(2, val(4));
+        let clock = ManualClock::new();
+        assert!(armed(|| Front::run(
+            &mut unsync,
+            &Op::GetMut(1, new),
+            &clock
+        )));
+        Front::validate(&unsync);
+        assert!(!unsync.contains_key(&1) && unsync.contains_key(&2), "{new}");
+        unsync.run_pending_tasks();
+        assert_eq!(
+            *heard.lock().unwrap(),
+            vec![(1, RemovalCause::Explicit)],
+            "{new}"
+        );
+    }
 }
 
 #[test]

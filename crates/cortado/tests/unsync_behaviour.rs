@@ -446,3 +446,289 @@ fn get_or_insert_with_weighted_tiny_lfu_may_turn_away_entry_lighter_than_window(
         cache.validate();
     }
 }
+
+#[test]
+fn get_mut_change_through_guard_seen_by_reads_and_counted_as_hit() {
+    let clock = ManualClock::new();
+    let (mut cache, log) = logging_cache(10, &clock);
+    cache.insert(1, 10);
+    {
+        let mut value = cache.get_mut(&1).unwrap();
+        assert_eq!(*value, 10);
+        *value += 5;
+    }
+    assert_eq!(cache.peek(&1), Some(&15));
+    assert_eq!(cache.get(&1), Some(&15));
+    let stats = cache.stats();
+    assert_eq!((stats.hits, stats.misses), (2, 0));
+    // A change in place replaces nothing.
+    assert_eq!(stats.replacements, 0);
+    assert!(log.lock().unwrap().is_empty());
+}
+
+#[test]
+fn get_mut_missing_key_returns_none_and_counts_miss() {
+    let clock = ManualClock::new();
+    let (mut cache, _log) = logging_cache(10, &clock);
+    cache.insert(1, 10);
+    assert!(cache.get_mut(&2).is_none());
+    let stats = cache.stats();
+    assert_eq!((stats.hits, stats.misses), (0, 1));
+}
+
+#[test]
+fn get_mut_expired_entry_returns_none_and_counts_miss() {
+    let clock = ManualClock::new();
+    let (mut cache, _log) = logging_cache(10, &clock);
+    cache.insert_with_ttl(1, 10, Duration::from_secs(5));
+    clock.advance(Duration::from_secs(5));
+    assert!(cache.get_mut(&1).is_none());
+    let stats = cache.stats();
+    assert_eq!((stats.hits, stats.misses), (0, 1));
+}
+
+/// For expiry a change through `get_mut` is a read: it moves the idle deadline, as `get`
+/// does, and leaves the time to live counting from the insert.
+#[test]
+fn get_mut_extends_time_to_idle_but_not_time_to_live() {
+    let clock = ManualClock::new();
+    let mut cache = Cache::builder()
+        .max_capacity(10)
+        .clock(clock.clone())
+        .time_to_idle(Duration::from_secs(10))
+        .time_to_live(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    cache.insert(1, 0);
+    for second in [8, 16, 24] {
+        clock.advance(Duration::from_secs(8));
+        *cache.get_mut(&1).expect("read within the idle time") += 1;
+        assert_eq!(cache.peek(&1), Some(&(second / 8)));
+    }
+    clock.advance(Duration::from_secs(6));
+    assert_eq!(
+        cache.peek(&1),
+        None,
+        "a change is no write: lived 30 s from the insert"
+    );
+}
+
+/// Under LRU the entry changed last is the last to go: a use, weighed or not, whose weight
+/// changed or not.
+#[test]
+fn get_mut_counts_as_use_for_eviction_order() {
+    for (weighted, new_value) in [(false, 11), (true, 10), (true, 11)] {
+        let mut cache = Cache::builder()
+            .max_capacity(100)
+            .eviction_policy(EvictionPolicy::lru());
+        if weighted {
+            cache = cache.weigher(|_: &u32, v: &u32| *v);
+        }
+        let mut cache = cache.build().unwrap();
+        for key in 1..=3 {
+            cache.insert(key, 10);
+        }
+        *cache.get_mut(&1).unwrap() = new_value;
+        let order: Vec<u32> = cache.coldest(3).into_iter().copied().collect();
+        assert_eq!(order, [2, 3, 1], "weighted {weighted}, value {new_value}");
+        cache.validate();
+    }
+}
+
+/// A value grown through `get_mut` makes room once the guard drops, as a replacing insert of
+/// its new weight would: under LRU the coldest entries go, heard as evicted for size.
+#[test]
+fn get_mut_heavier_value_evicts_coldest_to_fit_after_drop() {
+    let (mut cache, log) = Cache::builder()
+        .max_capacity(100)
+        .weigher(|_: &u32, v: &u32| *v)
+        .eviction_policy(EvictionPolicy::lru())
+        .build_logged();
+    for key in 0..10 {
+        cache.insert(key, 10);
+    }
+    *cache.get_mut(&9).unwrap() = 30;
+    assert_eq!(
+        *log.lock().unwrap(),
+        [(0, 10, RemovalCause::Size), (1, 10, RemovalCause::Size)]
+    );
+    assert_eq!(cache.weighted_size(), 100);
+    assert_eq!(cache.peek(&9), Some(&30));
+    cache.validate();
+}
+
+/// Under every policy a grown value leaves the cache within its capacity, weighing exactly
+/// what it holds, and what left was heard as evicted for size.
+#[test]
+fn get_mut_heavier_value_every_policy_keeps_bound_and_exact_weight() {
+    for policy in all_policies() {
+        let (mut cache, log) = Cache::builder()
+            .max_capacity(100)
+            .weigher(|_: &u32, v: &u32| *v)
+            .eviction_policy(policy)
+            .build_logged();
+        for key in 0..10 {
+            cache.insert(key, 10);
+        }
+        for key in 0..10 {
+            cache.get(&key);
+        }
+        *cache.get_mut(&5).unwrap() = 35;
+        let name = policy.name();
+        cache.validate();
+        let held: u64 = cache.iter().map(|(_, v)| u64::from(*v)).sum();
+        assert_eq!(cache.weighted_size(), held, "{name}");
+        assert!(held <= 100, "{name}: {held}");
+        let log = log.lock().unwrap();
+        assert!(
+            log.iter().all(|e| e.2 == RemovalCause::Size),
+            "{name}: {log:?}"
+        );
+        assert_eq!(log.len() + cache.len(), 10, "{name}");
+        assert!(!log.is_empty(), "{name}: 125 cannot fit 100");
+    }
+}
+
+/// A value grown heavier than the whole capacity goes alone, heard as evicted for size, as
+/// an insert of it would (`heavier_than_capacity_insert_or_update_evicts_only_itself`).
+#[test]
+fn get_mut_heavier_than_capacity_evicts_only_itself_with_size() {
+    for policy in all_policies() {
+        let (mut cache, log) = Cache::builder()
+            .max_capacity(100)
+            .weigher(|_: &u32, v: &u32| *v)
+            .eviction_policy(policy)
+            .build_logged();
+        for key in 0..10 {
+            cache.insert(key, 10);
+        }
+        for key in 0..10 {
+            cache.get(&key);
+        }
+        *cache.get_mut(&5).unwrap() = 101;
+        let name = policy.name();
+        assert_eq!(
+            *log.lock().unwrap(),
+            [(5, 101, RemovalCause::Size)],
+            "{name}"
+        );
+        assert_eq!((cache.len(), cache.weighted_size()), (9, 90), "{name}");
+        cache.validate();
+    }
+}
+
+#[test]
+fn get_mut_lighter_value_frees_weight_for_later_inserts() {
+    let (mut cache, log) = Cache::builder()
+        .max_capacity(30)
+        .weigher(|_: &u32, v: &u32| *v)
+        .eviction_policy(EvictionPolicy::lru())
+        .build_logged();
+    for key in 1..=3 {
+        cache.insert(key, 10);
+    }
+    *cache.get_mut(&1).unwrap() = 4;
+    assert_eq!(cache.weighted_size(), 24);
+    cache.validate();
+    cache.insert(4, 6);
+    assert!(log.lock().unwrap().is_empty(), "30 fits 30");
+    assert_eq!(cache.weighted_size(), 30);
+}
+
+/// The guard dropped after the entry's deadline: it leaves as expired, not evicted for size
+/// (nor kept).
+#[test]
+fn get_mut_entry_expiring_while_held_reported_expired_on_drop() {
+    let clock = ManualClock::new();
+    let (mut cache, log) = Cache::builder()
+        .max_capacity(100)
+        .weigher(|_: &u32, v: &u32| *v)
+        .clock(clock.clone())
+        .build_logged();
+    cache.insert_with_ttl(1, 10, Duration::from_secs(5));
+    cache.insert(2, 10);
+    {
+        let mut value = cache.get_mut(&1).unwrap();
+        clock.advance(Duration::from_secs(5));
+        *value = 95;
+    }
+    assert_eq!(*log.lock().unwrap(), [(1, 95, RemovalCause::Expired)]);
+    assert_eq!(cache.weighted_size(), 10);
+    cache.validate();
+}
+
+/// Weighs a value as itself, panicking on 13.
+fn weigh_unlucky(_: &u32, v: &u32) -> u32 {
+    assert_ne!(*v, 13, "unlucky weight");
+    *v
+}
+
+/// A weigher that panics on the changed value: the entry, whose weight is unknown, is removed
+/// (heard as explicit), and the panic reaches the code that dropped the guard.
+#[test]
+fn get_mut_weigher_panic_on_drop_removes_entry_and_reaches_caller() {
+    let (mut cache, log) = Cache::builder()
+        .max_capacity(100)
+        .weigher(weigh_unlucky)
+        .build_logged();
+    cache.insert(1, 10);
+    cache.insert(2, 10);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        *cache.get_mut(&1).unwrap() = 13;
+    }));
+    let panic = outcome.expect_err("the weigher's panic reaches the caller");
+    let message = panic.downcast_ref::<String>().map_or("", String::as_str);
+    assert!(message.contains("unlucky weight"), "{message}");
+    cache.validate();
+    assert_eq!(*log.lock().unwrap(), [(1, 13, RemovalCause::Explicit)]);
+    assert_eq!((cache.peek(&1), cache.weighted_size()), (None, 10));
+    cache.insert(1, 5);
+    assert_eq!(cache.get(&1), Some(&5));
+    cache.validate();
+}
+
+/// A guard dropped by a panic while it is held does not call the weigher (its panic would
+/// abort): a weighed entry is removed, heard of at the next operation that reports removals.
+#[test]
+fn get_mut_panic_while_held_removes_weighed_entry_unweighed() {
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = calls.clone();
+    let (mut cache, log) = Cache::builder()
+        .max_capacity(100)
+        .weigher(move |_: &u32, v: &u32| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            *v
+        })
+        .build_logged();
+    cache.insert(1, 10);
+    cache.insert(2, 10);
+    let before = calls.load(std::sync::atomic::Ordering::Relaxed);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut value = cache.get_mut(&1).unwrap();
+        *value = 20;
+        panic!("the change failed");
+    }));
+    assert!(outcome.is_err());
+    assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), before);
+    cache.validate();
+    assert_eq!((cache.peek(&1), cache.weighted_size()), (None, 10));
+    cache.run_pending_tasks();
+    assert_eq!(*log.lock().unwrap(), [(1, 20, RemovalCause::Explicit)]);
+}
+
+#[test]
+fn get_mut_panic_while_held_unweighed_keeps_value_as_left() {
+    let clock = ManualClock::new();
+    let (mut cache, log) = logging_cache(10, &clock);
+    cache.insert(1, 10);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut value = cache.get_mut(&1).unwrap();
+        *value = 20;
+        panic!("the change failed");
+    }));
+    assert!(outcome.is_err());
+    cache.validate();
+    assert_eq!(cache.peek(&1), Some(&20));
+    cache.run_pending_tasks();
+    assert!(log.lock().unwrap().is_empty());
+}

@@ -16,6 +16,8 @@ use proptest::prelude::*;
 #[derive(Debug, Clone)]
 enum Op {
     Get(u8),
+    /// `get_mut` of the key, setting the value.
+    GetMut(u8, u16),
     Insert(u8, u16),
     InsertTtl(u8, u16, u8),
     Remove(u8),
@@ -28,6 +30,7 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => any::<u8>().prop_map(|k| Op::Get(k % 40)),
+        3 => (any::<u8>(), any::<u16>()).prop_map(|(k, v)| Op::GetMut(k % 40, v)),
         6 => (any::<u8>(), any::<u16>()).prop_map(|(k, v)| Op::Insert(k % 40, v)),
         1 => (any::<u8>(), any::<u16>(), 1..20u8).prop_map(|(k, v, t)| Op::InsertTtl(k % 40, v, t)),
         2 => any::<u8>().prop_map(|k| Op::Remove(k % 40)),
@@ -56,6 +59,14 @@ fn check_lru(ops: &[Op]) {
                     e.1
                 });
                 assert_eq!(cache.get(&k).copied(), expected);
+            }
+            Op::GetMut(k, v) => {
+                let expected = order.iter().position(|e| e.0 == k).map(|at| {
+                    let e = order.remove(at);
+                    order.push((k, v));
+                    e.1
+                });
+                assert_eq!(get_mut_set(&mut cache, k, v), expected);
             }
             Op::Insert(k, v) | Op::InsertTtl(k, v, _) => {
                 // (no clock moves in this test, so a lifetime changes nothing)
@@ -111,6 +122,17 @@ fn use_entry(entries: &mut HashMap<u8, (u16, u64, u64)>, tick: &mut u64, k: u8) 
     Some(e.0)
 }
 
+/// A `get_mut` of `k` that sets its value to `v`: the value it found.
+fn get_mut_set<S: std::hash::BuildHasher>(
+    cache: &mut Cache<u8, u16, S>,
+    k: u8,
+    v: u16,
+) -> Option<u16> {
+    cache
+        .get_mut(&k)
+        .map(|mut value| std::mem::replace(&mut *value, v))
+}
+
 impl NaiveLfu {
     fn touch(&mut self, k: u8) -> Option<u16> {
         use_entry(&mut self.entries, &mut self.tick, k)
@@ -147,6 +169,13 @@ fn check_lfu(ops: &[Op]) {
     for op in ops {
         match *op {
             Op::Get(k) => assert_eq!(cache.get(&k).copied(), model.touch(k)),
+            Op::GetMut(k, v) => {
+                let expected = model.touch(k);
+                if expected.is_some() {
+                    model.entries.get_mut(&k).unwrap().0 = v;
+                }
+                assert_eq!(get_mut_set(&mut cache, k, v), expected);
+            }
             Op::Insert(k, v) | Op::InsertTtl(k, v, _) => {
                 model.put(k, v, 6);
                 cache.insert(k, v);
@@ -252,6 +281,16 @@ fn check_weighted(ops: &[Op], lfu: bool) {
         let mut expected = Vec::new();
         match *op {
             Op::Get(k) => assert_eq!(cache.get(&k).copied(), model.touch(k)),
+            Op::GetMut(k, v) => {
+                // As a replacement: one use, then the new weight's evictions.
+                let held = model.entries.get(&k).map(|e| e.0);
+                if held.is_some() {
+                    model.put(k, v, &mut expected);
+                } else {
+                    model.touch(k);
+                }
+                assert_eq!(get_mut_set(&mut cache, k, v), held);
+            }
             Op::Insert(k, v) | Op::InsertTtl(k, v, _) => {
                 model.put(k, v, &mut expected);
                 cache.insert(k, v);
@@ -315,6 +354,23 @@ fn check_tiny_lfu_with_expiry(ops: &[Op], policy: EvictionPolicy, idle: bool) {
                             *deadline > now && *idle_deadline > now,
                             "expired value returned"
                         );
+                        *idle_deadline = idle_for(now);
+                    }
+                    (Some(v), None) => panic!("value {v} for absent key {k}"),
+                    (None, _) => {}
+                }
+            }
+            Op::GetMut(k, v) => {
+                // A read for expiry: the idle deadline moves, the write deadline stays.
+                let got = get_mut_set(&mut cache, k, v);
+                match (got, model.get_mut(&k)) {
+                    (Some(old), Some((expected, deadline, idle_deadline))) => {
+                        assert_eq!(old, *expected, "stale value");
+                        assert!(
+                            *deadline > now && *idle_deadline > now,
+                            "expired value returned"
+                        );
+                        *expected = v;
                         *idle_deadline = idle_for(now);
                     }
                     (Some(v), None) => panic!("value {v} for absent key {k}"),
@@ -410,6 +466,8 @@ proptest! {
 #[derive(Debug, Clone)]
 enum ROp {
     Shared(SharedOp),
+    /// `get_mut` of the key, setting the value's weight in place (its id stays).
+    GetMut(u8, u8),
     GetOrInsert(u8, u8),
     GetOrInsertByRef(u8, u8),
     TryGetOrInsertFailing(u8, bool),
@@ -418,6 +476,7 @@ enum ROp {
 fn removal_op() -> impl Strategy<Value = ROp> {
     prop_oneof![
         SHARED_WEIGHT => shared_op().prop_map(ROp::Shared),
+        3 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::GetMut(k % 24, w)),
         2 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::GetOrInsert(k % 24, w)),
         1 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::GetOrInsertByRef(k % 24, w)),
         1 => (any::<u8>(), any::<bool>()).prop_map(|(k, by_ref)| ROp::TryGetOrInsertFailing(k % 24, by_ref)),
@@ -435,6 +494,13 @@ fn check_removals(ops: &[ROp], policy: EvictionPolicy, settings: Settings) {
     {
         match *op {
             ROp::Shared(ref shared) => model.apply(&mut cache, shared),
+            ROp::GetMut(k, w) => {
+                let got = cache.get_mut(&k).map(|mut value| {
+                    value.1 = w;
+                    value.0
+                });
+                model.mutated(k, got, w);
+            }
             ROp::GetOrInsert(k, w) | ROp::GetOrInsertByRef(k, w) => {
                 let id = model.next_id();
                 let got = if matches!(op, ROp::GetOrInsert(..)) {

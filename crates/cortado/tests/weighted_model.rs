@@ -2,6 +2,8 @@
 //! (inserts, replacements and removals, less what the listener heard evicted), the weighted size
 //! is the sum of the weigher over them and fits the capacity; a replaced value is heard as
 //! `Replaced`, and nothing is evicted for size while the model's total fits (one shard).
+//! `GetMut` changes a held value, and so its weight, in place through the unsync cache's
+//! `get_mut` (nothing is replaced); the sync cache, which has none, puts over a held value.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,6 +26,7 @@ enum Op {
     Upsert(u8, u32),
     GetWith(u8, u32),
     Retain(u32),
+    GetMut(u8, u32),
 }
 
 fn weight() -> impl Strategy<Value = u32> {
@@ -42,6 +45,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (k.clone(), weight()).prop_map(|(k, w)| Op::Upsert(k, w)),
         2 => (k.clone(), weight()).prop_map(|(k, w)| Op::GetWith(k, w)),
         1 => (0u32..40).prop_map(Op::Retain),
+        2 => (k.clone(), weight()).prop_map(|(k, w)| Op::GetMut(k, w)),
     ]
 }
 
@@ -118,6 +122,14 @@ fn check_unsync(ops: &[Op], policy: EvictionPolicy, max: u64) {
             Op::Get(k) => {
                 assert_eq!(c.get(&k).copied(), model.get(&k).copied(), "{op:?}");
             }
+            Op::GetMut(k, w) => {
+                let held = model.get(&k).copied();
+                if held.is_some() {
+                    model.insert(k, w);
+                }
+                let got = c.get_mut(&k).map(|mut v| std::mem::replace(&mut *v, w));
+                assert_eq!(got, held, "{op:?}");
+            }
             Op::SetMax(m) => c.set_max_capacity(m),
             Op::Retain(t) => {
                 c.retain(|_, v| *v < t);
@@ -175,6 +187,16 @@ fn check_sync(ops: &[Op], policy: EvictionPolicy, max: u64, shards: Option<usize
             }
             Op::Get(k) => {
                 assert_eq!(c.get(&k), model.get(&k).copied(), "{op:?}");
+            }
+            Op::GetMut(k, w) => {
+                if let Some(old) = model.get(&k).copied() {
+                    replaced = Some((k, old));
+                    model.insert(k, w);
+                }
+                c.entry(k).and_compute_with(|held| match held {
+                    Some(_) => Compute::Put(w),
+                    None => Compute::Nop,
+                });
             }
             Op::SetMax(m) => c.set_max_capacity(m),
             Op::Retain(t) => {

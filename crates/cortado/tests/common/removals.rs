@@ -283,6 +283,15 @@ impl Model {
         }
     }
 
+    /// A `get_mut` of `k` returned `got`, whose weight the caller then set to `w` in place: a
+    /// read (for expiry too), of a value that now weighs `w`.
+    pub fn mutated(&mut self, k: u8, got: Option<u32>, w: u8) {
+        self.read(k, got);
+        if let Some(id) = got {
+            self.written[id as usize].weight = w;
+        }
+    }
+
     fn hit(&mut self, id: u32) {
         let (custom, idle, now) = (self.settings.custom, self.idle(), self.now);
         let entry = &mut self.written[id as usize];
