@@ -66,6 +66,23 @@ fn replay_json(dir: &Scratch, trace: &Path, sizes: &str, policies: &str) -> (Str
     (stdout(&out), value.as_array().unwrap().clone())
 }
 
+/// Replays `trace` with each case's extra arguments, which must exit 2 with its message (and no
+/// panic) on stderr.
+fn exit_two_with_messages(trace: &Path, cases: &[(&[&str], &str)]) {
+    for &(extra, message) in cases {
+        let mut args = vec!["--trace", arg(trace)];
+        args.extend_from_slice(extra);
+        let out = sim(&args);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(message),
+            "{extra:?}: {}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    }
+}
+
 #[test]
 fn json_hand_counted_lru_and_opt_field_by_field() {
     // LRU, 2 entries: every request misses (each key returns only after two others) -> 0 hits.
@@ -171,18 +188,7 @@ fn bad_arguments_exit_two_with_message() {
         (&["--threads", "0"], "--threads"),
         (&["--plot", "out.jpg"], ".png or .svg"),
     ];
-    for (extra, message) in cases {
-        let mut args = vec!["--trace", arg(&trace)];
-        args.extend_from_slice(extra);
-        let out = sim(&args);
-        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
-        assert!(
-            stderr(&out).contains(message),
-            "{extra:?}: {}",
-            stderr(&out)
-        );
-        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
-    }
+    exit_two_with_messages(&trace, &cases);
     // The policy error lists the valid names.
     let out = sim(&["--trace", arg(&trace), "--policies", "nope"]);
     assert!(stderr(&out).contains("wtinylfu-static"), "{}", stderr(&out));
@@ -254,17 +260,7 @@ fn redis_tunables_change_redis_lfu_only_and_refuse_unused_flags() {
             "--maxmemory-samples",
         ),
     ];
-    for (extra, message) in cases {
-        let mut args = vec!["--trace", arg(&trace)];
-        args.extend_from_slice(extra);
-        let out = sim(&args);
-        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
-        assert!(
-            stderr(&out).contains(message),
-            "{extra:?}: {}",
-            stderr(&out)
-        );
-    }
+    exit_two_with_messages(&trace, &cases);
 }
 
 #[test]

@@ -557,22 +557,28 @@ fn get_mut_heavier_value_evicts_coldest_to_fit_after_drop() {
     cache.validate();
 }
 
+/// A cache of weight 100 under `policy`, holding keys 0 to 9, each weighing 10 and read once.
+fn ten_read_entries_weighing_ten(policy: EvictionPolicy) -> (Cache<u32, u32>, Log) {
+    let (mut cache, log) = Cache::builder()
+        .max_capacity(100)
+        .weigher(|_: &u32, v: &u32| *v)
+        .eviction_policy(policy)
+        .build_logged();
+    for key in 0..10 {
+        cache.insert(key, 10);
+    }
+    for key in 0..10 {
+        cache.get(&key);
+    }
+    (cache, log)
+}
+
 /// Under every policy a grown value leaves the cache within its capacity, weighing exactly
 /// what it holds, and what left was heard as evicted for size.
 #[test]
 fn get_mut_heavier_value_every_policy_keeps_bound_and_exact_weight() {
     for policy in all_policies() {
-        let (mut cache, log) = Cache::builder()
-            .max_capacity(100)
-            .weigher(|_: &u32, v: &u32| *v)
-            .eviction_policy(policy)
-            .build_logged();
-        for key in 0..10 {
-            cache.insert(key, 10);
-        }
-        for key in 0..10 {
-            cache.get(&key);
-        }
+        let (mut cache, log) = ten_read_entries_weighing_ten(policy);
         *cache.get_mut(&5).unwrap() = 35;
         let name = policy.name();
         cache.validate();
@@ -594,17 +600,7 @@ fn get_mut_heavier_value_every_policy_keeps_bound_and_exact_weight() {
 #[test]
 fn get_mut_heavier_than_capacity_evicts_only_itself_with_size() {
     for policy in all_policies() {
-        let (mut cache, log) = Cache::builder()
-            .max_capacity(100)
-            .weigher(|_: &u32, v: &u32| *v)
-            .eviction_policy(policy)
-            .build_logged();
-        for key in 0..10 {
-            cache.insert(key, 10);
-        }
-        for key in 0..10 {
-            cache.get(&key);
-        }
+        let (mut cache, log) = ten_read_entries_weighing_ten(policy);
         *cache.get_mut(&5).unwrap() = 101;
         let name = policy.name();
         assert_eq!(
