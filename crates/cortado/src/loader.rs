@@ -615,6 +615,34 @@ mod tests {
         });
     }
 
+    /// Waiters that give up or move to another task while the load completes: one is polled
+    /// once and dropped (a timeout), another is polled once with a waker that goes nowhere and
+    /// then waits under its own (a `select!` in a loop, a future moved to another task). The
+    /// second must be released through its new waker.
+    #[test]
+    fn wait_repolled_with_new_waker_racing_completion_is_released() {
+        model_threads(|| {
+            let loading = Arc::new(Loading::<u32, u32>::default());
+            let Role::Load(guard) = loading.join(&1) else {
+                panic!("first caller must load");
+            };
+            let (Role::Wait(gives_up), Role::Wait(moves)) = (loading.join(&1), loading.join(&1))
+            else {
+                panic!("a load is in flight");
+            };
+            let poll_once = |mut wait: Wait<u32>| {
+                let mut cx = Context::from_waker(Waker::noop());
+                let _ = Pin::new(&mut wait).poll(&mut cx);
+                wait
+            };
+            let giver = thread::spawn(move || drop(poll_once(gives_up)));
+            let mover = thread::spawn(move || block_on(poll_once(moves)));
+            guard.complete(Outcome::Value(3));
+            giver.join().unwrap();
+            assert!(matches!(mover.join().unwrap(), Outcome::Value(3)));
+        });
+    }
+
     #[test]
     fn waiters_joined_before_completion_share_one_load() {
         model_threads(|| {
