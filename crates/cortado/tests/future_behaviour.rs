@@ -5,6 +5,7 @@
 //! instead of hanging it.
 
 use std::future::Future;
+use std::hash::Hash;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -377,65 +378,95 @@ fn get_with_without_tokio_coalesces_and_wakes_waiters() {
     assert_eq!(loads.load(Ordering::SeqCst), 1);
 }
 
+/// Wakers that count how many of them are alive (a waker and its clones count once) and how
+/// often they were woken: a waiter list that keeps the wakers of tasks that gave up shows as
+/// wakers still alive.
+#[derive(Default)]
+struct Wakers {
+    live: Arc<AtomicUsize>,
+    woken: Arc<AtomicUsize>,
+}
+
+struct Counted {
+    live: Arc<AtomicUsize>,
+    woken: Arc<AtomicUsize>,
+}
+
+impl std::task::Wake for Counted {
+    fn wake(self: Arc<Self>) {
+        self.woken.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.live.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Wakers {
+    fn new_waker(&self) -> std::task::Waker {
+        self.live.fetch_add(1, Ordering::SeqCst);
+        std::task::Waker::from(Arc::new(Counted {
+            live: self.live.clone(),
+            woken: self.woken.clone(),
+        }))
+    }
+
+    fn live(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
+    }
+
+    fn woken(&self) -> usize {
+        self.woken.load(Ordering::SeqCst)
+    }
+}
+
+/// Polls `future` once with `waker`.
+fn poll_once<F: Future + ?Sized>(
+    future: std::pin::Pin<&mut F>,
+    waker: &std::task::Waker,
+) -> std::task::Poll<F::Output> {
+    future.poll(&mut std::task::Context::from_waker(waker))
+}
+
 /// A waiter that gives up (its future dropped: a timeout, a `select!`) takes its waker with it,
 /// so a load that never ends does not keep alive every task that stopped waiting for it; one
 /// still waiting keeps its own and is woken.
 #[test]
 fn dropped_waiters_release_their_wakers() {
-    struct Counted {
-        live: Arc<AtomicUsize>,
-        woken: Arc<AtomicUsize>,
-    }
-    impl std::task::Wake for Counted {
-        fn wake(self: Arc<Self>) {
-            self.woken.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-    impl Drop for Counted {
-        fn drop(&mut self) {
-            self.live.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-    let (live, woken) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let new_waker = || {
-        live.fetch_add(1, Ordering::SeqCst);
-        std::task::Waker::from(Arc::new(Counted {
-            live: live.clone(),
-            woken: woken.clone(),
-        }))
-    };
+    let wakers = Wakers::default();
     let cache: Cache<u32, u64> = Cache::new(100);
     let (release, released) = (Arc::new(Notify::new()), Arc::new(AtomicUsize::new(0)));
-    let loader_waker = new_waker();
-    let mut cx = std::task::Context::from_waker(&loader_waker);
+    let loader_waker = wakers.new_waker();
     let (gate, count) = (release.clone(), released.clone());
     let mut loader = Box::pin(cache.get_with(1, async move {
         gate.notified().await;
         count.fetch_add(1, Ordering::SeqCst);
         7
     }));
-    assert!(loader.as_mut().poll(&mut cx).is_pending());
+    assert!(poll_once(loader.as_mut(), &loader_waker).is_pending());
     for _ in 0..100 {
-        let waker = new_waker();
-        let mut cx = std::task::Context::from_waker(&waker);
+        let waker = wakers.new_waker();
         let mut waiter = Box::pin(cache.get_with(1, async { 1 }));
-        assert!(waiter.as_mut().poll(&mut cx).is_pending());
+        assert!(poll_once(waiter.as_mut(), &waker).is_pending());
         drop(waiter);
     }
-    assert_eq!(
-        live.load(Ordering::SeqCst),
-        1,
-        "dropped waiters' wakers kept"
-    );
-    let kept_waker = new_waker();
-    let mut kept_cx = std::task::Context::from_waker(&kept_waker);
+    assert_eq!(wakers.live(), 1, "dropped waiters' wakers kept");
+    let kept_waker = wakers.new_waker();
     let mut kept = Box::pin(cache.get_with(1, async { 1 }));
-    assert!(kept.as_mut().poll(&mut kept_cx).is_pending());
+    assert!(poll_once(kept.as_mut(), &kept_waker).is_pending());
     release.notify_one();
-    assert_eq!(loader.as_mut().poll(&mut cx), std::task::Poll::Ready(7));
+    assert_eq!(
+        poll_once(loader.as_mut(), &loader_waker),
+        std::task::Poll::Ready(7)
+    );
     // The loader's waker, by the gate, and the one waiter still waiting.
-    assert_eq!(woken.load(Ordering::SeqCst), 2);
-    assert_eq!(kept.as_mut().poll(&mut kept_cx), std::task::Poll::Ready(7));
+    assert_eq!(wakers.woken(), 2);
+    assert_eq!(
+        poll_once(kept.as_mut(), &kept_waker),
+        std::task::Poll::Ready(7)
+    );
     assert_eq!(released.load(Ordering::SeqCst), 1);
 }
 
@@ -691,4 +722,580 @@ async fn entry_upsert_awaits_load_and_fallible_loaders_cache_only_values() {
         assert_eq!(cache.get(&4), Some(0));
     })
     .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cancellation at every await point, wakers of waiters that go away, and executors other than
+// tokio's. The loader's only await point is its `init`: the join, the second look at the cache
+// and the caching after `init` are synchronous, so a loader cancelled "after `init` but before
+// caching" cannot happen.
+// ---------------------------------------------------------------------------------------------
+
+/// Callers of one key, each cancelled once its own loader runs (the loader of the moment is
+/// dropped): every time, the others are woken and one takes over, until the last one's loader
+/// ends and its value is cached. A caller dropped before its first poll has done nothing.
+#[test]
+fn get_with_loaders_cancelled_in_turn_last_waiter_loads() {
+    const CALLERS: usize = 4;
+    let wakers = Wakers::default();
+    let cache: Cache<u32, u64> = Cache::builder()
+        .max_capacity(100)
+        .record_stats()
+        .build()
+        .unwrap();
+    drop(cache.get_with(1, async { unreachable!("never polled") }));
+    assert_eq!(cache.as_sync().loads_in_flight(), 0);
+    assert_eq!(
+        cache.stats().misses,
+        0,
+        "an unpolled call does not even look"
+    );
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut callers: Vec<_> = (0..CALLERS)
+        .map(|i| {
+            let runs = runs.clone();
+            let future = Box::pin(cache.get_with(1, async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                if i + 1 < CALLERS {
+                    std::future::pending::<()>().await;
+                }
+                10 + i as u64
+            }));
+            (Some(future), wakers.new_waker())
+        })
+        .collect();
+    for (future, waker) in &mut callers {
+        assert!(poll_once(future.as_mut().unwrap().as_mut(), waker).is_pending());
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "one loader, the rest wait");
+    for loader in 0..CALLERS - 1 {
+        let woken = wakers.woken();
+        callers[loader].0 = None; // cancelled in its `init`
+        assert_eq!(
+            wakers.woken() - woken,
+            CALLERS - 1 - loader,
+            "every remaining caller is woken"
+        );
+        if loader + 2 == CALLERS {
+            break;
+        }
+        // The first one polled takes over; the others wait for it.
+        for (future, waker) in &mut callers[loader + 1..] {
+            assert!(poll_once(future.as_mut().unwrap().as_mut(), waker).is_pending());
+        }
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            loader + 2,
+            "the next one took over"
+        );
+        assert_eq!(cache.as_sync().loads_in_flight(), 1);
+    }
+    let (last, waker) = callers.last_mut().unwrap();
+    assert_eq!(
+        poll_once(last.as_mut().unwrap().as_mut(), waker),
+        std::task::Poll::Ready(13)
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), CALLERS);
+    assert_eq!(cache.get(&1), Some(13));
+    assert_eq!(cache.as_sync().loads_in_flight(), 0);
+    let stats = cache.stats();
+    assert_eq!(
+        (stats.load_successes, stats.load_failures),
+        (1, CALLERS as u64 - 1)
+    );
+}
+
+/// A waiter polled again with another waker (a `select!` in a loop, a combinator that moves it
+/// between tasks) keeps one registration, with the newest waker: the list does not grow, and the
+/// task woken is the one that polled last. After a write supersedes the load (which wakes the
+/// waiters), a waiter registers again and still gets the load's value.
+#[test]
+fn waiter_repolled_with_new_wakers_keeps_one_registration() {
+    let wakers = Wakers::default();
+    let cache: Cache<u32, u64> = Cache::new(100);
+    let (release, released) = futures::channel::oneshot::channel::<u64>();
+    let loader_waker = wakers.new_waker();
+    let mut loader = Box::pin(cache.get_with(1, async { released.await.unwrap() }));
+    assert!(poll_once(loader.as_mut(), &loader_waker).is_pending());
+    let mut waiter = Box::pin(cache.get_with(1, async { unreachable!("a load is in flight") }));
+    for _ in 0..50 {
+        assert!(poll_once(waiter.as_mut(), &wakers.new_waker()).is_pending());
+    }
+    let newest = Wakers::default();
+    assert!(poll_once(waiter.as_mut(), &newest.new_waker()).is_pending());
+    assert_eq!(
+        (wakers.live(), newest.live()),
+        (1, 1),
+        "the loader's waker and the waiter's newest"
+    );
+    cache.insert(1, 5); // supersedes the load: the waiter is woken and takes its waker out
+    assert_eq!(
+        (wakers.woken(), newest.woken()),
+        (0, 1),
+        "the newest waker is woken"
+    );
+    assert_eq!(newest.live(), 0);
+    let last_waker = wakers.new_waker();
+    assert!(poll_once(waiter.as_mut(), &last_waker).is_pending());
+    assert_eq!(wakers.live(), 2);
+    release.send(9).unwrap();
+    assert_eq!(
+        poll_once(loader.as_mut(), &loader_waker),
+        std::task::Poll::Ready(9)
+    );
+    assert_eq!(
+        wakers.woken(),
+        2,
+        "the loader's waker by the channel, the waiter's by the load"
+    );
+    assert_eq!(
+        poll_once(waiter.as_mut(), &last_waker),
+        std::task::Poll::Ready(9),
+        "a waiter that joined before the write gets the loaded value"
+    );
+    assert_eq!(
+        cache.get(&1),
+        Some(5),
+        "the insert came after the load began"
+    );
+}
+
+/// A compute and an upsert waiting for a load of their key, cancelled while they wait: they
+/// write nothing, leave no waker behind and do not disturb the load, whose value is cached.
+#[test]
+fn compute_cancelled_while_waiting_for_load_writes_nothing() {
+    let wakers = Wakers::default();
+    let cache: Cache<u32, u64> = Cache::new(100);
+    let (release, released) = futures::channel::oneshot::channel::<u64>();
+    let loader_waker = wakers.new_waker();
+    let mut loader = Box::pin(cache.get_with(1, async { released.await.unwrap() }));
+    assert!(poll_once(loader.as_mut(), &loader_waker).is_pending());
+    let ran = Arc::new(AtomicUsize::new(0));
+    let (compute_ran, upsert_ran) = (ran.clone(), ran.clone());
+    let mut compute = Box::pin(cache.entry(1).and_compute_with(move |_| {
+        compute_ran.fetch_add(1, Ordering::SeqCst);
+        Compute::Put(98)
+    }));
+    let mut upsert = Box::pin(cache.entry(1).and_upsert_with(move |_| {
+        upsert_ran.fetch_add(1, Ordering::SeqCst);
+        99
+    }));
+    assert!(poll_once(compute.as_mut(), &wakers.new_waker()).is_pending());
+    assert!(poll_once(upsert.as_mut(), &wakers.new_waker()).is_pending());
+    assert_eq!(wakers.live(), 3);
+    drop((compute, upsert));
+    assert_eq!(wakers.live(), 1, "a cancelled compute's waker was kept");
+    release.send(7).unwrap();
+    assert_eq!(
+        poll_once(loader.as_mut(), &loader_waker),
+        std::task::Poll::Ready(7)
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "cancelled before `f` ran");
+    assert_eq!(cache.get(&1), Some(7), "the load was not superseded");
+    assert_eq!(cache.as_sync().loads_in_flight(), 0);
+}
+
+/// A loader whose `init` panics while it is dropped (its caller cancelled) still releases the
+/// waiters: the panic reaches whoever dropped it, and a waiter loads.
+#[test]
+fn loader_init_panicking_on_drop_still_releases_waiters() {
+    struct PanicOnDrop;
+    impl Drop for PanicOnDrop {
+        fn drop(&mut self) {
+            panic!("init dropped (expected by the test)");
+        }
+    }
+    let wakers = Wakers::default();
+    let cache: Cache<u32, u64> = Cache::new(100);
+    let (loader_waker, waiter_waker) = (wakers.new_waker(), wakers.new_waker());
+    let mut loader = Box::pin(cache.get_with(1, async {
+        let _bomb = PanicOnDrop;
+        std::future::pending::<u64>().await
+    }));
+    assert!(poll_once(loader.as_mut(), &loader_waker).is_pending());
+    let mut waiter = Box::pin(cache.get_with(1, async { 3 }));
+    assert!(poll_once(waiter.as_mut(), &waiter_waker).is_pending());
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(loader)));
+    assert!(
+        dropped.is_err(),
+        "the panic reaches the caller that dropped it"
+    );
+    assert_eq!(wakers.woken(), 1, "the waiter is woken");
+    assert_eq!(
+        poll_once(waiter.as_mut(), &waiter_waker),
+        std::task::Poll::Ready(3)
+    );
+    assert_eq!(cache.as_sync().loads_in_flight(), 0);
+}
+
+/// Pending once (waking itself at once), then ready: a point where another task can run,
+/// for any executor.
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            return std::task::Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+/// Polls its future until it is ready, or gives up (drops it) once it has been pending
+/// `polls` times: a cancellation at whatever await point the future had reached. Each poll
+/// after the first comes only when the future's waker is called.
+struct GiveUpAfter<F> {
+    future: Option<std::pin::Pin<Box<F>>>,
+    polls: u32,
+}
+
+fn give_up_after<F: Future>(polls: u32, future: F) -> GiveUpAfter<F> {
+    GiveUpAfter {
+        future: Some(Box::pin(future)),
+        polls,
+    }
+}
+
+impl<F: Future> Future for GiveUpAfter<F> {
+    type Output = Option<F::Output>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<F::Output>> {
+        let future = self.future.as_mut().expect("polled after it ended");
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(cx) {
+            self.future = None;
+            return std::task::Poll::Ready(Some(output));
+        }
+        self.polls = self.polls.saturating_sub(1);
+        if self.polls == 0 {
+            self.future = None;
+            return std::task::Poll::Ready(None);
+        }
+        std::task::Poll::Pending
+    }
+}
+
+/// The value every caller loads or writes for `key`: whatever path a caller took, it must end
+/// with this.
+fn value_of(key: u32) -> u64 {
+    u64::from(key) * 1_000 + 7
+}
+
+/// One task's share of a stress test: `ops` random operations on `keys` keys of `cache`, among
+/// them loaders that yield, loaders and computes cancelled after a few polls, failing loaders,
+/// inserts, removals and computes that supersede loads in flight, and a rare `invalidate_all`.
+/// Every value seen must be the key's [`value_of`]; a waiter never woken hangs the task.
+async fn churn(cache: Cache<u32, u64>, seed: u64, keys: u32, ops: usize) {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..ops {
+        let r = next();
+        let key = (r % u64::from(keys)) as u32;
+        let want = value_of(key);
+        let yields = (r >> 8) % 3;
+        let init = async move {
+            for _ in 0..yields {
+                YieldNow(false).await;
+            }
+            want
+        };
+        let polls = 1 + ((r >> 12) % 3) as u32;
+        match (r >> 16) % 16 {
+            0..=5 => assert_eq!(cache.get_with(key, init).await, want),
+            6 | 7 => {
+                if let Some(got) = give_up_after(polls, cache.get_with(key, init)).await {
+                    assert_eq!(got, want);
+                }
+            }
+            8 => {
+                let fails = (r >> 20) % 2 == 0;
+                let loaded = cache.try_get_with(key, async move {
+                    let value = init.await;
+                    if fails {
+                        Err(key)
+                    } else {
+                        Ok(value)
+                    }
+                });
+                match loaded.await {
+                    Ok(got) => assert_eq!(got, want),
+                    Err(error) => assert_eq!(*error, key),
+                }
+            }
+            9 => {
+                let loaded = cache.optionally_get_with(key, async move { Some(init.await) });
+                assert_eq!(loaded.await, Some(want));
+            }
+            10 | 11 => cache.insert(key, want),
+            12 => {
+                let compute = cache.entry(key).and_compute_with(move |held| {
+                    assert!(held.is_none_or(|&v| v == want), "{held:?} for {key}");
+                    if r % 2 == 0 {
+                        Compute::Put(want)
+                    } else {
+                        Compute::Remove
+                    }
+                });
+                if let Some(Some(held)) = give_up_after(polls, compute).await {
+                    assert_eq!(held, want);
+                }
+            }
+            13 => {
+                let upsert = cache.entry(key).and_upsert_with(move |held| {
+                    assert!(held.is_none_or(|&v| v == want), "{held:?} for {key}");
+                    want
+                });
+                assert_eq!(upsert.await, want);
+            }
+            14 => assert!(cache.remove(&key).is_none_or(|v| v == want)),
+            _ if r % 64 == 0 => cache.invalidate_all(),
+            _ => assert!(cache.get(&key).is_none_or(|v| v == want)),
+        }
+    }
+}
+
+/// Many tasks on few keys of a multi-threaded runtime: waiters register their wakers while
+/// loads end, are cancelled or are superseded, on every worker. A lost wake-up leaves a task
+/// pending, which the timeout turns into a failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn get_with_stress_many_tasks_no_lost_wakeup() {
+    within(async {
+        const TASKS: u64 = 48;
+        let cache: Cache<u32, u64> = Cache::new(1_000);
+        let tasks: Vec<_> = (0..TASKS)
+            .map(|seed| tokio::spawn(churn(cache.clone(), seed, 8, 2_000)))
+            .collect();
+        futures_join(tasks).await;
+        assert_eq!(cache.as_sync().loads_in_flight(), 0);
+        for (key, value) in cache.iter() {
+            assert_eq!(value, value_of(key));
+        }
+    })
+    .await;
+}
+
+/// Runs `body` on a thread of its own and fails if it takes longer than [`LIMIT`]: the timeout
+/// of the tests that run no tokio runtime.
+fn finishes_within<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+        let _ = done.send(outcome);
+    });
+    match result.recv_timeout(LIMIT) {
+        Ok(Ok(value)) => value,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => panic!("timed out after {LIMIT:?}: a waiter was never woken"),
+    }
+}
+
+/// The same stress on `async-executor`, run by two threads: no tokio anywhere.
+#[test]
+fn get_with_stress_on_async_executor_no_lost_wakeup() {
+    finishes_within(|| {
+        const TASKS: u64 = 24;
+        let executor = Arc::new(async_executor::Executor::new());
+        let (stop, stopped) = futures::channel::oneshot::channel::<()>();
+        let helper = {
+            let executor = executor.clone();
+            std::thread::spawn(move || {
+                futures::executor::block_on(executor.run(async {
+                    let _ = stopped.await;
+                }))
+            })
+        };
+        let cache: Cache<u32, u64> = Cache::new(1_000);
+        let tasks: Vec<_> = (0..TASKS)
+            .map(|seed| executor.spawn(churn(cache.clone(), seed, 8, 1_000)))
+            .collect();
+        futures::executor::block_on(executor.run(async {
+            for task in tasks {
+                task.await;
+            }
+        }));
+        stop.send(()).unwrap();
+        helper.join().unwrap();
+        assert_eq!(cache.as_sync().loads_in_flight(), 0);
+    });
+}
+
+/// On `futures`' single-threaded `LocalPool`, with no runtime behind it: tasks wait for a load
+/// through their task wakers, a cancelled waiter leaves the load alone, and when the loading
+/// task is aborted a waiter takes over and the others get its value. The loaders need not be
+/// `Send` here.
+#[test]
+fn local_pool_aborted_loader_waiter_takes_over() {
+    use futures::future::abortable;
+    use futures::task::LocalSpawnExt;
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+
+    finishes_within(|| {
+        let mut pool = futures::executor::LocalPool::new();
+        let spawner = pool.spawner();
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let runs = Rc::new(Cell::new(0));
+        let results = Rc::new(RefCell::new(Vec::new()));
+        let load = {
+            let (cache, runs) = (cache.clone(), runs.clone());
+            async move {
+                cache
+                    .get_with(1, async move {
+                        runs.set(runs.get() + 1);
+                        std::future::pending::<u64>().await
+                    })
+                    .await
+            }
+        };
+        let (load, abort_load) = abortable(load);
+        spawner
+            .spawn_local(async move { assert!(load.await.is_err(), "aborted") })
+            .unwrap();
+        let mut abort_waiters = Vec::new();
+        for i in 0..4u64 {
+            let (cache, runs, results) = (cache.clone(), runs.clone(), results.clone());
+            let (wait, abort) = abortable(async move {
+                let value = cache
+                    .get_with(1, async move {
+                        runs.set(runs.get() + 1);
+                        YieldNow(false).await;
+                        20 + i
+                    })
+                    .await;
+                results.borrow_mut().push(value);
+            });
+            spawner
+                .spawn_local(async move {
+                    let _ = wait.await;
+                })
+                .unwrap();
+            abort_waiters.push(abort);
+        }
+        pool.run_until_stalled();
+        assert_eq!((runs.get(), results.borrow().len()), (1, 0));
+        abort_waiters[0].abort();
+        pool.run_until_stalled();
+        assert_eq!((runs.get(), results.borrow().len()), (1, 0));
+        assert_eq!(cache.as_sync().loads_in_flight(), 1);
+        abort_load.abort();
+        pool.run_until_stalled();
+        assert_eq!(runs.get(), 2, "one waiter took over");
+        let results = results.borrow();
+        assert_eq!(results.len(), 3);
+        assert!(results.iter().all(|&v| v == results[0]), "{results:?}");
+        assert_eq!(cache.get(&1), Some(results[0]));
+        assert_eq!(cache.as_sync().loads_in_flight(), 0);
+    });
+}
+
+/// Waiters on a `LocalPool` on one thread, the loader under `futures::executor::block_on` on
+/// another: the loader's completion wakes the pool's tasks across threads.
+#[test]
+fn local_pool_waiters_woken_by_loader_on_other_thread() {
+    use futures::task::LocalSpawnExt;
+
+    finishes_within(|| {
+        let cache: Cache<u32, u64> = Cache::new(100);
+        let (started, has_started) = std::sync::mpsc::channel();
+        let (release, released) = futures::channel::oneshot::channel::<u64>();
+        let loader = {
+            let cache = cache.clone();
+            std::thread::spawn(move || {
+                futures::executor::block_on(cache.get_with(1, async move {
+                    started.send(()).unwrap();
+                    released.await.unwrap()
+                }))
+            })
+        };
+        has_started.recv().unwrap();
+        let mut pool = futures::executor::LocalPool::new();
+        let results = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        for _ in 0..8 {
+            let (cache, results) = (cache.clone(), results.clone());
+            pool.spawner()
+                .spawn_local(async move {
+                    let value = cache.get_with(1, async { unreachable!("loading") }).await;
+                    results.borrow_mut().push(value);
+                })
+                .unwrap();
+        }
+        pool.run_until_stalled();
+        assert!(results.borrow().is_empty(), "the waiters wait");
+        release.send(5).unwrap();
+        pool.run(); // parks until the loader's thread wakes the tasks
+        assert_eq!(*results.borrow(), vec![5; 8]);
+        assert_eq!(loader.join().unwrap(), 5);
+    });
+}
+
+fn assert_send<T: Send>(_: &T) {}
+
+/// Every future of the async front end is `Send` when the key, the value and the loader are
+/// (so it can be `tokio::spawn`ed), also for a loader that is not `Sync`. Checked for any such
+/// `K` and `V` when this compiles; the test constructs them for one.
+fn futures_send_for<K, V>(cache: &Cache<K, V>, key: K, value: V)
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    V: Clone + Default + Send + Sync + 'static,
+{
+    let not_sync = std::cell::Cell::new(0u8);
+    let init = {
+        let value = value.clone();
+        async move {
+            not_sync.set(1);
+            YieldNow(false).await;
+            value
+        }
+    };
+    assert_send(&cache.get_with(key.clone(), init));
+    let v = value.clone();
+    assert_send(&cache.try_get_with(key.clone(), async move { Ok::<_, String>(v) }));
+    let v = value.clone();
+    assert_send(&cache.optionally_get_with(key.clone(), async move { Some(v) }));
+    let v = value.clone();
+    assert_send(&cache.entry(key.clone()).or_insert_with(async move { v }));
+    assert_send(&cache.entry(key.clone()).or_insert(value.clone()));
+    assert_send(&cache.entry(key.clone()).or_default());
+    let v = value.clone();
+    assert_send(
+        &cache
+            .entry(key.clone())
+            .or_try_insert_with(async move { Ok::<_, ()>(v) }),
+    );
+    assert_send(
+        &cache
+            .entry(key.clone())
+            .or_optionally_insert_with(async { None }),
+    );
+    let v = value.clone();
+    assert_send(&cache.entry(key.clone()).and_upsert_with(move |_| v));
+    assert_send(&cache.entry(key.clone()).and_compute_with(|_| Compute::Nop));
+    assert_send(
+        &cache
+            .entry(key)
+            .and_try_compute_with(|_| Err::<Compute<V>, String>(String::new())),
+    );
+}
+
+#[test]
+fn loader_futures_send_when_key_value_and_init_send() {
+    let cache: Cache<String, Arc<str>> = Cache::new(10);
+    futures_send_for(&cache, "k".to_string(), Arc::from("v"));
+    assert_send(&cache.get_with_by_ref("k", async { Arc::from("v") }));
+    assert_send(&cache.try_get_with_by_ref("k", async { Err::<Arc<str>, u8>(1) }));
+    assert_send(&cache.optionally_get_with_by_ref("k", async { None }));
+    assert_eq!(cache.as_sync().loads_in_flight(), 0, "nothing was polled");
 }
