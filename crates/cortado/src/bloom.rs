@@ -47,6 +47,20 @@
 //! - **Beyond `n`.** Nothing stops more inserts, but the rate climbs as
 //!   `(1 - e^(-k N / m))^k`; [`BloomFilter::estimated_fpr`] reports it from the bits actually set
 //!   and [`BloomFilter::len_estimate`] estimates how many distinct keys went in.
+//! - **Union and intersection.** Two filters that put every key on the same bits (the same `m`,
+//!   `k` and seed, see [`BloomFilter::is_compatible`]) combine word by word:
+//!   [`union`](BloomFilter::union) ORs them into exactly the filter that every key of both would
+//!   have built, so shards or nodes can fill filters apart and combine them.
+//!   [`intersect`](BloomFilter::intersect) ANDs them: it still holds every key inserted into both,
+//!   but bits set by different keys on each side survive too, so its rate is at least that of a
+//!   filter built from the common keys alone. Filters that differ in any of the three would mix
+//!   unrelated bit positions and answer nonsense, so combining them is a
+//!   [`BloomError::Incompatible`], never a silent wrong answer. Filters built with
+//!   [`BloomFilter::new`] each get a random seed and are never compatible: build the parts with
+//!   [`with_seed`](BloomFilter::with_seed) and one shared seed (or [`seed`](BloomFilter::seed)
+//!   of the first). The key hash is the standard library's SipHash, which Rust does not promise
+//!   to keep across releases: combine filters filled by the same build, not ones kept from
+//!   another.
 //!
 //! # References
 //!
@@ -82,6 +96,9 @@ pub enum BloomError {
     InvalidFalsePositiveRate(f64),
     /// The filter would need more than [`MAX_BITS`] bits (or more than the address space).
     TooLarge,
+    /// [`union`](BloomFilter::union) or [`intersect`](BloomFilter::intersect) of filters whose
+    /// bit count, probe count or seed differ.
+    Incompatible,
 }
 
 impl fmt::Display for BloomError {
@@ -92,6 +109,9 @@ impl fmt::Display for BloomError {
                 write!(f, "false-positive rate must be in (0, 1), got {p}")
             }
             Self::TooLarge => write!(f, "the filter would need more than {MAX_BITS} bits"),
+            Self::Incompatible => f.write_str(
+                "Bloom filters with different bit counts, probe counts or seeds cannot be combined",
+            ),
         }
     }
 }
@@ -190,6 +210,57 @@ impl BloomFilter {
     /// `k`, the number of bits probed per key.
     pub fn hashes(&self) -> u32 {
         self.hashes
+    }
+
+    /// The seed keying this filter's hash: filters built by [`with_seed`](Self::with_seed) with it
+    /// and the same sizing can be combined with this one.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Whether `other` puts every key on the same bits (same `m`, `k` and seed), so that
+    /// [`union`](Self::union) and [`intersect`](Self::intersect) accept it.
+    pub fn is_compatible(&self, other: &Self) -> bool {
+        self.bits == other.bits && self.hashes == other.hashes && self.seed == other.seed
+    }
+
+    /// Adds every key of `other`: afterwards this filter is the one every key inserted into
+    /// either would have built. Fails, changing nothing, unless [`is_compatible`](Self::is_compatible).
+    ///
+    /// ```
+    /// use cortado::bloom::{BloomError, BloomFilter};
+    /// # fn main() -> Result<(), BloomError> {
+    /// let mut east = BloomFilter::new(1_000, 0.01)?;
+    /// let mut west = BloomFilter::with_seed(1_000, 0.01, east.seed())?;
+    /// east.insert("user:1");
+    /// west.insert("user:2");
+    /// east.union(&west)?;
+    /// assert!(east.contains("user:1") && east.contains("user:2"));
+    /// // A filter with its own random seed puts keys on other bits.
+    /// let other = BloomFilter::new(1_000, 0.01)?;
+    /// assert_eq!(east.union(&other), Err(BloomError::Incompatible));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn union(&mut self, other: &Self) -> Result<(), BloomError> {
+        self.combine(other, |a, b| a | b)
+    }
+
+    /// Keeps only the bits set in both: afterwards `contains` is `true` for every key inserted into
+    /// both (and by false positive for others, at least as often as a filter of those keys alone
+    /// would say so). Fails, changing nothing, unless [`is_compatible`](Self::is_compatible).
+    pub fn intersect(&mut self, other: &Self) -> Result<(), BloomError> {
+        self.combine(other, |a, b| a & b)
+    }
+
+    fn combine(&mut self, other: &Self, op: impl Fn(u64, u64) -> u64) -> Result<(), BloomError> {
+        if !self.is_compatible(other) {
+            return Err(BloomError::Incompatible);
+        }
+        for (word, &theirs) in self.words.iter_mut().zip(other.words.iter()) {
+            *word = op(*word, theirs);
+        }
+        Ok(())
     }
 
     /// Heap bytes used by the bit array (`m` rounded up to whole 64-bit words).
@@ -374,6 +445,80 @@ mod tests {
         let filter = BloomFilter::with_seed(1, 0.9, 1).unwrap();
         assert_eq!(filter.bits(), 1);
         assert!((0..100u64).all(|k| filter.probes(&k).all(|b| b == 0)));
+    }
+
+    /// A filter of 1,000 expected keys at 1% (seed 11) holding `keys`.
+    fn filled(keys: impl IntoIterator<Item = u64>) -> BloomFilter {
+        let mut filter = BloomFilter::with_seed(1_000, 0.01, 11).unwrap();
+        for key in keys {
+            filter.insert(&key);
+        }
+        filter
+    }
+
+    #[test]
+    fn union_of_two_halves_is_filter_of_all_keys() {
+        let mut left = filled(0..500);
+        let right = filled(500..1_000);
+        left.union(&right).unwrap();
+        assert_eq!(left.words, filled(0..1_000).words);
+        assert!((0..1_000u64).all(|k| left.contains(&k)));
+    }
+
+    #[test]
+    fn intersect_keeps_common_keys_and_drops_most_others() {
+        let mut left = filled(0..700);
+        let right = filled(300..1_000);
+        left.intersect(&right).unwrap();
+        assert!((300..700u64).all(|k| left.contains(&k)));
+        // The 600 one-sided keys are now absent except by false positive: the AND keeps their
+        // bits only where the other side's keys set them too.
+        let survivors = (0..300u64)
+            .chain(700..1_000)
+            .filter(|k| left.contains(k))
+            .count();
+        assert!(
+            survivors < 10,
+            "{survivors} of 600 one-sided keys still reported"
+        );
+        // Never fewer bits than the filter of the common keys alone.
+        let common = filled(300..700);
+        assert!(left
+            .words
+            .iter()
+            .zip(common.words.iter())
+            .all(|(l, c)| l & c == *c));
+    }
+
+    #[test]
+    fn union_or_intersect_incompatible_filters_is_error_and_changes_nothing() {
+        let base = filled(0..100);
+        let other_seed = BloomFilter::with_seed(1_000, 0.01, 12).unwrap();
+        let other_size = BloomFilter::with_seed(2_000, 0.01, 11).unwrap();
+        // Same bit count, one more probe per key.
+        let other_probes = BloomFilter {
+            hashes: base.hashes + 1,
+            ..base.clone()
+        };
+        for other in [&other_seed, &other_size, &other_probes] {
+            assert!(!base.is_compatible(other));
+            let mut target = base.clone();
+            assert_eq!(target.union(other), Err(BloomError::Incompatible));
+            assert_eq!(target.intersect(other), Err(BloomError::Incompatible));
+            assert_eq!(target.words, base.words);
+        }
+        assert!(BloomError::Incompatible
+            .to_string()
+            .contains("cannot be combined"));
+    }
+
+    #[test]
+    fn new_filters_are_incompatible_until_seed_is_shared() {
+        let first = BloomFilter::new(100, 0.01).unwrap();
+        let second = BloomFilter::new(100, 0.01).unwrap();
+        assert!(!first.is_compatible(&second), "random seeds differ");
+        let third = BloomFilter::with_seed(100, 0.01, first.seed()).unwrap();
+        assert!(first.is_compatible(&third));
     }
 
     proptest! {
