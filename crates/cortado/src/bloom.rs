@@ -122,7 +122,11 @@ impl std::error::Error for BloomError {}
 ///
 /// Keys of different types that hash alike (`String` and `str`) are the same key; keys that
 /// compare equal but hash differently (`5u32` and `5u64`) are not.
-#[derive(Clone)]
+///
+/// Two filters are equal (`==`) when they have the same bits, probes and seed and the same bits
+/// set, so they answer every `contains` alike: filled with the same keys in any order, or one
+/// the [`union`](Self::union) of parts that the other was filled with whole.
+#[derive(Clone, PartialEq, Eq)]
 pub struct BloomFilter {
     words: Box<[u64]>,
     /// `m`: probes land in `0..bits`; the tail of the last word stays zero.
@@ -187,6 +191,12 @@ impl BloomFilter {
     /// Removes every key.
     pub fn clear(&mut self) {
         self.words.fill(0);
+    }
+
+    /// Whether no key was inserted (since [`clear`](Self::clear)): every insert sets at least one
+    /// bit, so this is whether none is set. A scan of the bit array, O(m / 64).
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&word| word == 0)
     }
 
     /// The number of distinct keys inserted, estimated from the bits set:
@@ -426,6 +436,36 @@ mod tests {
         filter.clear();
         assert!((0..100u32).all(|k| !filter.contains(&k)));
         assert_eq!(filter.len_estimate(), 0.0);
+    }
+
+    #[test]
+    fn is_empty_new_true_after_insert_false_after_clear_true() {
+        let mut filter = BloomFilter::with_seed(100, 0.01, 3).unwrap();
+        assert!(filter.is_empty());
+        filter.insert("a");
+        assert!(!filter.is_empty());
+        filter.clear();
+        assert!(filter.is_empty());
+        // A one-bit filter: the only bit is the last bit of its only word.
+        let mut tiny = BloomFilter::with_seed(1, 0.9, 1).unwrap();
+        tiny.insert(&7u8);
+        assert!(!tiny.is_empty());
+    }
+
+    #[test]
+    fn eq_same_keys_any_order_equal_other_keys_or_seed_not() {
+        let forward = filled(0..100);
+        let backward = filled((0..100).rev());
+        assert_eq!(forward, backward);
+        assert_ne!(forward, filled(0..101));
+        let mut other_seed = BloomFilter::with_seed(1_000, 0.01, 12).unwrap();
+        let mut empty = BloomFilter::with_seed(1_000, 0.01, 11).unwrap();
+        assert_ne!(other_seed, empty, "empty, but hashing keys elsewhere");
+        for key in 0..100u64 {
+            other_seed.insert(&key);
+            empty.insert(&key);
+        }
+        assert_eq!(empty, forward);
     }
 
     #[test]
