@@ -58,6 +58,18 @@
 //!   still never below the truth and never above the plain sketch's, and on skewed streams they
 //!   are usually much tighter (reference 2). It is off by default because it reads every row before
 //!   writing, roughly doubling the cost of an add.
+//! - **Merging.** Counting is addition, so two sketches that put every key on the same counters
+//!   (the same [`Dimensions`] and seed, see [`CountMin::is_compatible`]) merge by adding counter
+//!   to counter ([`CountMin::merge`], Redis's `CMS.MERGE`): with plain update the result is
+//!   exactly the sketch of both streams, and the never-under-count guarantee and the `epsilon * N`
+//!   bound hold for the combined stream and total. With conservative update on either side the
+//!   sum is still never below the truth (every counter of a key holds at least that key's count
+//!   on its side) and never above the plain sketch of both streams. Sketches with different
+//!   shapes or seeds would add unrelated counters, so merging them is a
+//!   [`CountMinError::Incompatible`], never a silent wrong answer; a sketch built with
+//!   [`CountMin::new`] has a random seed, so build the parts with [`CountMin::with_seed`] and one
+//!   shared seed (or [`CountMin::seed`] of the first), in the same build (the key hash is the
+//!   standard library's SipHash, which Rust may change between releases).
 //! - **Decay.** [`CountMin::decay`] scales every counter (and the total) by a factor in `[0, 1]`,
 //!   rounding down, so a long-running sketch can favour recent counts. The guarantees then hold
 //!   for the true counts scaled the same way.
@@ -127,6 +139,8 @@ pub enum CountMinError {
     InvalidDecayFactor(f64),
     /// A top-k tracker for zero keys.
     ZeroK,
+    /// A merge of sketches whose dimensions or seeds differ.
+    Incompatible,
 }
 
 impl fmt::Display for CountMinError {
@@ -148,6 +162,9 @@ impl fmt::Display for CountMinError {
             Self::TooLarge => write!(f, "the sketch would need more than {MAX_COUNTERS} counters"),
             Self::InvalidDecayFactor(x) => write!(f, "decay factor must be in [0, 1], got {x}"),
             Self::ZeroK => f.write_str("a top-k tracker needs k >= 1"),
+            Self::Incompatible => f.write_str(
+                "Count-Min sketches with different dimensions or seeds cannot be merged",
+            ),
         }
     }
 }
@@ -418,6 +435,50 @@ impl<C: Counter> CountMin<C> {
     pub fn clear(&mut self) {
         self.counters.fill(C::default());
         self.total = 0;
+    }
+
+    /// The seed keying this sketch's hash: sketches built by [`with_seed`](Self::with_seed) with it
+    /// and the same dimensions can be merged with this one.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Whether `other` puts every key on the same counters (same dimensions and seed), so that
+    /// [`merge`](Self::merge) accepts it.
+    pub fn is_compatible(&self, other: &Self) -> bool {
+        self.dimensions == other.dimensions && self.seed == other.seed
+    }
+
+    /// Adds every count of `other` to this sketch, counter by counter (saturating), and its total
+    /// to this total: afterwards estimates bound the counts of both streams (see Merging in the
+    /// [module docs](self)). This sketch keeps its update rule. Fails, changing nothing, unless
+    /// [`is_compatible`](Self::is_compatible).
+    ///
+    /// ```
+    /// use cortado::count_min::{CountMin, CountMinError, Dimensions};
+    /// # fn main() -> Result<(), CountMinError> {
+    /// let dims = Dimensions::from_error(0.001, 0.01)?;
+    /// let mut monday = CountMin::<u32>::new(dims);
+    /// let mut tuesday = CountMin::<u32>::with_seed(dims, monday.seed());
+    /// monday.add("espresso", 3);
+    /// tuesday.add("espresso", 4);
+    /// monday.merge(&tuesday)?;
+    /// assert!(monday.estimate("espresso") >= 7);
+    /// assert_eq!(monday.total(), 7);
+    /// // A sketch with its own random seed counts keys elsewhere.
+    /// assert_eq!(monday.merge(&CountMin::new(dims)), Err(CountMinError::Incompatible));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn merge(&mut self, other: &Self) -> Result<(), CountMinError> {
+        if !self.is_compatible(other) {
+            return Err(CountMinError::Incompatible);
+        }
+        for (counter, &theirs) in self.counters.iter_mut().zip(other.counters.iter()) {
+            *counter = counter.saturating_add(theirs);
+        }
+        self.total = self.total.saturating_add(other.total);
+        Ok(())
     }
 
     /// The sum of all adds (saturating at `u64::MAX`), scaled by any decay since: the `N` of the
@@ -839,6 +900,43 @@ mod tests {
         }
 
         #[test]
+        fn merge_random_streams_never_below_combined_count(
+            width in 1usize..32,
+            depth in 1usize..5,
+            seed: u64,
+            conservative: (bool, bool),
+            left in ops(),
+            right in ops(),
+        ) {
+            let dims = Dimensions::new(width, depth).expect("valid test dimensions");
+            let sketch = |conservative| {
+                CountMin::<u16>::with_seed(dims, seed).with_conservative_update(conservative)
+            };
+            let (mut merged, mut other, mut plain) =
+                (sketch(conservative.0), sketch(conservative.1), sketch(false));
+            let mut truth: HashMap<u16, u64> = HashMap::new();
+            for &(key, n) in &left {
+                merged.add(&key, n);
+                *truth.entry(key).or_default() += n;
+            }
+            for &(key, n) in &right {
+                other.add(&key, n);
+                *truth.entry(key).or_default() += n;
+            }
+            for &(key, n) in left.iter().chain(&right) {
+                plain.add(&key, n);
+            }
+            merged.merge(&other).expect("same dimensions and seed");
+            prop_assert_eq!(merged.total(), plain.total());
+            for key in 0u16..64 {
+                let count = truth.get(&key).copied().unwrap_or(0).min(u64::from(u16::MAX));
+                let estimate = merged.estimate(&key);
+                prop_assert!(estimate >= count, "key {}: {} < {}", key, estimate, count);
+                prop_assert!(estimate <= plain.estimate(&key));
+            }
+        }
+
+        #[test]
         fn conservative_update_never_above_plain_estimate(
             width in 1usize..32,
             depth in 1usize..5,
@@ -918,6 +1016,58 @@ mod tests {
                 "conservative {conservative}: {over} of 10,000 keys over epsilon*N = {bound}"
             );
         }
+    }
+
+    #[test]
+    fn merge_halves_of_a_stream_equals_sketch_of_whole_stream() {
+        let dims = Dimensions::from_error(0.01, 0.01).expect("valid parameters");
+        let stream = zipf_stream(1_000, 20_000, 5);
+        let (first, second) = stream.split_at(8_000);
+        let fill = |keys: &[u64]| {
+            let mut sketch = CountMin::<u32>::with_seed(dims, 3);
+            for key in keys {
+                sketch.increment(key);
+            }
+            sketch
+        };
+        let mut merged = fill(first);
+        merged
+            .merge(&fill(second))
+            .expect("same dimensions and seed");
+        let whole = fill(&stream);
+        assert_eq!(merged.counters, whole.counters);
+        assert_eq!(merged.total(), 20_000);
+    }
+
+    #[test]
+    fn merge_incompatible_sketch_is_error_and_changes_nothing() {
+        let dims = Dimensions::new(64, 3).expect("valid dimensions");
+        let mut sketch = CountMin::<u32>::with_seed(dims, 1);
+        sketch.add("k", 5);
+        let mut other_seed = CountMin::<u32>::with_seed(dims, 2);
+        other_seed.add("k", 5);
+        let mut other_width = CountMin::<u32>::with_seed(Dimensions::new(65, 3).unwrap(), 1);
+        other_width.add("k", 5);
+        let mut other_depth = CountMin::<u32>::with_seed(Dimensions::new(64, 4).unwrap(), 1);
+        other_depth.add("k", 5);
+        for other in [&other_seed, &other_width, &other_depth] {
+            assert!(!sketch.is_compatible(other));
+            assert_eq!(sketch.merge(other), Err(CountMinError::Incompatible));
+            assert_eq!((sketch.estimate("k"), sketch.total()), (5, 5));
+        }
+        assert!(CountMinError::Incompatible.to_string().contains("merged"));
+    }
+
+    #[test]
+    fn merge_u8_counters_saturate_at_255() {
+        let dims = Dimensions::new(64, 4).expect("valid dimensions");
+        let mut a = CountMin::<u8>::with_seed(dims, 1);
+        let mut b = CountMin::<u8>::with_seed(dims, 1);
+        a.add("hot", 200);
+        b.add("hot", 100);
+        a.merge(&b).expect("compatible");
+        assert_eq!(a.estimate("hot"), 255);
+        assert_eq!(a.total(), 300);
     }
 
     #[test]
