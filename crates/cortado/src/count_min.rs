@@ -79,6 +79,12 @@
 //!   hash, so each add hashes the key once. [`TopK::add_by_ref`] makes an owned key only when
 //!   the key joins the heap (a `String` per heavy hitter, not per add). See [`TopK`] for what it
 //!   guarantees.
+//! - **Merging top-k.** [`TopK::merge`] merges the sketches and keeps the `k` keys with the
+//!   largest merged estimates among those either side tracked. That is all a tracker can do: a
+//!   key neither side tracked left no trace but its counters, so a key just below the cut on both
+//!   sides can be heavy in the union and still be missed. What it keeps is bounded: such a key's
+//!   combined count is at most the sum of the two smallest tracked estimates (of the trackers that
+//!   were full), and it joins as soon as an add lifts its estimate above the smallest tracked one.
 //!
 //! # References
 //!
@@ -594,7 +600,8 @@ struct Tracked<K> {
 ///   is reported, with probability at least `1 - delta`.
 ///
 /// Keys whose counts are within `epsilon * N` of the k-th may be reported or not, and ties are
-/// reported in no particular order. Memory is the sketch plus `k` tracked keys.
+/// reported in no particular order. Memory is the sketch plus `k` tracked keys. After a
+/// [`merge`](Self::merge) the first guarantee is weaker for keys neither side tracked; see there.
 #[derive(Clone)]
 pub struct TopK<K, C: Counter = u32> {
     sketch: CountMin<C>,
@@ -765,6 +772,70 @@ impl<K: Hash + Eq, C: Counter> TopK<K, C> {
         self.sketch.clear();
         self.heap.clear();
         self.positions.clear();
+    }
+
+    /// Merges `other`'s counts into this tracker's sketch ([`CountMin::merge`]) and keeps, of the
+    /// keys either tracker tracked, the `k` (this tracker's `k`) with the largest merged estimates,
+    /// each reported with that estimate. Fails, changing nothing, if the sketches are not
+    /// [compatible](CountMin::is_compatible).
+    ///
+    /// Every reported estimate is still at least the key's count over both streams, and a key
+    /// either side tracked is kept if its combined count exceeds the smallest reported estimate.
+    /// A key that neither side tracked is not considered (the trackers do not know it): it may be
+    /// missed although its combined count exceeds the smallest reported estimate, but that count
+    /// is at most `a + b`, where `a` and `b` are the smallest estimates of this tracker and of
+    /// `other` before the merge (0 for one that tracked fewer than its `k` keys, having then
+    /// tracked every key it saw), if both were filled by adds alone (each earlier merge adds its
+    /// own such bound). Its next add, which raises its estimate to at least that
+    /// count, brings it in if that beats the smallest tracked estimate.
+    ///
+    /// ```
+    /// use cortado::count_min::{CountMin, CountMinError, Dimensions, TopK};
+    /// # fn main() -> Result<(), CountMinError> {
+    /// let sketch = CountMin::<u32>::new(Dimensions::from_error(0.001, 0.01)?);
+    /// let mut east = TopK::new(2, sketch.clone())?;
+    /// let mut west = TopK::new(2, sketch)?; // same seed: the sketches merge
+    /// east.add("mocha", 5);
+    /// east.add("latte", 3);
+    /// west.add("latte", 4);
+    /// west.add("ristretto", 1);
+    /// east.merge(&west)?;
+    /// assert_eq!(east.top(), [(&"latte", 7), (&"mocha", 5)]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn merge(&mut self, other: &Self) -> Result<(), CountMinError>
+    where
+        K: Clone,
+    {
+        self.sketch.merge(&other.sketch)?;
+        // The seeds agree, so a key has the same hash on both sides.
+        let joining: Vec<Tracked<K>> = other
+            .heap
+            .iter()
+            .filter(|t| {
+                self.positions
+                    .find(t.hash, |&i| self.heap[i].key == t.key)
+                    .is_none()
+            })
+            .cloned()
+            .collect();
+        let mut candidates = std::mem::take(&mut self.heap);
+        candidates.extend(joining);
+        for tracked in &mut candidates {
+            tracked.estimate = self.sketch.estimate_hash(tracked.hash);
+        }
+        // Largest first to keep the best k; then smallest first, which is a valid min-heap.
+        candidates.sort_by_key(|t| std::cmp::Reverse(t.estimate));
+        candidates.truncate(self.k);
+        candidates.reverse();
+        self.positions.clear();
+        for (pos, tracked) in candidates.iter().enumerate() {
+            self.positions
+                .insert_unique(tracked.hash, pos, |&i| candidates[i].hash);
+        }
+        self.heap = candidates;
+        Ok(())
     }
 
     /// Checks the heap order and that `positions` maps every tracked key to its slot.
@@ -1415,6 +1486,73 @@ mod tests {
         }
     }
 
+    /// A tracker of `k` keys over a 272 x 5 sketch with seed 4, fed `stream`.
+    fn fed(k: usize, stream: &[(u64, u64)]) -> TopK<u64> {
+        let dims = Dimensions::from_error(0.01, 0.01).unwrap();
+        let mut top = TopK::new(k, CountMin::with_seed(dims, 4)).unwrap();
+        for &(key, n) in stream {
+            top.add(key, n);
+        }
+        top
+    }
+
+    #[test]
+    fn merge_halves_of_a_stream_reports_heavy_hitters_of_whole() {
+        // Heavy keys 1..=5 with 500 .. 100 occurrences, light keys 100.. once each, interleaved
+        // and split in two uneven halves.
+        let mut rng = SmallRng::new(8);
+        let mut stream: Vec<(u64, u64)> = (1..=5u64)
+            .flat_map(|key| std::iter::repeat_n((key, 1), 600 - 100 * key as usize))
+            .chain((100..2_100).map(|key| (key, 1)))
+            .collect();
+        for i in (1..stream.len()).rev() {
+            stream.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+        }
+        let (left, right) = stream.split_at(1_000);
+        let mut merged = fed(5, left);
+        merged.merge(&fed(5, right)).unwrap();
+        merged.validate();
+        let whole = fed(5, &stream);
+        let keys: Vec<u64> = merged.top().iter().map(|&(&k, _)| k).collect();
+        assert_eq!(keys, [1, 2, 3, 4, 5]);
+        for (key, estimate) in merged.top() {
+            assert_eq!(estimate, whole.estimate(key), "key {key}");
+        }
+    }
+
+    #[test]
+    fn merge_key_tracked_only_by_other_replaces_lighter_key() {
+        let mut top = fed(2, &[(1, 10), (2, 3)]);
+        top.merge(&fed(2, &[(3, 8), (1, 2)])).unwrap();
+        top.validate();
+        assert_eq!(top.top(), [(&1, 12), (&3, 8)]);
+        assert!(!top.contains(&2));
+        assert_eq!(top.sketch().total(), 23);
+    }
+
+    #[test]
+    fn merge_into_larger_k_keeps_own_k() {
+        let mut top = fed(3, &[(1, 1)]);
+        top.merge(&fed(1, &[(2, 5)])).unwrap();
+        top.validate();
+        assert_eq!((top.k(), top.len()), (3, 2));
+        let mut small = fed(1, &[(1, 1)]);
+        small.merge(&fed(3, &[(2, 5), (3, 4), (4, 3)])).unwrap();
+        small.validate();
+        assert_eq!(small.top(), [(&2, 5)]);
+    }
+
+    #[test]
+    fn merge_top_incompatible_sketch_is_error_and_changes_nothing() {
+        let mut top = fed(2, &[(1, 10)]);
+        let dims = Dimensions::from_error(0.01, 0.01).unwrap();
+        let mut other = TopK::new(2, CountMin::with_seed(dims, 5)).unwrap();
+        other.add(2, 20);
+        assert_eq!(top.merge(&other), Err(CountMinError::Incompatible));
+        assert_eq!(top.top(), [(&1, 10)]);
+        assert_eq!(top.sketch().total(), 10);
+    }
+
     #[test]
     fn new_k_zero_is_error() {
         let sketch = CountMin::<u32>::new(Dimensions::new(8, 2).unwrap());
@@ -1434,6 +1572,51 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn merge_random_streams_keep_every_tracked_key_above_threshold(
+            k in 1usize..6,
+            other_k in 1usize..6,
+            width in 1usize..24,
+            seed: u64,
+            left in prop::collection::vec((0u64..30, 1u64..20), 0..150),
+            right in prop::collection::vec((0u64..30, 1u64..20), 0..150),
+        ) {
+            let dims = Dimensions::new(width, 2).unwrap();
+            let sketch = CountMin::<u32>::with_seed(dims, seed);
+            let mut top = TopK::new(k, sketch.clone()).unwrap();
+            let mut other = TopK::new(other_k, sketch).unwrap();
+            let mut truth: HashMap<u64, u64> = HashMap::new();
+            for &(key, n) in &left {
+                top.add(key, n);
+                *truth.entry(key).or_default() += n;
+            }
+            for &(key, n) in &right {
+                other.add(key, n);
+                *truth.entry(key).or_default() += n;
+            }
+            let smallest = |t: &TopK<u64>| if t.len() < t.k() { 0 } else { t.heap[0].estimate };
+            let missed_bound = smallest(&top) + smallest(&other);
+            let was_tracked: Vec<u64> =
+                top.heap.iter().chain(&other.heap).map(|t| t.key).collect();
+            top.merge(&other).unwrap();
+            top.validate();
+            let reported = top.top();
+            prop_assert!(reported.windows(2).all(|w| w[0].1 >= w[1].1));
+            for &(key, estimate) in &reported {
+                prop_assert!(estimate >= truth[key]);
+                prop_assert_eq!(estimate, top.estimate(key));
+            }
+            let threshold = if reported.len() < k { 0 } else { reported[k - 1].1 };
+            for (key, &count) in &truth {
+                if count > threshold && !top.contains(key) {
+                    prop_assert!(!was_tracked.contains(key),
+                        "tracked key {} with count {} above {} dropped", key, count, threshold);
+                    prop_assert!(count <= missed_bound,
+                        "untracked key {} with count {} above a + b = {}", key, count, missed_bound);
+                }
+            }
+        }
+
         #[test]
         fn top_random_streams_report_every_key_above_threshold(
             k in 1usize..8,
