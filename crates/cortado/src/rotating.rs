@@ -26,7 +26,10 @@
 //!   `len` is O(N).
 //! - **Reads do not refresh.** As in Storm, only `insert` moves an entry to the newest bucket;
 //!   `get` leaves its age alone, so reading a pending item never postpones its timeout.
-//!   [`RotatingMap::touch`] refreshes explicitly.
+//!   [`RotatingMap::touch`] refreshes explicitly. Nor do the bulk operations that Storm lacks and
+//!   a Rust map has, [`RotatingMap::iter_mut`] and [`retain`](RotatingMap::retain) (also on
+//!   [`TimeCacheMap`]): they change or drop entries where they are, and dropping is removal, not
+//!   expiry, so the callback does not see it.
 //! - **The schedule follows a [`Clock`], not the thread.** Rotation k of a [`TimeCacheMap`] is due
 //!   at `origin + k·I` on its clock. Every operation first performs the rotations that are due
 //!   (under the map's lock), and the cleaner thread does the same when nobody touches the map,
@@ -225,6 +228,32 @@ impl<K, V, S> RotatingMap<K, V, S> {
         self.buckets()
             .flat_map(HashTable::iter)
             .map(|(k, v)| (k, v))
+    }
+
+    /// Every entry with its value mutable, newest bucket first; changing a value leaves its age
+    /// alone.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> + '_ {
+        self.buckets_mut()
+            .flat_map(HashTable::iter_mut)
+            .map(|(k, v)| (&*k, v))
+    }
+
+    /// Keeps only the entries for which `keep` returns `true` (it may change their values, not
+    /// their ages), in one pass over every bucket; the others are dropped without the expiry
+    /// callback (like `remove`, this is not expiry).
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
+        for bucket in self.buckets_mut() {
+            bucket.retain(|(k, v)| keep(k, v));
+        }
+    }
+
+    /// [`retain`](Self::retain), handing back the entries not kept instead of dropping them.
+    fn take_unless(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) -> Vec<(K, V)> {
+        let mut taken = Vec::new();
+        for bucket in self.buckets_mut() {
+            taken.extend(bucket.extract_if(|(k, v)| !keep(k, v)));
+        }
+        taken
     }
 
     /// Drops every entry without calling the expiry callback (like `remove`, this is not expiry).
@@ -572,6 +601,15 @@ where
     /// Whether no entry is present.
     pub fn is_empty(&self) -> bool {
         self.shared.with_map(|map| map.is_empty()).0
+    }
+
+    /// Keeps only the entries for which `keep` returns `true` (it may change their values, not
+    /// their ages); the others are dropped without the expiry callback, after the lock is
+    /// released. `keep` runs under the map's lock, so it must not use the map.
+    pub fn retain(&self, keep: impl FnMut(&K, &mut V) -> bool) {
+        let taken = self.shared.with_map(|map| map.take_unless(keep)).0;
+        // Dropped here, outside the lock.
+        drop(taken);
     }
 
     /// Drops every entry without calling the expiry callback.
@@ -992,6 +1030,50 @@ mod tests {
         assert!(log.lock().unwrap().is_empty());
     }
 
+    /// A map of three buckets holding, newest first, {3, 4}, {2} and {0, 1}, each value ten times
+    /// its key, recording what expires.
+    fn three_generations() -> (Log<u32, u32>, RotatingMap<u32, u32>) {
+        let (log, callback) = recorder();
+        let mut map = RotatingMap::with_callback(3, callback).unwrap();
+        for (key, rotate_after) in [(0, false), (1, true), (2, true), (3, false), (4, false)] {
+            map.insert(key, key * 10);
+            if rotate_after {
+                map.rotate();
+            }
+        }
+        (log, map)
+    }
+
+    #[test]
+    fn retain_drops_rejected_entries_in_every_bucket_without_callback() {
+        let (log, mut map) = three_generations();
+        map.retain(|&k, v| {
+            *v += 1;
+            k % 2 == 0
+        });
+        let mut left: Vec<(u32, u32, usize)> = map
+            .iter()
+            .map(|(&k, &v)| (k, v, map.age(&k).unwrap()))
+            .collect();
+        left.sort_unstable();
+        assert_eq!(left, [(0, 1, 2), (2, 21, 1), (4, 41, 0)], "ages unchanged");
+        assert!(log.lock().unwrap().is_empty(), "dropping is not expiry");
+        assert_eq!(map.rotate(), 1);
+        assert_eq!(*log.lock().unwrap(), [(0, 1)]);
+    }
+
+    #[test]
+    fn iter_mut_changes_values_in_place_and_keeps_ages() {
+        let (_, mut map) = three_generations();
+        for (&k, v) in map.iter_mut() {
+            *v = k + 100;
+        }
+        let ages: Vec<Option<usize>> = (0..5).map(|k| map.age(&k)).collect();
+        assert_eq!(ages, [Some(2), Some(2), Some(1), Some(0), Some(0)]);
+        assert!((0..5).all(|k| map.get(&k) == Some(&(k + 100))));
+        assert_eq!(map.iter_mut().count(), 5);
+    }
+
     #[test]
     fn rotate_take_returns_entries_and_bypasses_callback() {
         let (log, callback) = recorder();
@@ -1020,6 +1102,8 @@ mod tests {
         Get(u8),
         Touch(u8),
         Rotate,
+        /// Keeps the keys whose bit is set in the mask, adding one to their values.
+        Retain(u16),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -1029,6 +1113,7 @@ mod tests {
             1 => (0..12u8).prop_map(Op::Get),
             1 => (0..12u8).prop_map(Op::Touch),
             2 => Just(Op::Rotate),
+            1 => any::<u16>().prop_map(Op::Retain),
         ]
     }
 
@@ -1059,6 +1144,17 @@ mod tests {
                             None => false,
                         };
                         prop_assert_eq!(map.touch(&k), present);
+                    }
+                    Op::Retain(mask) => {
+                        let kept = |k: u8| mask >> k & 1 == 1;
+                        model.retain(|&k, _| kept(k));
+                        model.values_mut().for_each(|(v, _)| *v = v.wrapping_add(1));
+                        log.lock().unwrap().clear();
+                        map.retain(|&k, v| {
+                            *v = v.wrapping_add(1);
+                            kept(k)
+                        });
+                        prop_assert!(log.lock().unwrap().is_empty(), "dropping is not expiry");
                     }
                     Op::Rotate => {
                         rotations += 1;
@@ -1232,6 +1328,32 @@ mod tests {
     }
 
     #[test]
+    fn time_cache_retain_drops_rejected_entries_without_callback() {
+        let (clock, log, map) = manual_map();
+        for key in 0..6 {
+            map.insert(key, key * 10);
+        }
+        clock.set(HOUR);
+        map.insert(6, 60);
+        map.retain(|&k, v| {
+            *v += 1;
+            k % 3 == 0
+        });
+        assert_eq!(
+            (map.len(), map.get(&0), map.get(&3)),
+            (3, Some(1), Some(31))
+        );
+        assert_eq!(map.get(&6), Some(61));
+        clock.set(3 * HOUR);
+        assert_eq!(
+            map.tick(),
+            2,
+            "the survivors inserted at 0 expire on schedule"
+        );
+        assert_eq!(sorted(&log), [(0, 1), (3, 31)]);
+    }
+
+    #[test]
     fn time_cache_callback_using_map_does_not_deadlock() {
         let clock = ManualClock::new();
         let slot: Arc<OnceLock<Weak<TimeCacheMap<u32, u32>>>> = Arc::default();
@@ -1312,6 +1434,9 @@ mod tests {
             done_tx.send("insert, key in an older bucket").unwrap();
             worker.remove(&Key(1, Hook::default()));
             done_tx.send("remove").unwrap();
+            worker.insert(key(2), 2);
+            worker.retain(|_, _| false);
+            done_tx.send("retain").unwrap();
         });
         let mut finished = Vec::new();
         while let Ok(step) = done_rx.recv_timeout(Duration::from_secs(5)) {
@@ -1323,7 +1448,8 @@ mod tests {
                 "insert, new",
                 "insert, key in the newest bucket",
                 "insert, key in an older bucket",
-                "remove"
+                "remove",
+                "retain"
             ]
         );
     }
