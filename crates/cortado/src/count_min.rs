@@ -77,7 +77,9 @@
 //!   `(key, hash, estimate)` entries, plus a hash table from key to heap position so an add to a
 //!   tracked key is a lookup and a sift rather than a scan. The table is keyed by the sketch's own
 //!   hash, so each add hashes the key once. [`TopK::add_by_ref`] makes an owned key only when
-//!   the key joins the heap (a `String` per heavy hitter, not per add). See [`TopK`] for what it
+//!   the key joins the heap (a `String` per heavy hitter, not per add); [`TopK::add_expelling`]
+//!   hands back the key a joining one displaced, as Redis's `TOPK.ADD` does, so keys entering and
+//!   leaving the top can be followed without diffing [`TopK::top`]. See [`TopK`] for what it
 //!   guarantees.
 //! - **Merging top-k.** [`TopK::merge`] merges the sketches and keeps the `k` keys with the
 //!   largest merged estimates among those either side tracked. That is all a tracker can do: a
@@ -639,12 +641,30 @@ impl<K: Hash + Eq, C: Counter> TopK<K, C> {
 
     /// Counts `n` more occurrences of `key` and returns its new estimate.
     pub fn add(&mut self, key: K, n: u64) -> u64 {
+        self.add_expelling(key, n).0
+    }
+
+    /// [`add`](Self::add), also returning the tracked key that `key` pushed out of the top `k`,
+    /// if it did (Redis's `TOPK.ADD`): with it a caller can follow keys entering and leaving the
+    /// heavy hitters as they happen, without comparing [`top`](Self::top) before and after. A key
+    /// joins only by beating the smallest tracked estimate, so a tie expels nothing.
+    ///
+    /// ```
+    /// use cortado::count_min::{CountMin, CountMinError, Dimensions, TopK};
+    /// # fn main() -> Result<(), CountMinError> {
+    /// let mut top = TopK::new(2, CountMin::<u32>::new(Dimensions::from_error(0.001, 0.01)?))?;
+    /// assert_eq!(top.add_expelling("a", 3), (3, None));
+    /// assert_eq!(top.add_expelling("b", 1), (1, None));
+    /// assert_eq!(top.add_expelling("c", 1), (1, None)); // ties "b": not in
+    /// assert_eq!(top.add_expelling("c", 1), (2, Some("b")));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add_expelling(&mut self, key: K, n: u64) -> (u64, Option<K>) {
         let hash = self.sketch.hash(&key);
         let (estimate, place) = self.count(hash, &key, n);
-        if let Some(place) = place {
-            self.track(place, key, hash, estimate);
-        }
-        estimate
+        let expelled = place.and_then(|place| self.track(place, key, hash, estimate));
+        (estimate, expelled)
     }
 
     /// [`add`](Self::add) by a borrowed form of the key (`&str` for a `String` key), which is made
@@ -658,6 +678,7 @@ impl<K: Hash + Eq, C: Counter> TopK<K, C> {
         let hash = self.sketch.hash(key);
         let (estimate, place) = self.count(hash, key, n);
         if let Some(place) = place {
+            // The key pushed out, if any, is dropped here.
             self.track(place, key.to_owned(), hash, estimate);
         }
         estimate
@@ -688,8 +709,8 @@ impl<K: Hash + Eq, C: Counter> TopK<K, C> {
         (estimate, place)
     }
 
-    /// Starts tracking `key` at `place` (see [`count`](Self::count)).
-    fn track(&mut self, place: Place, key: K, hash: u64, estimate: u64) {
+    /// Starts tracking `key` at `place` (see [`count`](Self::count)); returns the key it replaced.
+    fn track(&mut self, place: Place, key: K, hash: u64, estimate: u64) -> Option<K> {
         let Self {
             heap, positions, ..
         } = self;
@@ -698,21 +719,21 @@ impl<K: Hash + Eq, C: Counter> TopK<K, C> {
             hash,
             estimate,
         };
-        let pos = match place {
+        let (pos, replaced) = match place {
             Place::Append => {
                 heap.push(tracked);
-                heap.len() - 1
+                (heap.len() - 1, None)
             }
             Place::ReplaceMin => {
                 if let Ok(entry) = positions.find_entry(heap[0].hash, |&i| i == 0) {
                     entry.remove();
                 }
-                heap[0] = tracked;
-                0
+                (0, Some(std::mem::replace(&mut heap[0], tracked).key))
             }
         };
         positions.insert_unique(hash, pos, |&i| heap[i].hash);
         sift(heap, positions, pos);
+        replaced
     }
 
     /// Counts one more occurrence of `key` and returns its new estimate.
@@ -1554,6 +1575,19 @@ mod tests {
     }
 
     #[test]
+    fn add_expelling_returns_key_pushed_out_and_none_otherwise() {
+        let mut top = tracker(2, 3);
+        assert_eq!(top.add_expelling(1, 5), (5, None), "room left");
+        assert_eq!(top.add_expelling(2, 2), (2, None), "room left");
+        assert_eq!(top.add_expelling(3, 2), (2, None), "a tie does not get in");
+        assert_eq!(top.add_expelling(3, 1), (3, Some(2)), "beats the smallest");
+        assert_eq!(top.add_expelling(3, 1), (4, None), "already tracked");
+        assert_eq!(top.add_expelling(4, 1), (1, None), "too light");
+        assert_eq!(top.top(), [(&1, 5), (&3, 4)]);
+        top.validate();
+    }
+
+    #[test]
     fn new_k_zero_is_error() {
         let sketch = CountMin::<u32>::new(Dimensions::new(8, 2).unwrap());
         assert!(matches!(
@@ -1632,7 +1666,24 @@ mod tests {
             let mut by_ref = TopK::new(k, sketch).unwrap();
             let mut truth: HashMap<u64, u64> = HashMap::new();
             for (i, &(key, n)) in ops.iter().enumerate() {
-                top.add(key, n);
+                let before: Vec<u64> = top.heap.iter().map(|t| t.key).collect();
+                let (estimate, expelled) = top.add_expelling(key, n);
+                let mut after: Vec<u64> = top.heap.iter().map(|t| t.key).collect();
+                // Tracked before, plus the key, less what was expelled, is what is tracked now.
+                let mut expected = before.clone();
+                if !expected.contains(&key) && after.contains(&key) {
+                    expected.push(key);
+                }
+                if let Some(gone) = expelled {
+                    prop_assert!(before.contains(&gone) && gone != key && !after.contains(&gone));
+                    expected.retain(|&k| k != gone);
+                } else {
+                    prop_assert!(after.len() > before.len() || after.iter().all(|k| before.contains(k)));
+                }
+                expected.sort_unstable();
+                after.sort_unstable();
+                prop_assert_eq!(after, expected);
+                prop_assert_eq!(estimate, top.estimate(&key));
                 if i % 2 == 0 {
                     by_ref.add_by_ref(&key, n);
                 } else {
