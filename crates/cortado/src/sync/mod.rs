@@ -612,18 +612,18 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         let slot = self.slot(hash);
         let now = self.now();
         let core = read(&slot.core);
-        let Some((i, value)) = core.get_shared(hash, key, now) else {
+        let Some(hit) = core.get_shared(hash, key, now) else {
             drop(core);
             if self.record_stats {
                 slot.misses.fetch_add(1, Ordering::Relaxed);
             }
             return None;
         };
-        let value = value.clone();
-        let act = if core.defer_read(i, hash) {
+        let value = hit.value.clone();
+        let act = if core.defer_read(&hit, hash) {
             deferred_read_tick()
         } else {
-            slot.reads.record(i)
+            slot.reads.record(hit.slot)
         };
         if act {
             self.after_reads(slot, core, now);
