@@ -163,7 +163,9 @@ impl Admission {
     /// Whether the candidate should replace the victim. `returning`: the candidate was turned
     /// away recently; `lenient`: candidates at least this frequent are admitted (0: never);
     /// `margin`: how many counts more than a victim seen at all the candidate needs beyond one.
-    #[inline]
+    /// Always inlined: out of line, every duel saved and restored seven registers around it
+    /// (0.8% of the instructions of the peer benchmark's workload A).
+    #[inline(always)]
     pub(crate) fn admit(
         &mut self,
         candidate: u64,
