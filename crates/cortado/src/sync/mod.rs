@@ -100,8 +100,8 @@
 //! is at least 4,096 entries (32 KiB), so many small shards cost more; shard 0 also holds the
 //! adaptive policy's miniatures (at most about 0.7 MiB). Per shard, fixed: the core's own fields,
 //! the lock, the 64-slot read buffer, counters and an empty map of loads in flight, padded to 128
-//! bytes: 2,688 bytes (2.6 KiB) for `u64` keys and values (`size_of` of the shard's slot; an
-//! empty cache of 1,000,000 in 32 shards is 32 x (2,688 + the 32 KiB sketch) plus 256 bytes by
+//! bytes: 2,944 bytes (2.9 KiB) for `u64` keys and values (`size_of` of the shard's slot; an
+//! empty cache of 1,000,000 in 32 shards is 32 x (2,944 + the 32 KiB sketch) plus 256 bytes by
 //! `memory_bytes()`), plus the timer wheel's 11 KiB of bucket array headers once entries expire.
 //! With a `negative_ttl`, each shard also keeps an LRU of absent keys (an eighth of its capacity;
 //! with a weigher or no bound, 1,024).
