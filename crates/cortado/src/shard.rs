@@ -206,9 +206,10 @@ struct Index<K, V> {
     /// read deadlines were sized). Never reset: a shard that was timed once only takes the
     /// longer path. One test on every read, for the two it stands for.
     timed: bool,
-    /// Whether the policy's [`Deferral`] is `Always`, the case of every shard but the
-    /// concurrent cache's leader once it is half full, so that [`Shard::defer_read`] need
-    /// not read the deferral.
+    /// Whether the shard's copy of the policy's [`Deferral`] is `Always` (with W-TinyLFU, the
+    /// case of every shard but the concurrent cache's leader once it is half full; the other
+    /// policies, and an unbounded shard's LRU, never defer), so that [`Shard::defer_read`]
+    /// need not read the deferral. Set with that copy, in [`evict`](Shard::evict).
     defers_all: bool,
 }
 
@@ -1402,6 +1403,17 @@ where
             policy.maximum()
         );
         drop(policy);
+        // The read path's flags stand for the fields they let it skip.
+        assert!(
+            self.index.timed || (self.wheel.is_none() && self.read_deadlines.is_empty()),
+            "a deadline is kept but the shard is not timed"
+        );
+        assert_eq!(
+            self.index.defers_all,
+            self.deferral == Deferral::Always,
+            "defers_all differs from the deferral {:?}",
+            self.deferral
+        );
         if let Some(wheel) = &self.wheel {
             wheel.validate();
             for (i, _) in wheel.iter() {

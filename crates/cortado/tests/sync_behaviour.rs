@@ -838,3 +838,78 @@ fn builder_debug_random_hasher_seed_not_shown() {
     assert!(shown.contains("DefaultHashBuilder"), "{shown}");
     assert!(!shown.contains("per_hasher_seed"), "{shown}");
 }
+
+/// An expiry that gives a lifetime only when a value is replaced.
+struct OneSecondAfterUpdate;
+
+impl cortado::expiry::Expiry<u32, u32> for OneSecondAfterUpdate {
+    fn expire_after_create(&self, _: &u32, _: &u32) -> Option<Duration> {
+        None
+    }
+    fn expire_after_update(&self, _: &u32, _: &u32, _: Option<Duration>) -> Option<Duration> {
+        Some(Duration::from_secs(1))
+    }
+}
+
+#[test]
+fn get_never_returns_expired_value_whatever_first_gave_the_shard_a_deadline() {
+    // The read path skips the deadline checks of a shard that never had one: each way a first
+    // deadline can arrive must make the next read look.
+    for bounded in [false, true] {
+        let clock = ManualClock::new();
+        let builder = |b: cortado::builder::CacheBuilder<u32, u32, _, _>| {
+            let b = b.shards(2).clock(clock.clone());
+            if bounded {
+                b.max_capacity(100)
+            } else {
+                b
+            }
+        };
+        // A lifetime given to one insert, on a cache with none configured; again after
+        // `invalidate_all` and a new capacity.
+        let plain: Cache<u32, u32> = builder(Cache::builder()).build().unwrap();
+        for round in 0..3 {
+            plain.insert(1, 1);
+            plain.insert_with_ttl(2, 2, Duration::from_secs(1));
+            assert_eq!(plain.get(&2), Some(2));
+            clock.advance(Duration::from_secs(1));
+            assert_eq!(plain.get(&2), None, "round {round}, bounded {bounded}");
+            assert_eq!(plain.get(&1), Some(1));
+            plain.validate();
+            match round {
+                0 => plain.invalidate_all(),
+                _ => plain.set_max_capacity(50),
+            }
+        }
+        // A lifetime from the first read only.
+        let on_read: Cache<u32, u32> = builder(Cache::builder())
+            .expire_after(OneSecondAfterRead { create: None })
+            .build()
+            .unwrap();
+        on_read.insert(1, 1);
+        clock.advance(Duration::from_secs(5));
+        assert_eq!(on_read.get(&1), Some(1));
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(on_read.get(&1), None, "bounded {bounded}");
+        on_read.validate();
+        // A lifetime from the first replacement only.
+        let on_update: Cache<u32, u32> = builder(Cache::builder())
+            .expire_after(OneSecondAfterUpdate)
+            .build()
+            .unwrap();
+        on_update.insert(1, 1);
+        clock.advance(Duration::from_secs(5));
+        assert_eq!(on_update.get(&1), Some(1));
+        on_update.insert(1, 2);
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(on_update.get(&1), None, "bounded {bounded}");
+        on_update.validate();
+        // The same through a compute and a loader.
+        on_update.entry(3).and_compute_with(|_| Compute::Put(3));
+        on_update.entry(3).and_upsert_with(|_| 4);
+        assert_eq!(on_update.get_with(3, || 0), 4);
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(on_update.get(&3), None, "bounded {bounded}");
+        on_update.validate();
+    }
+}
