@@ -913,3 +913,35 @@ fn get_never_returns_expired_value_whatever_first_gave_the_shard_a_deadline() {
         on_update.validate();
     }
 }
+
+#[test]
+fn negative_ttl_absences_evicted_or_expired_count_no_eviction() {
+    // The absences a shard remembers leave its small LRU for size and expire, unseen by the
+    // listener: none of it is an eviction of the cache's, nor eviction weight.
+    let clock = ManualClock::new();
+    let (cache, log) = Cache::builder()
+        .max_capacity(160)
+        .weigher(|_: &u32, v: &u32| *v)
+        .shards(1)
+        .negative_ttl(Duration::from_secs(1))
+        .clock(clock.clone())
+        .record_stats()
+        .build_logged();
+    for key in 0..200 {
+        assert_eq!(cache.optionally_get_with(key, || None), None);
+    }
+    clock.advance(Duration::from_secs(2));
+    for key in 200..210 {
+        assert_eq!(cache.optionally_get_with(key, || None), None);
+    }
+    cache.run_pending_tasks();
+    let stats = cache.stats();
+    assert_eq!((stats.evictions(), stats.eviction_weight), (0, 0));
+    assert!(log.lock().unwrap().is_empty());
+    // A value evicted for size is counted as before.
+    cache.insert(1, 100);
+    cache.insert(2, 100);
+    cache.run_pending_tasks();
+    let stats = cache.stats();
+    assert_eq!((stats.evictions(), stats.eviction_weight), (1, 100));
+}

@@ -279,6 +279,10 @@ enum ROp {
     GetWith(u8, u8),
     Compute(u8, u8),
     ComputeRemove(u8),
+    ComputeNop(u8),
+    Upsert(u8, u8),
+    /// A loader that fails (`try_get_with`) or finds nothing (`optionally_get_with`).
+    LoadNothing(u8, bool),
 }
 
 fn removal_op() -> impl Strategy<Value = ROp> {
@@ -287,6 +291,9 @@ fn removal_op() -> impl Strategy<Value = ROp> {
         3 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::GetWith(k % 24, w)),
         1 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::Compute(k % 24, w)),
         1 => any::<u8>().prop_map(|k| ROp::ComputeRemove(k % 24)),
+        1 => any::<u8>().prop_map(|k| ROp::ComputeNop(k % 24)),
+        1 => (any::<u8>(), 0..14u8).prop_map(|(k, w)| ROp::Upsert(k % 24, w)),
+        1 => (any::<u8>(), any::<bool>()).prop_map(|(k, failing)| ROp::LoadNothing(k % 24, failing)),
     ]
 }
 
@@ -322,6 +329,31 @@ fn check_removals(ops: &[ROp], shards: usize, policy: EvictionPolicy, settings: 
                 model.explicit();
                 let held = cache.entry(k).and_compute_with(|_| Compute::Remove);
                 assert_eq!(held, None);
+            }
+            ROp::ComputeNop(k) => {
+                let live = model.expect(k);
+                let held = cache.entry(k).and_compute_with(|v| {
+                    assert_eq!(v.map(|v| v.0), live, "compute {k} saw");
+                    Compute::Nop
+                });
+                assert_eq!(held.map(|v| v.0), live);
+            }
+            ROp::Upsert(k, w) => {
+                let old_live = model.expect(k);
+                let id = model.write(k, w, None);
+                let written = cache.entry(k).and_upsert_with(|v| {
+                    assert_eq!(v.map(|v| v.0), old_live, "upsert {k} saw");
+                    (id, w)
+                });
+                assert_eq!(written.0, id);
+            }
+            ROp::LoadNothing(k, failing) => {
+                let got = if failing {
+                    cache.try_get_with(k, || Err("down")).ok().map(|v| v.0)
+                } else {
+                    cache.optionally_get_with(k, || None).map(|v| v.0)
+                };
+                model.load_failed(k, got);
             }
         }
         model.check(op, &cache);
