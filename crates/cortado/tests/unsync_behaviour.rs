@@ -728,3 +728,35 @@ fn get_mut_panic_while_held_unweighed_keeps_value_as_left() {
     cache.run_pending_tasks();
     assert!(log.lock().unwrap().is_empty());
 }
+
+#[test]
+fn get_mut_listener_panic_on_drop_reaches_caller_after_evictions_counted() {
+    // The guard's drop evicts, then tells a listener that panics: the panic reaches the code
+    // that dropped the guard, with the cache within its capacity and every eviction counted.
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    let mut cache = Cache::builder()
+        .max_capacity(100)
+        .weigher(|_: &u32, v: &u32| *v)
+        .record_stats()
+        .eviction_listener(move |k: &u32, v: &u32, cause| {
+            sink.lock().unwrap().push((*k, *v, cause));
+            panic!("listener");
+        })
+        .build()
+        .unwrap();
+    for k in 0..10 {
+        cache.insert(k, 10);
+    }
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        *cache.get_mut(&3).unwrap() = 40;
+    }));
+    assert!(dropped.is_err(), "the listener's panic reaches the caller");
+    cache.validate();
+    assert!(cache.weighted_size() <= 100);
+    let heard = heard.lock().unwrap();
+    assert!(!heard.is_empty());
+    let evicted: u64 = heard.iter().map(|e| u64::from(e.1)).sum();
+    assert_eq!(cache.stats().eviction_weight, evicted);
+    assert_eq!(cache.weighted_size(), 130 - evicted);
+}
