@@ -430,6 +430,23 @@ fn poll_once<F: Future + ?Sized>(
     future.poll(&mut std::task::Context::from_waker(waker))
 }
 
+/// A load of key 1 started and pending on `wakers`' first waker, with the sender that ends it
+/// with its value.
+fn pending_load<'a>(
+    cache: &'a Cache<u32, u64>,
+    wakers: &Wakers,
+) -> (
+    std::pin::Pin<Box<impl Future<Output = u64> + 'a>>,
+    std::task::Waker,
+    futures::channel::oneshot::Sender<u64>,
+) {
+    let (release, released) = futures::channel::oneshot::channel::<u64>();
+    let loader_waker = wakers.new_waker();
+    let mut loader = Box::pin(cache.get_with(1, async { released.await.unwrap() }));
+    assert!(poll_once(loader.as_mut(), &loader_waker).is_pending());
+    (loader, loader_waker, release)
+}
+
 /// A waiter that gives up (its future dropped: a timeout, a `select!`) takes its waker with it,
 /// so a load that never ends does not keep alive every task that stopped waiting for it; one
 /// still waiting keeps its own and is woken.
@@ -813,10 +830,7 @@ fn get_with_loaders_cancelled_in_turn_last_waiter_loads() {
 fn waiter_repolled_with_new_wakers_keeps_one_registration() {
     let wakers = Wakers::default();
     let cache: Cache<u32, u64> = Cache::new(100);
-    let (release, released) = futures::channel::oneshot::channel::<u64>();
-    let loader_waker = wakers.new_waker();
-    let mut loader = Box::pin(cache.get_with(1, async { released.await.unwrap() }));
-    assert!(poll_once(loader.as_mut(), &loader_waker).is_pending());
+    let (mut loader, loader_waker, release) = pending_load(&cache, &wakers);
     let mut waiter = Box::pin(cache.get_with(1, async { unreachable!("a load is in flight") }));
     for _ in 0..50 {
         assert!(poll_once(waiter.as_mut(), &wakers.new_waker()).is_pending());
@@ -866,10 +880,7 @@ fn waiter_repolled_with_new_wakers_keeps_one_registration() {
 fn compute_cancelled_while_waiting_for_load_writes_nothing() {
     let wakers = Wakers::default();
     let cache: Cache<u32, u64> = Cache::new(100);
-    let (release, released) = futures::channel::oneshot::channel::<u64>();
-    let loader_waker = wakers.new_waker();
-    let mut loader = Box::pin(cache.get_with(1, async { released.await.unwrap() }));
-    assert!(poll_once(loader.as_mut(), &loader_waker).is_pending());
+    let (mut loader, loader_waker, release) = pending_load(&cache, &wakers);
     let ran = Arc::new(AtomicUsize::new(0));
     let (compute_ran, upsert_ran) = (ran.clone(), ran.clone());
     let mut compute = Box::pin(cache.entry(1).and_compute_with(move |_| {
