@@ -199,8 +199,9 @@ fn bad_arguments_exit_two_with_message() {
 #[test]
 fn redis_tunables_change_redis_lfu_only_and_refuse_unused_flags() {
     let dir = Scratch::new("redis-tunables");
-    // Key 1 is used 40 times first, then a scan of 2..=40 runs three times: with decay its count
-    // fades during the scans, without it key 1 outranks every scanned key.
+    // Key 1 used 40 times, then three scans of 2..=40 with key 1 between scanned keys: a
+    // stream where redis-lfu's choices depend on how its counters grow and decay, so a decay
+    // period of one request and a log factor of 0 must change its hits (LRU's must not).
     let mut keys = String::new();
     for _ in 0..40 {
         keys.push_str("1\n");

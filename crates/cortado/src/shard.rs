@@ -821,8 +821,8 @@ where
             if let Some(before_write) = before_write {
                 before_write(&key);
             }
-            if expired && self.record_stats {
-                self.stats.eviction_weight += u64::from(self.policy_mut().weight_of(i));
+            if expired {
+                self.count_evicted_weight(i);
             }
             let slot = self.index.slots[i as usize].as_mut().expect("live slot");
             let old = std::mem::replace(&mut slot.value, value);
@@ -1059,12 +1059,21 @@ where
 
     /// Removes the live slot `i`'s entry, queueing it for the listener with `cause`.
     pub(crate) fn remove_index(&mut self, i: u32, cause: RemovalCause) {
-        if self.record_stats && cause.was_evicted() {
-            self.stats.eviction_weight += u64::from(self.policy_mut().weight_of(i));
+        if cause.was_evicted() {
+            self.count_evicted_weight(i);
         }
         self.policy_mut().remove(i);
         let entry = self.detach(i);
         self.notify_removal(entry.key, entry.value, cause);
+    }
+
+    /// Adds the weight of slot `i`'s entry, still in the policy, to the evicted weight (when
+    /// stats are recorded). Size evictions in bulk count theirs in
+    /// [`evict_folded`](Self::evict_folded).
+    fn count_evicted_weight(&mut self, i: u32) {
+        if self.record_stats {
+            self.stats.eviction_weight += u64::from(self.policy_mut().weight_of(i));
+        }
     }
 
     /// Counts the removal of an entry (its key and value given) and queues it for the listener.
