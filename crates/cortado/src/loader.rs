@@ -23,7 +23,8 @@
 //! [supersession](Loading::supersede) wakes the waiters too (a compute waiting for the load then
 //! goes on), after the waiter's lock but under the map's and the shard's: a waker only schedules
 //! its task (as tokio's, async-std's, smol's and the blocking front end's do), it does not poll
-//! it on the spot.
+//! it on the spot. A waker that panics does not keep the others from being woken; its panic
+//! reaches the caller that completed or superseded the load, after them.
 //!
 //! The module is model checked with shuttle (`model_check`): its tests run over many
 //! interleavings, checking that one caller loads at a time and that every waiter is released.
@@ -31,6 +32,7 @@
 use std::any::Any;
 use std::future::Future;
 use std::hash::Hash;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::PoisonError;
 use std::task::{Context, Poll, Waker};
@@ -119,9 +121,7 @@ impl<V: Clone> Waiter<V> {
             state.outcome = Some(outcome);
             std::mem::take(&mut state.wakers)
         };
-        for (_, waker) in wakers {
-            waker.wake();
-        }
+        wake_all(wakers);
     }
 }
 
@@ -145,10 +145,26 @@ impl<V> Waiter<V> {
                 Vec::new()
             }
         };
-        for (_, waker) in wakers {
-            waker.wake();
-        }
+        wake_all(wakers);
         true
+    }
+}
+
+/// Wakes every waker, even when one panics: the panic would otherwise drop the rest unwoken
+/// and leave their waiters pending for good. The first panic is raised again once all are
+/// woken, unless this thread is already unwinding (a loader's panic dropping its guard), where
+/// a second panic would abort the process; it is then dropped.
+fn wake_all(wakers: Vec<(u64, Waker)>) {
+    let mut first_panic = None;
+    for (_, waker) in wakers {
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
+            first_panic.get_or_insert(panic);
+        }
+    }
+    if let Some(panic) = first_panic {
+        if !std::thread::panicking() {
+            resume_unwind(panic);
+        }
     }
 }
 
@@ -663,5 +679,81 @@ mod tests {
                 assert!(matches!(waiter.join().unwrap(), Outcome::Value(5)));
             }
         });
+    }
+
+    /// Counts its wakes; panics on them instead when `panics`.
+    struct TestWaker {
+        woken: std::sync::atomic::AtomicUsize,
+        panics: bool,
+    }
+
+    impl std::task::Wake for TestWaker {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.wake_by_ref();
+        }
+
+        fn wake_by_ref(self: &std::sync::Arc<Self>) {
+            if self.panics {
+                panic!("waker panics");
+            }
+            self.woken
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    fn test_wakers() -> (Vec<std::sync::Arc<TestWaker>>, Vec<(u64, Waker)>) {
+        let made: Vec<_> = [false, true, false]
+            .into_iter()
+            .map(|panics| {
+                std::sync::Arc::new(TestWaker {
+                    woken: std::sync::atomic::AtomicUsize::new(0),
+                    panics,
+                })
+            })
+            .collect();
+        let wakers = made
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (i as u64, Waker::from(w.clone())))
+            .collect();
+        (made, wakers)
+    }
+
+    fn woken(made: &[std::sync::Arc<TestWaker>]) -> Vec<usize> {
+        made.iter()
+            .map(|w| w.woken.load(std::sync::atomic::Ordering::Relaxed))
+            .collect()
+    }
+
+    #[test]
+    fn wake_all_waker_panics_rest_woken_then_panic_raised() {
+        let (made, wakers) = test_wakers();
+        let result = catch_unwind(AssertUnwindSafe(|| wake_all(wakers)));
+        let panic = result.expect_err("the waker's panic reaches the caller");
+        assert_eq!(panic.downcast_ref::<&str>(), Some(&"waker panics"));
+        assert_eq!(
+            woken(&made),
+            [1, 0, 1],
+            "the waker after the panicking one is woken"
+        );
+    }
+
+    #[test]
+    fn wake_all_while_unwinding_waker_panic_dropped() {
+        struct WakesOnDrop(Vec<(u64, Waker)>);
+        impl Drop for WakesOnDrop {
+            fn drop(&mut self) {
+                wake_all(std::mem::take(&mut self.0));
+            }
+        }
+        let (made, wakers) = test_wakers();
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let _guard = WakesOnDrop(wakers);
+            panic!("loader panics");
+        }));
+        // A second panic while unwinding would have aborted the test process.
+        let panic = result.expect_err("the loader's panic unwinds");
+        assert_eq!(panic.downcast_ref::<&str>(), Some(&"loader panics"));
+        assert_eq!(woken(&made), [1, 0, 1]);
     }
 }
