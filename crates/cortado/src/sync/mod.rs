@@ -1064,7 +1064,9 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     }
 
     /// Panics if an internal invariant of any shard is broken, or a key sits in the wrong
-    /// shard. For tests and fuzzing.
+    /// shard. For tests and fuzzing, once the threads that read the cache are done: a
+    /// time-to-idle read stores its new deadline a moment before it lists the slot for the
+    /// wheel, and a check that falls in between reports a broken invariant.
     #[doc(hidden)]
     pub fn validate(&self) {
         let inner = &self.inner;
