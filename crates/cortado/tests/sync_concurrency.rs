@@ -13,27 +13,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+use common::accounting::{
+    assert_every_cause_heard, assert_stats_count_causes, with_timeout, Heard,
+};
 use common::Rng;
 use cortado::notification::RemovalCause;
 use cortado::sync::{Cache, Compute, Scheduler};
 use cortado::time::ManualClock;
-
-/// Runs `body` on its own thread and fails if it takes longer than `limit` (a hung waiter).
-fn with_timeout<T: Send + 'static>(
-    limit: Duration,
-    body: impl FnOnce() -> T + Send + 'static,
-) -> T {
-    let (done, result) = mpsc::channel();
-    std::thread::spawn(move || {
-        let outcome = std::panic::catch_unwind(AssertUnwindSafe(body));
-        let _ = done.send(outcome);
-    });
-    match result.recv_timeout(limit) {
-        Ok(Ok(value)) => value,
-        Ok(Err(panic)) => std::panic::resume_unwind(panic),
-        Err(_) => panic!("timed out after {limit:?}: a caller was never released"),
-    }
-}
 
 const LIMIT: Duration = Duration::from_secs(20);
 
@@ -44,27 +30,6 @@ fn wait_for_arrivals(arrived: &AtomicUsize, n: usize) {
         std::thread::yield_now();
     }
     std::thread::sleep(Duration::from_millis(50));
-}
-
-/// What the listener heard about one value.
-#[derive(Default)]
-struct Heard {
-    causes: HashMap<u64, Vec<RemovalCause>>,
-}
-
-impl Heard {
-    /// A listener that records each removed value's causes in `heard`.
-    fn recorder(heard: &Arc<Mutex<Heard>>) -> impl Fn(&u64, &u64, RemovalCause) + Send + Sync {
-        let sink = heard.clone();
-        move |_, v, cause| {
-            sink.lock()
-                .unwrap()
-                .causes
-                .entry(*v)
-                .or_default()
-                .push(cause);
-        }
-    }
 }
 
 #[test]
@@ -189,49 +154,10 @@ fn stress_mixed_ops_every_value_present_or_reported_once() {
         assert!(cache.weighted_size() <= CAPACITY);
         assert_eq!(cache.loads_in_flight(), 0);
         let present: HashMap<u64, u64> = cache.iter().map(|(k, v)| (v, k)).collect();
-        let heard = heard.lock().unwrap();
-        let mut by_cause: HashMap<RemovalCause, usize> = HashMap::new();
-        for &(key, value) in &written {
-            let reported = heard.causes.get(&value).map_or(&[][..], Vec::as_slice);
-            match (present.get(&value), reported) {
-                (Some(&k), []) => assert_eq!(k, key),
-                (None, [cause]) => *by_cause.entry(*cause).or_default() += 1,
-                (at, causes) => {
-                    panic!("value {value} of key {key}: present {at:?}, heard {causes:?}")
-                }
-            }
-        }
-        assert_eq!(
-            heard.causes.len() + present.len(),
-            written.len(),
-            "the listener heard of a value never written"
-        );
+        let by_cause = heard.lock().unwrap().account(&written, &present, "stress");
         // The mix exercises every cause.
-        for cause in [
-            RemovalCause::Explicit,
-            RemovalCause::Replaced,
-            RemovalCause::Expired,
-            RemovalCause::Size,
-        ] {
-            assert!(
-                by_cause.get(&cause).is_some_and(|&n| n > 0),
-                "no {cause:?} in {by_cause:?}"
-            );
-        }
-        let stats = cache.stats();
-        assert_eq!(stats.evictions_size as usize, by_cause[&RemovalCause::Size]);
-        assert_eq!(
-            stats.evictions_expired as usize,
-            by_cause[&RemovalCause::Expired]
-        );
-        assert_eq!(
-            stats.replacements as usize,
-            by_cause[&RemovalCause::Replaced]
-        );
-        assert_eq!(
-            stats.removals_explicit as usize,
-            by_cause[&RemovalCause::Explicit]
-        );
+        assert_every_cause_heard(&by_cause);
+        assert_stats_count_causes(&cache.stats(), &by_cause, "stress");
     });
 }
 

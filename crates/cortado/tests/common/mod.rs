@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use cortado::notification::RemovalCause;
 
+pub mod accounting;
 pub mod front;
 pub mod removals;
 
