@@ -55,6 +55,11 @@ pub enum BuildError {
     NoTokioRuntime,
     /// [`Scheduler::Tokio`] was asked for on a runtime built without its time driver
     /// (`enable_time` or `enable_all`), which the task needs to wait for the next deadline.
+    ///
+    /// Tokio offers no way to ask a runtime for its time driver, so `build()` makes a timer and
+    /// catches the panic that tokio raises without one: its message still reaches the panic
+    /// hook (stderr by default). Under `panic = "abort"` that test cannot be made; the driver is
+    /// then assumed, and a runtime without it aborts the process at the task's first wait.
     #[cfg(feature = "tokio")]
     NoTokioTimeDriver,
 }

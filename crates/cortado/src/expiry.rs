@@ -15,7 +15,8 @@ use crate::time::duration_nanos;
 /// The defaults keep the current deadline on update and read.
 ///
 /// The methods run under the lock of the entry's shard (a shared one for `expire_after_read`
-/// in a `sync` cache): they must be quick and must not use the cache.
+/// in a `sync` cache): they must be quick and must not use the cache (see
+/// [Callbacks](crate::sync#callbacks)).
 pub trait Expiry<K, V>: Send + Sync {
     /// Lifetime of a newly inserted entry.
     fn expire_after_create(&self, key: &K, value: &V) -> Option<Duration>;

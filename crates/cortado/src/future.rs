@@ -2,7 +2,7 @@
 //! futures and wait without blocking the executor.
 //!
 //! Runtime-agnostic: waiting uses wakers only, and the cache spawns nothing and sets no timer
-//! (unless a [`Scheduler`](crate::sync::Scheduler) is asked for). Plain operations such as `get`
+//! (unless a [`Scheduler`] is asked for). Plain operations such as `get`
 //! and `insert` are synchronous because they never wait for anything but a shard's short critical
 //! section; [`Entry::and_compute_with`] is `async` because it waits for a load of its key in
 //! flight. If a loading future is dropped (its caller cancelled), the callers waiting for it are
@@ -39,7 +39,11 @@ use hashbrown::DefaultHashBuilder;
 
 use crate::builder::{BuildError, CacheBuilder};
 use crate::stats::CacheStats;
-use crate::sync::{self, Compute, Inner};
+use crate::sync::{self, Inner};
+
+/// The same as [`sync::Compute`] and [`sync::Scheduler`], here so that async code needs only
+/// this module.
+pub use crate::sync::{Compute, Scheduler};
 
 /// Builds the [`future::Cache`](Cache) (marker for [`CacheBuilder`]).
 #[derive(Debug)]

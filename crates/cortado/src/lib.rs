@@ -62,9 +62,11 @@
 //! | `eviction_listener(\|k: Arc<K>, v: V, cause\| ..)` | `eviction_listener(\|k: &K, v: &V, cause\| ..)` |
 //! | `Expiry` methods take the time of the event | they take the key, the value and (on update and read) the current lifetime |
 //! | `entry(k).and_compute_with(\|entry\| Op::Put(v))`, a `CompResult` | `entry(k).and_compute_with(\|value\| Compute::Put(v))`, the value held after |
-//! | `future::Cache`: `get`, `insert`, `remove`, `run_pending_tasks` are `async` | only the loaders and `and_compute_with` are `async` (they may wait for a load); the rest is synchronous (a shard's short critical section) |
+//! | `future::Cache`: `get`, `insert`, `remove`, `run_pending_tasks` are `async` | only the loaders and the `entry(k)` methods are `async` (they may wait for a load); the rest is synchronous (a shard's short critical section) |
 //! | `future` `and_compute_with` takes an async closure | the closure is synchronous (it runs under a shard's lock); the call is `async` |
-//! | a weighted cache holds any entry up to `max_capacity` | the shards split the capacity: an entry heavier than its shard's share (`max_capacity / shards`) is not kept; set `shards` lower for heavier values |
+//! | a weighted cache holds any entry up to `max_capacity` | the shards split the capacity: an entry heavier than its shard's share (`max_capacity / shards`) is not kept, and the default shard count grows with the CPU count (with a weigher 4 per CPU: 8 shards on 2 CPUs, 64 on 16); set `shards` where values may be heavy |
+//! | `expire_after` combines with `time_to_live` and `time_to_idle` | `expire_after` alone decides: with either of the others, `build()` returns `BuildError::ExpiryConflict` |
+//! | `and_compute_with`'s closure may read other keys | the compute, `retain` and the weigher and expiry callbacks run under a shard's lock and must not use the cache (see [Callbacks](crate::sync#callbacks)) |
 //!
 //! Beside them: `insert_with_ttl` (a lifetime for one entry), `peek` (a read that is not a
 //! use), `negative_ttl` (a loader's `None` cached for a while), `stats()`, and

@@ -157,10 +157,18 @@ pub(crate) struct PacerHandle {
 /// timer without the driver panics at once, so the probe makes one and catches that panic,
 /// whose message still reaches the panic hook (stderr by default). Without the probe, the task
 /// died at its first wait and the cache went on without its scheduler.
-#[cfg(feature = "tokio")]
+#[cfg(all(feature = "tokio", panic = "unwind"))]
 fn has_time_driver(runtime: &tokio::runtime::Handle) -> bool {
     let _entered = runtime.enter();
     std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_ok()
+}
+
+/// Under `panic = "abort"` the probe's panic would end the process, so the driver is assumed:
+/// a runtime without it aborts at the task's first wait instead (see
+/// [`BuildError::NoTokioTimeDriver`]).
+#[cfg(all(feature = "tokio", not(panic = "unwind")))]
+fn has_time_driver(_: &tokio::runtime::Handle) -> bool {
+    true
 }
 
 /// Clears the `alive` flag however the pacer ends.

@@ -1,0 +1,170 @@
+//! A callback that the concurrent cache runs under a shard's write lock (a compute, a `retain`
+//! predicate, a weigher) must not use the same cache: on the same shard it would wait for
+//! itself forever. In builds with debug assertions (these tests') it panics instead, with the
+//! reason, whichever shard it uses, and the cache goes on working.
+
+#![cfg(debug_assertions)]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{mpsc, Arc, OnceLock};
+use std::thread;
+use std::time::Duration;
+
+use cortado::sync::{Cache, Compute};
+
+const REASON: &str = "callbacks must not use their cache";
+
+/// Runs `op` on a thread of its own and returns its panic message; fails if `op` returned, or
+/// if it has not ended within 10 s (it waits for itself).
+fn panic_message(op: impl FnOnce() + Send + 'static) -> String {
+    let (done, ended) = mpsc::channel();
+    thread::spawn(move || {
+        let outcome = catch_unwind(AssertUnwindSafe(op));
+        let _ = done.send(outcome.err().map(|payload| {
+            payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        }));
+    });
+    match ended.recv_timeout(Duration::from_secs(10)) {
+        Ok(Some(message)) => message,
+        Ok(None) => panic!("the callback's use of its cache did not panic"),
+        Err(_) => panic!("the callback's use of its cache still waits after 10 s"),
+    }
+}
+
+/// A one-shard cache (every key on the lock the callback runs under) holding keys 0 to 9.
+fn one_shard() -> Cache<u32, u32> {
+    let cache = Cache::builder()
+        .max_capacity(100)
+        .shards(1)
+        .build()
+        .unwrap();
+    for key in 0..10 {
+        cache.insert(key, key);
+    }
+    cache
+}
+
+/// The cache answers and holds what it held, bar `changed`, after the panic.
+fn still_works(cache: &Cache<u32, u32>) {
+    cache.validate();
+    cache.insert(50, 50);
+    assert_eq!(cache.get(&50), Some(50));
+    for key in 0..10 {
+        assert_eq!(cache.get(&key), Some(key));
+    }
+}
+
+#[test]
+fn compute_closure_reading_own_shard_panics_instead_of_waiting() {
+    let cache = one_shard();
+    let inner = cache.clone();
+    let message = panic_message(move || {
+        inner.entry(20).and_compute_with(|_| {
+            let _ = inner.get(&1);
+            Compute::Nop
+        });
+    });
+    assert!(message.contains(REASON), "{message}");
+    assert!(!cache.contains_key(&20));
+    still_works(&cache);
+}
+
+#[test]
+fn retain_predicate_inserting_panics_instead_of_waiting() {
+    let cache = one_shard();
+    let inner = cache.clone();
+    let message = panic_message(move || {
+        inner.retain(|_, _| {
+            inner.insert(30, 30);
+            true
+        });
+    });
+    assert!(message.contains(REASON), "{message}");
+    assert!(!cache.contains_key(&30));
+    still_works(&cache);
+}
+
+#[test]
+fn weigher_reading_its_cache_panics_instead_of_waiting() {
+    let handle: Arc<OnceLock<Cache<u32, u32>>> = Arc::default();
+    let seen = Arc::clone(&handle);
+    let cache = Cache::builder()
+        .max_capacity(100)
+        .shards(1)
+        .weigher(move |_: &u32, value: &u32| {
+            if *value == 40 {
+                let _ = seen.get().map(|cache| cache.get(&0));
+            }
+            1
+        })
+        .build()
+        .unwrap();
+    handle.set(cache.clone()).unwrap();
+    for key in 0..10 {
+        cache.insert(key, key);
+    }
+    let inner = cache.clone();
+    let message = panic_message(move || inner.insert(40, 40));
+    assert!(message.contains(REASON), "{message}");
+    assert!(!cache.contains_key(&40));
+    still_works(&cache);
+}
+
+#[test]
+fn future_compute_closure_writing_own_shard_panics_instead_of_waiting() {
+    let cache: cortado::future::Cache<u32, u32> = cortado::future::Cache::builder()
+        .max_capacity(100)
+        .shards(1)
+        .build()
+        .unwrap();
+    cache.insert(1, 1);
+    let inner = cache.clone();
+    let message = panic_message(move || {
+        futures::executor::block_on(inner.entry(2).and_compute_with(|_| {
+            inner.insert(3, 3);
+            Compute::Put(2)
+        }));
+    });
+    assert!(message.contains(REASON), "{message}");
+    assert_eq!(cache.get(&1), Some(1));
+    assert_eq!(cache.get(&2), None);
+    assert_eq!(cache.get(&3), None);
+}
+
+#[test]
+fn compute_closure_reading_other_shards_panics_every_time() {
+    let cache: Cache<u32, u32> = Cache::builder()
+        .max_capacity(1_000)
+        .shards(8)
+        .build()
+        .unwrap();
+    for key in 0..100 {
+        cache.insert(key, key);
+    }
+    // Whichever shard the key read is on, the use is refused, not only on key 500's.
+    for key in 0..100 {
+        let inner = cache.clone();
+        let message = panic_message(move || {
+            inner
+                .entry(500)
+                .and_compute_with(|_| Compute::Put(inner.get(&key).unwrap_or(0)));
+        });
+        assert!(message.contains(REASON), "{message}");
+    }
+    assert!(!cache.contains_key(&500));
+    cache.validate();
+}
+
+#[test]
+fn compute_closure_using_another_cache_is_allowed() {
+    let (cache, other) = (one_shard(), one_shard());
+    let value = cache
+        .entry(20)
+        .and_compute_with(|_| Compute::Put(other.get(&7).unwrap() * 3));
+    assert_eq!(value, Some(21));
+    assert_eq!(cache.get(&20), Some(21));
+}
