@@ -154,6 +154,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     }
 
     /// Removes `key` and returns its value if it was present and not expired.
+    #[doc(alias = "invalidate")]
     pub fn remove<Q>(&self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,

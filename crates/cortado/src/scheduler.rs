@@ -80,7 +80,10 @@ pub enum Scheduler {
     /// A task on the tokio runtime that `build()` is called from (`build()` returns
     /// [`BuildError::NoTokioRuntime`] outside of one), which needs its time driver
     /// (`enable_time` or `enable_all`; [`BuildError::NoTokioTimeDriver`] otherwise). The task
-    /// runs the maintenance, and so the eviction listener, on the runtime's threads.
+    /// runs the maintenance, and so the eviction listener, on the runtime's threads. It lives
+    /// as long as that runtime: a cache that outlives it (kept in a `static` and built in a
+    /// `#[tokio::test]`, say) goes on without a scheduler, its expired entries removed only by
+    /// its users' operations, as with [`Scheduler::None`].
     #[cfg(feature = "tokio")]
     Tokio,
 }

@@ -124,3 +124,34 @@ fn scheduler_tokio_runtime_without_time_driver_is_typed_error() {
     // The check leaves the runtime usable.
     assert_eq!(runtime.block_on(async { 7 }), 7);
 }
+
+#[test]
+fn scheduler_tokio_cache_outliving_runtime_expires_on_users_operations() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    let (cache, mut hear) = runtime.block_on(async { expiring_cache(Duration::from_millis(50)) });
+    let alive = cache.scheduler_alive().expect("a scheduler task");
+    drop(runtime);
+    assert!(
+        !alive.load(Ordering::SeqCst),
+        "the task ended with its runtime"
+    );
+    // The cache works on, without its task: inserts (which would wake it) do not fail, and an
+    // expired entry is removed by the operations of its users.
+    cache.insert(1, 1);
+    cache.insert(2, 2);
+    std::thread::sleep(Duration::from_millis(80));
+    assert_eq!(cache.get(&1), None, "an expired entry is never returned");
+    assert_eq!(hear.try_recv().ok(), None, "nobody expired it yet");
+    cache.run_pending_tasks();
+    let mut heard = vec![hear.try_recv().unwrap(), hear.try_recv().unwrap()];
+    heard.sort_unstable_by_key(|&(key, _)| key);
+    assert_eq!(
+        heard,
+        [(1, RemovalCause::Expired), (2, RemovalCause::Expired)]
+    );
+    assert!(cache.is_empty());
+}
