@@ -203,7 +203,9 @@ impl BloomFilter {
     /// `-(m / k) ln(1 - set / m)`. Infinite once every bit is set.
     pub fn len_estimate(&self) -> f64 {
         let m = self.bits as f64;
-        -(m / f64::from(self.hashes)) * (1.0 - self.set_bits() as f64 / m).ln()
+        // Written as `ln(m / (m - set))`, which is `+0.0` for an empty filter (the negated
+        // logarithm gave `-0.0`).
+        (m / f64::from(self.hashes)) * (m / (m - self.set_bits() as f64)).ln()
     }
 
     /// The false-positive rate the filter has now, `(set / m)^k`: close to the target after the
@@ -436,6 +438,17 @@ mod tests {
         filter.clear();
         assert!((0..100u32).all(|k| !filter.contains(&k)));
         assert_eq!(filter.len_estimate(), 0.0);
+    }
+
+    #[test]
+    fn len_estimate_empty_is_positive_zero_full_is_infinite() {
+        let mut filter = BloomFilter::with_seed(10, 0.5, 3).unwrap();
+        assert!(filter.len_estimate().is_sign_positive() && filter.len_estimate() == 0.0);
+        for k in 0..10_000u32 {
+            filter.insert(&k);
+        }
+        assert_eq!(filter.set_bits(), filter.bits());
+        assert_eq!(filter.len_estimate(), f64::INFINITY);
     }
 
     #[test]

@@ -228,6 +228,11 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
     /// than the capacity is evicted at once (cause `Size`); in a `sync` or `future` cache, so
     /// is one heavier than its shard's share of the capacity (see
     /// [Capacity](crate::sync#capacity): for a few very heavy entries, ask for fewer shards).
+    /// Under W-TinyLFU a new entry heavier than the admission window (3% of the capacity at
+    /// first; the adaptive policy moves it, and `window_capacity()` tells) leaves the window at
+    /// once and must win admission against the main space's victims, which a key seen for the
+    /// first time usually loses: it is then evicted as soon as it is inserted (cause `Size`),
+    /// as any candidate that loses admission is.
     pub fn weigher(mut self, weigher: impl Fn(&K, &V) -> u32 + Send + Sync + 'static) -> Self {
         self.weigher = Some(Arc::new(weigher));
         self

@@ -20,9 +20,12 @@
 //!   millisecond per MiB, paid by the insert that sizes it) instead of arriving as zeroed pages.
 //! - **Width.** The table holds `next_power_of_two(capacity)` words, i.e. 16 counters per cached
 //!   entry, at least one block. That is 8 bytes per entry of the cache.
-//! - **Aging.** After [`SAMPLE_FACTOR`] x capacity successful increments every counter is halved
-//!   (a shift and a mask per word), so the sketch reflects recent popularity and a formerly hot key
-//!   fades out. The odd counters' lost halves are subtracted from the running count, as in the paper.
+//! - **Aging.** Once the running count of successful increments reaches [`SAMPLE_FACTOR`] x
+//!   capacity, every counter is halved (a shift and a mask per word), so the sketch reflects
+//!   recent popularity and a formerly hot key fades out. The running count is halved too, less
+//!   the odd counters' lost halves, as in the paper and in Caffeine: it keeps standing for the
+//!   counts still held, so after the first aging the next ones come after fewer new increments
+//!   (about 0.6 x the period over distinct keys, measured with `with_seed(1_000, 1)`).
 //! - **Keyed hash.** The caller passes a 64-bit hash of the key; the sketch mixes it with a random
 //!   per-instance seed before choosing the block and counters, so an attacker who knows the
 //!   cache's hash function still cannot precompute keys that share counters with a victim.
@@ -118,8 +121,9 @@ impl FrequencySketch {
         self.size = 0;
     }
 
-    /// Ages (halves every counter) after `increments` successful increments instead of the
-    /// default `SAMPLE_FACTOR` x capacity. A longer period remembers more history; a shorter one
+    /// Ages (halves every counter) when the running count of successful increments reaches
+    /// `increments` instead of the default `SAMPLE_FACTOR` x capacity (see *Aging* in the
+    /// [module docs](self): after the first aging the count starts at about half). A longer period remembers more history; a shorter one
     /// follows a changing workload faster. If more increments than the new period have been
     /// counted since the last aging, the next increment ages the sketch, once.
     pub fn set_sample_size(&mut self, increments: usize) {
@@ -129,7 +133,7 @@ impl FrequencySketch {
         self.size = self.size.min(self.sample_size);
     }
 
-    /// The number of successful increments after which all counters are halved.
+    /// The running count of successful increments at which all counters are halved.
     pub fn sample_size(&self) -> usize {
         self.sample_size
     }
@@ -233,7 +237,8 @@ impl FrequencySketch {
             .unwrap_or(0)
     }
 
-    /// Halves every counter (aging). Called automatically every `sample_size` increments.
+    /// Halves every counter and the running count (aging). Called automatically when the count
+    /// reaches `sample_size`.
     ///
     /// Out of line and cold: inlined into `increment` and `increment_by`, its loop made them
     /// save and restore more registers (five instead of three, seven instead of five) on every

@@ -31,8 +31,8 @@
 //!   by more than `epsilon * N` with probability at most `1 / e`; the estimate is the minimum over
 //!   `depth` independent rows, which is off by that much only if every row is, with probability at
 //!   most `e^-depth <= delta`.
-//! - **Stream form.** [`Dimensions::from_stream`] takes the parameters of the Go counter this
-//!   module replaces (seed 002): an expected stream length `n`, an error range and an error rate,
+//! - **Stream form.** [`Dimensions::from_stream`] takes the parameters that some counters are
+//!   configured with: an expected stream length `n`, an error range and an error rate,
 //!   read as "estimates are within `error_range` counts of the truth with probability
 //!   `1 - error_rate` over a stream of `n` items", i.e. `epsilon = error_range / n` and
 //!   `delta = error_rate`. A million items counted to within 100, 99% of the time, gives
@@ -210,7 +210,7 @@ impl Dimensions {
 
     /// Sized so that, over a stream of `stream_length` items, estimates are within `error_range`
     /// counts of the truth with probability `1 - error_rate`: `epsilon = error_range /
-    /// stream_length`, `delta = error_rate` (the constructor of seed 002).
+    /// stream_length`, `delta = error_rate`.
     pub fn from_stream(
         stream_length: u64,
         error_range: u64,
@@ -706,7 +706,8 @@ impl<K: Hash + Eq, C: Counter> TopK<K, C> {
             sift(heap, positions, pos);
             None
         } else if heap.len() < *k {
-            Some(Place::Append)
+            // A key never counted (an add of 0) is not a heavy hitter of any rank.
+            (estimate > 0).then_some(Place::Append)
         } else if estimate > heap[0].estimate {
             Some(Place::ReplaceMin)
         } else {

@@ -533,6 +533,17 @@ fn top_k_above_distinct_keys_reports_all_keys() {
     assert!(top.contains(&8) && !top.contains(&10));
 }
 
+#[test]
+fn add_zero_of_unseen_key_leaves_it_untracked() {
+    let mut top = tracker(10, 1);
+    assert_eq!(top.add(5u64, 0), 0);
+    assert_eq!(top.add_by_ref(&6u64, 0), 0);
+    assert_eq!(top.len(), 0);
+    top.add(7, 2);
+    assert_eq!(top.add(7, 0), 2);
+    assert_eq!(top.top(), [(&7, 2)]);
+}
+
 thread_local! {
     static CLONES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
