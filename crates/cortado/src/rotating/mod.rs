@@ -77,7 +77,11 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use hashbrown::hash_table::{self, Entry, HashTable};
-use hashbrown::{DefaultHashBuilder, Equivalent};
+use hashbrown::DefaultHashBuilder;
+
+/// The bound of the maps' look-ups (hashbrown's): any `Q` that a key borrows as already has
+/// it; implement it for a look-up type of your own that a key does not borrow as.
+pub use hashbrown::Equivalent;
 
 use crate::time::{duration_nanos, Clock};
 
