@@ -1,6 +1,6 @@
-//! A callback that the concurrent cache runs under a shard's write lock (a compute, a `retain`
-//! predicate, a weigher) must not use the same cache: on the same shard it would wait for
-//! itself forever. In builds with debug assertions (these tests') it panics instead, with the
+//! A callback that the concurrent cache runs under a shard's lock (a compute, a `retain`
+//! predicate, a weigher, an expiry rule) must not use the same cache: on the same shard it
+//! would wait for itself forever. In builds with debug assertions (these tests') it panics instead, with the
 //! reason, whichever shard it uses, and the cache goes on working.
 
 #![cfg(debug_assertions)]
@@ -10,6 +10,7 @@ use std::sync::{mpsc, Arc, OnceLock};
 use std::thread;
 use std::time::Duration;
 
+use cortado::expiry::Expiry;
 use cortado::sync::{Cache, Compute};
 
 const REASON: &str = "callbacks must not use their cache";
@@ -111,6 +112,50 @@ fn weigher_reading_its_cache_panics_instead_of_waiting() {
     let message = panic_message(move || inner.insert(40, 40));
     assert!(message.contains(REASON), "{message}");
     assert!(!cache.contains_key(&40));
+    still_works(&cache);
+}
+
+/// Lives 1 s; a read of key 70 inserts key 60 into the cache in `handle`.
+struct InsertOnRead {
+    handle: Arc<OnceLock<Cache<u32, u32>>>,
+}
+
+impl Expiry<u32, u32> for InsertOnRead {
+    fn expire_after_create(&self, _: &u32, _: &u32) -> Option<Duration> {
+        Some(Duration::from_secs(1))
+    }
+
+    fn expire_after_read(&self, key: &u32, _: &u32, current: Option<Duration>) -> Option<Duration> {
+        if *key == 70 {
+            if let Some(cache) = self.handle.get() {
+                cache.insert(60, 60);
+            }
+        }
+        current
+    }
+}
+
+#[test]
+fn expire_after_read_writing_own_shard_panics_instead_of_waiting() {
+    let handle: Arc<OnceLock<Cache<u32, u32>>> = Arc::default();
+    let cache = Cache::builder()
+        .max_capacity(100)
+        .shards(1)
+        .expire_after(InsertOnRead {
+            handle: Arc::clone(&handle),
+        })
+        .build()
+        .unwrap();
+    handle.set(cache.clone()).unwrap();
+    for key in (0..10).chain([70]) {
+        cache.insert(key, key);
+    }
+    let inner = cache.clone();
+    let message = panic_message(move || {
+        let _ = inner.get(&70);
+    });
+    assert!(message.contains(REASON), "{message}");
+    assert!(!cache.contains_key(&60));
     still_works(&cache);
 }
 
