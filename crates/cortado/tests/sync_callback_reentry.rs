@@ -213,3 +213,24 @@ fn compute_closure_using_another_cache_is_allowed() {
     assert_eq!(value, Some(21));
     assert_eq!(cache.get(&20), Some(21));
 }
+
+#[test]
+fn compute_closure_of_another_cache_using_the_first_panics_instead_of_waiting() {
+    let (cache, other) = (one_shard(), one_shard());
+    let (inner, other_inner) = (cache.clone(), other.clone());
+    let message = panic_message(move || {
+        inner.entry(20).and_compute_with(|_| {
+            other_inner.entry(21).and_compute_with(|_| {
+                let _ = inner.get(&1);
+                Compute::Put(21)
+            });
+            Compute::Put(20)
+        });
+    });
+    assert!(message.contains(REASON), "{message}");
+    assert!(!cache.contains_key(&20));
+    assert!(!other.contains_key(&21));
+    still_works(&cache);
+    other.validate();
+    assert_eq!(other.get(&7), Some(7));
+}
