@@ -43,7 +43,7 @@ use crate::sync::{self, Inner};
 
 /// The same as [`sync::Compute`] and [`sync::Scheduler`], here so that async code needs only
 /// this module.
-pub use crate::sync::{Compute, Scheduler};
+pub use crate::sync::{Compute, Iter, Scheduler};
 
 /// Builds the [`future::Cache`](Cache) (marker for [`CacheBuilder`]).
 #[derive(Debug)]
@@ -174,7 +174,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     }
 
     /// A snapshot of the live entries, taken one shard at a time.
-    pub fn iter(&self) -> impl Iterator<Item = (K, V)> + '_
+    pub fn iter(&self) -> Iter<'_, K, V, S>
     where
         K: Clone,
     {
@@ -393,5 +393,19 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     /// which could only wait for itself.
     pub async fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
         self.cache.inner().compute(self.key, f, true).await
+    }
+}
+
+impl<'a, K, V, S> IntoIterator for &'a Cache<K, V, S>
+where
+    K: Hash + Eq + Clone,
+    V: Clone,
+    S: BuildHasher,
+{
+    type Item = (K, V);
+    type IntoIter = Iter<'a, K, V, S>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
     }
 }

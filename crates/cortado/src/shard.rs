@@ -1227,15 +1227,12 @@ where
     }
 
     /// The live entries, in slab order.
-    pub(crate) fn iter(&self, now: u64) -> impl Iterator<Item = (&K, &V)> + '_ {
-        self.index
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(move |(i, slot)| {
-                let entry = slot.as_ref()?;
-                (!self.is_expired(i as u32, now)).then_some((&entry.key, &entry.value))
-            })
+    pub(crate) fn iter(&self, now: u64) -> Iter<'_, K, V, S> {
+        Iter {
+            shard: self,
+            slots: self.index.slots.iter().enumerate(),
+            now,
+        }
     }
 
     /// Up to `n` live keys, from the most likely to be evicted (`coldest`) or the least.
@@ -1461,6 +1458,31 @@ where
         }
     }
 }
+
+/// The live entries of a shard at one instant, in slab order ([`Shard::iter`]).
+pub(crate) struct Iter<'a, K, V, S> {
+    shard: &'a Shard<K, V, S>,
+    slots: std::iter::Enumerate<std::slice::Iter<'a, Option<Entry<K, V>>>>,
+    now: u64,
+}
+
+impl<'a, K: Hash + Eq, V, S: BuildHasher> Iterator for Iter<'a, K, V, S> {
+    type Item = (&'a K, &'a V);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (shard, now) = (self.shard, self.now);
+        self.slots.find_map(|(i, slot)| {
+            let entry = slot.as_ref()?;
+            (!shard.is_expired(i as u32, now)).then_some((&entry.key, &entry.value))
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, self.slots.size_hint().1)
+    }
+}
+
+impl<K: Hash + Eq, V, S: BuildHasher> std::iter::FusedIterator for Iter<'_, K, V, S> {}
 
 #[cfg(test)]
 mod tests;

@@ -26,7 +26,7 @@ use hashbrown::DefaultHashBuilder;
 
 use crate::builder::{BuildError, CacheBuilder, Unsynchronized};
 use crate::notification::{Hearing, Listener, RemovalCause};
-use crate::shard::Shard;
+use crate::shard::{self, Shard};
 use crate::stats::CacheStats;
 use crate::sync::OnDrop;
 use crate::time::{duration_nanos, Clock};
@@ -384,8 +384,8 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     }
 
     /// The live entries, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
-        self.shard.iter(self.now())
+    pub fn iter(&self) -> Iter<'_, K, V, S> {
+        Iter(self.shard.iter(self.now()))
     }
 
     /// Keeps only the entries for which `keep` returns true.
@@ -513,5 +513,38 @@ impl<K: Hash + Eq, V, S: BuildHasher> Drop for RefMut<'_, K, V, S> {
                 resume_unwind(panic);
             }
         }
+    }
+}
+
+/// An iterator over the live entries of a [`Cache`], in no particular order: see
+/// [`Cache::iter`].
+pub struct Iter<'a, K, V, S = DefaultHashBuilder>(shard::Iter<'a, K, V, S>);
+
+impl<'a, K: Hash + Eq, V, S: BuildHasher> Iterator for Iter<'a, K, V, S> {
+    type Item = (&'a K, &'a V);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl<K: Hash + Eq, V, S: BuildHasher> std::iter::FusedIterator for Iter<'_, K, V, S> {}
+
+impl<K, V, S> std::fmt::Debug for Iter<'_, K, V, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Iter").finish_non_exhaustive()
+    }
+}
+
+impl<'a, K: Hash + Eq, V, S: BuildHasher> IntoIterator for &'a Cache<K, V, S> {
+    type Item = (&'a K, &'a V);
+    type IntoIter = Iter<'a, K, V, S>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
     }
 }

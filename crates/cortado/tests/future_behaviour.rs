@@ -653,6 +653,12 @@ async fn peek_iter_retain_and_max_capacity_on_async_handle() {
     let mut held: Vec<(u32, u64)> = cache.iter().collect();
     held.sort_unstable();
     assert_eq!(held, vec![(0, 0), (2, 20), (4, 40)]);
+    let mut looped = Vec::new();
+    for entry in &cache {
+        looped.push(entry);
+    }
+    looped.sort_unstable();
+    assert_eq!(looped, held);
     assert_eq!(cache.max_capacity(), 100);
 }
 

@@ -945,3 +945,33 @@ fn negative_ttl_absences_evicted_or_expired_count_no_eviction() {
     let stats = cache.stats();
     assert_eq!((stats.evictions(), stats.eviction_weight), (1, 100));
 }
+
+#[test]
+fn for_loop_over_reference_visits_each_live_entry_once() {
+    let clock = ManualClock::new();
+    let (cache, _log) = logging_cache(1_000, 8, &clock);
+    for key in 0..200 {
+        if key % 4 == 0 {
+            cache.insert_with_ttl(key, key * 10, Duration::from_secs(1));
+        } else {
+            cache.insert(key, key * 10);
+        }
+    }
+    clock.advance(Duration::from_secs(1));
+    let mut seen = Vec::new();
+    for (key, value) in &cache {
+        seen.push((key, value));
+    }
+    seen.sort_unstable();
+    let live: Vec<(u32, u32)> = (0..200)
+        .filter(|k| k % 4 != 0)
+        .map(|k| (k, k * 10))
+        .collect();
+    assert_eq!(
+        seen, live,
+        "the expired keys are skipped, the others seen once"
+    );
+    let mut named: cortado::sync::Iter<'_, u32, u32> = cache.iter();
+    assert_eq!(named.by_ref().count(), live.len());
+    assert_eq!(named.next(), None, "fused");
+}

@@ -760,3 +760,33 @@ fn get_mut_listener_panic_on_drop_reaches_caller_after_evictions_counted() {
     assert_eq!(cache.stats().eviction_weight, evicted);
     assert_eq!(cache.weighted_size(), 130 - evicted);
 }
+
+#[test]
+fn for_loop_over_reference_visits_each_live_entry_once() {
+    let clock = ManualClock::new();
+    let (mut cache, _log) = logging_cache(100, &clock);
+    for key in 0..20 {
+        if key % 4 == 0 {
+            cache.insert_with_ttl(key, key * 10, Duration::from_secs(1));
+        } else {
+            cache.insert(key, key * 10);
+        }
+    }
+    clock.advance(Duration::from_secs(1));
+    let mut seen = Vec::new();
+    for (key, value) in &cache {
+        seen.push((*key, *value));
+    }
+    seen.sort_unstable();
+    let live: Vec<(u32, u32)> = (0..20)
+        .filter(|k| k % 4 != 0)
+        .map(|k| (k, k * 10))
+        .collect();
+    assert_eq!(
+        seen, live,
+        "the expired keys are skipped, the others seen once"
+    );
+    let mut named: cortado::unsync::Iter<'_, u32, u32> = cache.iter();
+    assert_eq!(named.by_ref().count(), live.len());
+    assert_eq!(named.next(), None, "fused");
+}

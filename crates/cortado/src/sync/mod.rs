@@ -1013,18 +1013,17 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.inner.slots.len()
     }
 
-    /// A snapshot of the live entries, taken one shard at a time.
-    pub fn iter(&self) -> impl Iterator<Item = (K, V)> + '_
+    /// A snapshot of the live entries, taken one shard at a time: each shard's entries are
+    /// cloned under its read lock when the iterator reaches it.
+    pub fn iter(&self) -> Iter<'_, K, V, S>
     where
         K: Clone,
     {
-        let now = self.inner.now();
-        self.inner.slots.iter().flat_map(move |slot| {
-            read(&slot.core)
-                .iter(now)
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect::<Vec<_>>()
-        })
+        Iter {
+            slots: self.inner.slots.iter(),
+            now: self.inner.now(),
+            shard: Vec::new().into_iter(),
+        }
     }
 
     /// Keeps only the entries for which `keep` returns true. `keep` runs under a shard's write
@@ -1185,6 +1184,64 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     #[doc(hidden)]
     pub fn scheduler_alive(&self) -> Option<Arc<AtomicBool>> {
         self.inner.pacer.as_ref().map(PacerHandle::alive)
+    }
+}
+
+/// An iterator over a snapshot of the live entries of a [`Cache`] (or a
+/// [`future::Cache`](crate::future::Cache)), taken one shard at a time: see [`Cache::iter`].
+pub struct Iter<'a, K, V, S = DefaultHashBuilder> {
+    slots: std::slice::Iter<'a, Slot<K, V, S>>,
+    now: u64,
+    /// The current shard's entries, cloned.
+    shard: std::vec::IntoIter<(K, V)>,
+}
+
+impl<K, V, S> Iterator for Iter<'_, K, V, S>
+where
+    K: Hash + Eq + Clone,
+    V: Clone,
+    S: BuildHasher,
+{
+    type Item = (K, V);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(entry) = self.shard.next() {
+                return Some(entry);
+            }
+            let slot = self.slots.next()?;
+            let core = read(&slot.core);
+            let entries = core.iter(self.now).map(|(k, v)| (k.clone(), v.clone()));
+            self.shard = entries.collect::<Vec<_>>().into_iter();
+        }
+    }
+}
+
+impl<K, V, S> std::iter::FusedIterator for Iter<'_, K, V, S>
+where
+    K: Hash + Eq + Clone,
+    V: Clone,
+    S: BuildHasher,
+{
+}
+
+impl<K, V, S> std::fmt::Debug for Iter<'_, K, V, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Iter").finish_non_exhaustive()
+    }
+}
+
+impl<'a, K, V, S> IntoIterator for &'a Cache<K, V, S>
+where
+    K: Hash + Eq + Clone,
+    V: Clone,
+    S: BuildHasher,
+{
+    type Item = (K, V);
+    type IntoIter = Iter<'a, K, V, S>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
     }
 }
 
