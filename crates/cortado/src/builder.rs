@@ -59,7 +59,8 @@ pub enum BuildError {
     /// Tokio offers no way to ask a runtime for its time driver, so `build()` makes a timer and
     /// catches the panic that tokio raises without one: its message still reaches the panic
     /// hook (stderr by default). Under `panic = "abort"` that test cannot be made; the driver is
-    /// then assumed, and a runtime without it aborts the process at the task's first wait.
+    /// then assumed, and a runtime without it aborts the process at the task's first timed
+    /// wait (the first time an entry has a deadline, which may be long after `build()`).
     #[cfg(feature = "tokio")]
     NoTokioTimeDriver,
 }
@@ -228,11 +229,12 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
     /// than the capacity is evicted at once (cause `Size`); in a `sync` or `future` cache, so
     /// is one heavier than its shard's share of the capacity (see
     /// [Capacity](crate::sync#capacity): for a few very heavy entries, ask for fewer shards).
-    /// Under W-TinyLFU a new entry heavier than the admission window (3% of the capacity at
-    /// first; the adaptive policy moves it, and `window_capacity()` tells) leaves the window at
-    /// once and must win admission against the main space's victims, which a key seen for the
-    /// first time usually loses: it is then evicted as soon as it is inserted (cause `Size`),
-    /// as any candidate that loses admission is.
+    /// Under W-TinyLFU, once the cache is full, a new entry heavier than the admission window
+    /// (3% of the capacity at first, of each shard's share in a sharded cache; the adaptive
+    /// policy moves it, and `window_capacity()` tells) leaves the window at once and must win
+    /// admission against the main space's victims, which a key seen for the first time usually
+    /// loses: it is then evicted as soon as it is inserted (cause `Size`), as any candidate
+    /// that loses admission is. Until the cache is full, it is kept.
     pub fn weigher(mut self, weigher: impl Fn(&K, &V) -> u32 + Send + Sync + 'static) -> Self {
         self.weigher = Some(Arc::new(weigher));
         self

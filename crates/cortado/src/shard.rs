@@ -541,11 +541,11 @@ where
         }
     }
 
-    /// Counts the read that found `hit` on its entry, if the policy lets this read wait until
-    /// the entry nears eviction ([`Deferral`]); false when the policy must be told now (or, in
-    /// the concurrent cache, through the read buffer). The count saturates at [`MAX_DEFERRED`] and is a plain load and store, not a locked increment: two readers
-    /// racing may count one read between them, which only makes the policy's view of a hot key
-    /// a little older.
+    /// Counts the read that found `hit` on its entry, if the policy lets this read wait until the
+    /// entry nears eviction ([`Deferral`]); false when the policy must be told now (or, in the
+    /// concurrent cache, through the read buffer). The count saturates at [`MAX_DEFERRED`] and is a
+    /// plain load and store, not a locked increment: two readers racing may count one read between
+    /// them, which only makes the policy's view of a hot key a little older.
     #[inline]
     pub(crate) fn defer_read(&self, hit: &Hit<'_, V>, hash: u64) -> bool {
         self.defer_read_on(hit.reads, hash)

@@ -66,7 +66,8 @@ pub struct FrequencySketch {
     table: Box<[Block]>,
     /// Number of blocks minus one (blocks are a power of two).
     block_mask: usize,
-    /// Successful increments since the last aging.
+    /// The running count of successful increments: since the start, or since the last aging,
+    /// which halves it (less the halves that odd counters lose).
     size: usize,
     /// Aging threshold.
     sample_size: usize,
@@ -105,8 +106,8 @@ impl FrequencySketch {
     /// Resizes for a cache of `capacity` entries if that needs a bigger table; a resize forgets
     /// every count. The aging period becomes `SAMPLE_FACTOR` x `capacity` either way (replacing
     /// one set by [`set_sample_size`](Self::set_sample_size)), so a smaller capacity ages
-    /// sooner; if more increments than that have been counted since the last aging, the next
-    /// increment ages the sketch, once.
+    /// sooner; if the running count of increments is already past it, the next increment ages
+    /// the sketch, once.
     pub fn ensure_capacity(&mut self, capacity: usize) {
         // Cap the table at 2^30 words (8 GiB, the most a sketch may take).
         let capacity = capacity.clamp(1, 1 << 30);
@@ -123,9 +124,10 @@ impl FrequencySketch {
 
     /// Ages (halves every counter) when the running count of successful increments reaches
     /// `increments` instead of the default `SAMPLE_FACTOR` x capacity (see *Aging* in the
-    /// [module docs](self): after the first aging the count starts at about half). A longer period remembers more history; a shorter one
-    /// follows a changing workload faster. If more increments than the new period have been
-    /// counted since the last aging, the next increment ages the sketch, once.
+    /// [module docs](self): an aging halves the count too, so later agings come after about
+    /// 0.6 x the period). A longer period remembers more history; a shorter one follows a
+    /// changing workload faster. If the running count is already past the new period, the next
+    /// increment ages the sketch, once.
     pub fn set_sample_size(&mut self, increments: usize) {
         self.sample_size = increments.max(1);
         // Past the new period, halving the count once must end it (or the next increments

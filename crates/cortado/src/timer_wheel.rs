@@ -48,14 +48,15 @@
 //!   inside the bucket's span and after `now`, are filed again relative to the new time, which
 //!   always puts them in a strictly lower level. The overflow bucket is taken only when every
 //!   level is empty, and is filed again relative to `now` at once.
-//! - **Cost.** `schedule` and `cancel` are O(1), amortized over the arrays' growing and
-//!   shrinking (a leading-zeros count, a table lookup, an array push or a swap with the last id). Each timer is visited at most once per level on its way
-//!   down: at most 10 visits from the overflow, 7 from a deadline a few minutes away, and fewer
-//!   when `advance` is called sparsely, because a bucket that is due as a whole is handed back
-//!   without descending further. On top of that, each `advance` pays O(levels) to find the
-//!   earliest bucket, so many tiny steps over a crowded second cost O(timers + steps), not
-//!   O(timers x steps), and a jump of days costs O(timers touched), never O(elapsed time). An
-//!   overflow timer costs one visit each time the wheel turns (every 6.5 days).
+//! - **Cost.** `schedule` and `cancel` are O(1), amortized over the arrays' growing and shrinking
+//!   (a leading-zeros count, a table lookup, an array push or a swap with the last id). Each timer
+//!   is visited at most once per level on its way down: at most 10 visits from the overflow, 7 from
+//!   a deadline a few minutes away, and fewer when `advance` is called sparsely, because a bucket
+//!   that is due as a whole is handed back without descending further. On top of that, each
+//!   `advance` pays O(levels) to find the earliest bucket, so many tiny steps over a crowded second
+//!   cost O(timers + steps), not O(timers x steps), and a jump of days costs O(timers touched),
+//!   never O(elapsed time). An overflow timer costs one visit each time the wheel turns (every 6.5
+//!   days).
 //! - **Deadlines at or before `t`** (in the past when scheduled, or after time went backwards) go
 //!   to a separate due list, handed back whole by the next `advance` with `now >= t`. An `advance`
 //!   to an earlier time than `t` moves nothing in the wheel (every timer there is after `t`) and

@@ -234,3 +234,45 @@ fn compute_closure_of_another_cache_using_the_first_panics_instead_of_waiting() 
     other.validate();
     assert_eq!(other.get(&7), Some(7));
 }
+
+#[test]
+fn compute_closure_using_first_cache_after_another_still_panics() {
+    let (cache, other) = (one_shard(), one_shard());
+    let (inner, other_inner) = (cache.clone(), other.clone());
+    // The other cache's operation ends its own mark only: the first cache's stays.
+    let message = panic_message(move || {
+        inner.entry(20).and_compute_with(|_| {
+            assert_eq!(other_inner.get(&7), Some(7));
+            other_inner.insert(22, 22);
+            let _ = inner.get(&1);
+            Compute::Put(20)
+        });
+    });
+    assert!(message.contains(REASON), "{message}");
+    assert!(!cache.contains_key(&20));
+    assert_eq!(other.get(&22), Some(22));
+    still_works(&cache);
+}
+
+#[test]
+fn refused_use_caught_on_same_thread_leaves_caches_usable() {
+    let (cache, other) = (one_shard(), one_shard());
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        cache.entry(20).and_compute_with(|_| {
+            other.entry(21).and_compute_with(|_| {
+                let _ = cache.get(&1);
+                Compute::Put(21)
+            });
+            Compute::Put(20)
+        });
+    }));
+    assert!(outcome.is_err());
+    // On the thread that caught the panic, neither cache is marked as held any more.
+    still_works(&cache);
+    other.validate();
+    let value = cache
+        .entry(23)
+        .and_compute_with(|_| Compute::Put(other.get(&7).unwrap()));
+    assert_eq!(value, Some(7));
+    assert!(!other.contains_key(&21));
+}

@@ -705,9 +705,12 @@ impl<K: Hash + Eq, C: Counter> TopK<K, C> {
             heap[pos].estimate = estimate;
             sift(heap, positions, pos);
             None
+        } else if n == 0 {
+            // An add of 0 counts nothing, so it does not make a key a heavy hitter, even one
+            // whose estimate other keys' counts inflate.
+            None
         } else if heap.len() < *k {
-            // A key never counted (an add of 0) is not a heavy hitter of any rank.
-            (estimate > 0).then_some(Place::Append)
+            Some(Place::Append)
         } else if estimate > heap[0].estimate {
             Some(Place::ReplaceMin)
         } else {

@@ -544,6 +544,19 @@ fn add_zero_of_unseen_key_leaves_it_untracked() {
     assert_eq!(top.top(), [(&7, 2)]);
 }
 
+#[test]
+fn add_zero_of_untracked_key_with_inflated_estimate_leaves_it_untracked() {
+    // One counter: every key's estimate is the total, so key 8's is 3 without one add of it.
+    let dims = Dimensions::new(1, 1).expect("valid test dimensions");
+    for k in [1, 10] {
+        let mut top: TopK<u64> = TopK::new(k, CountMin::with_seed(dims, 1)).unwrap();
+        top.add(7u64, 3);
+        assert_eq!(top.add(8, 0), 3);
+        assert_eq!(top.add_by_ref(&9u64, 0), 3);
+        assert_eq!(top.top(), [(&7, 3)], "k = {k}");
+    }
+}
+
 thread_local! {
     static CLONES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }

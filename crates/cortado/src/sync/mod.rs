@@ -31,15 +31,15 @@
 //!   shares add up to exactly the capacity (also after `set_max_capacity`).
 //! - **The cost of sharding.** An entry heavier than its shard's share is evicted at once
 //!   ([`RemovalCause::Size`]), even when it is lighter than the whole capacity; and keys spread
-//!   unevenly may fill one shard, which then evicts while others have room. The default shard
-//!   count keeps shares of at least [`MIN_SHARD_CAPACITY`] (256) units, and grows with the CPU
-//!   count (see *Shards* below), so the heaviest entry a cache keeps by default is smaller on a
-//!   bigger machine: a weighted cache of 1 MiB keeps entries of up to 128 KiB on 2 CPUs (8
-//!   shards) and 16 KiB on 16 (64 shards). For heavy entries, choose the shard count
-//!   ([`shards(1)`](CacheBuilder::shards) behaves as one [`unsync`](crate::unsync) cache
-//!   behind a lock). A capacity below an explicit shard count is a
-//!   [`BuildError`]; shrinking below the shard count with `set_max_capacity` leaves some shards
-//!   unable to hold anything.
+//!   unevenly may fill one shard, which then evicts while others have room. The default shard count
+//!   keeps shares of at least [`MIN_SHARD_CAPACITY`] (256) units, and grows with the CPU count (see
+//!   *Shards* below), so the heaviest entry a cache keeps by default is smaller on a bigger
+//!   machine: a weighted cache of 1 MiB can keep no entry over 128 KiB on 2 CPUs (8 shards), nor
+//!   over 16 KiB on 16 (64 shards); once full, one heavier than its shard's window must also win
+//!   admission (see the weigher's docs). For heavy entries, choose the shard count
+//!   ([`shards(1)`](CacheBuilder::shards) behaves as one [`unsync`](crate::unsync) cache behind a
+//!   lock). A capacity below an explicit shard count is a [`BuildError`]; shrinking below the shard
+//!   count with `set_max_capacity` leaves some shards unable to hold anything.
 //!
 //! # Callbacks
 //!
@@ -51,7 +51,8 @@
 //! assertions (as tests are), the cache panics at such a use from any of these callbacks,
 //! whichever shard it touches, and also from the callback of another cache that one of its
 //! callbacks used, so the mistake shows at once; release builds do not check. The eviction
-//! listener and the loaders run outside the locks and may use the cache.
+//! listener and the loaders run outside the locks and may use the cache, except that a loader
+//! may not load or compute its own key (it would wait for itself: that panics in every build).
 //!
 //! # Design
 //!
