@@ -57,7 +57,7 @@
 //! | `invalidate_entries_if(pred)` | `retain(keep)`: keeps what `keep` accepts, at once |
 //! | `entry_count()`, `policy().max_capacity()` | `len()`, `max_capacity()` |
 //! | keys need `Hash + Eq` (moka keeps them in an `Arc`) | the loaders (`get_with` and its variants), `entry` and `iter` also need `K: Clone` |
-//! | `iter()` yields `(Arc<K>, V)` | `iter()` yields `(K, V)` |
+//! | `iter()` yields `(Arc<K>, V)`; `for (k, v) in &cache` | `iter()` yields `(K, V)`, a snapshot of one shard at a time; `for (k, v) in &cache` too |
 //! | `entry(k).or_insert_with(..)` and the others return an `Entry<K, V>` | they return the value (the computes: the value held after, or written for `and_upsert_with`) |
 //! | `eviction_listener(\|k: Arc<K>, v: V, cause\| ..)` | `eviction_listener(\|k: &K, v: &V, cause\| ..)` |
 //! | `Expiry` methods take the time of the event | they take the key, the value and (on update and read) the current lifetime |
