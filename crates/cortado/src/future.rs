@@ -41,8 +41,8 @@ use crate::builder::{BuildError, CacheBuilder};
 use crate::stats::CacheStats;
 use crate::sync::{self, Inner};
 
-/// The same as [`sync::Compute`] and [`sync::Scheduler`], here so that async code needs only
-/// this module.
+/// The same as [`sync::Compute`], [`sync::Iter`] and [`sync::Scheduler`], here so that async
+/// code needs only this module.
 pub use crate::sync::{Compute, Iter, Scheduler};
 
 /// Builds the [`future::Cache`](Cache) (marker for [`CacheBuilder`]).

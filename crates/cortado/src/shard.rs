@@ -1484,5 +1484,14 @@ impl<'a, K: Hash + Eq, V, S: BuildHasher> Iterator for Iter<'a, K, V, S> {
 
 impl<K: Hash + Eq, V, S: BuildHasher> std::iter::FusedIterator for Iter<'_, K, V, S> {}
 
+impl<K, V, S> Clone for Iter<'_, K, V, S> {
+    fn clone(&self) -> Self {
+        Self {
+            slots: self.slots.clone(),
+            ..*self
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -518,6 +518,7 @@ impl<K: Hash + Eq, V, S: BuildHasher> Drop for RefMut<'_, K, V, S> {
 
 /// An iterator over the live entries of a [`Cache`], in no particular order: see
 /// [`Cache::iter`].
+#[must_use = "iterators are lazy and do nothing unless consumed"]
 pub struct Iter<'a, K, V, S = DefaultHashBuilder>(shard::Iter<'a, K, V, S>);
 
 impl<'a, K: Hash + Eq, V, S: BuildHasher> Iterator for Iter<'a, K, V, S> {
@@ -533,6 +534,12 @@ impl<'a, K: Hash + Eq, V, S: BuildHasher> Iterator for Iter<'a, K, V, S> {
 }
 
 impl<K: Hash + Eq, V, S: BuildHasher> std::iter::FusedIterator for Iter<'_, K, V, S> {}
+
+impl<K, V, S> Clone for Iter<'_, K, V, S> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
 
 impl<K, V, S> std::fmt::Debug for Iter<'_, K, V, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -961,7 +961,13 @@ fn for_loop_over_reference_visits_each_live_entry_once() {
     let mut seen = Vec::new();
     for (key, value) in &cache {
         seen.push((key, value));
+        // No lock is held between two steps: the loop may write to the cache (and see some of
+        // what it wrote, in the shards it has yet to reach).
+        if key < 1_000 {
+            cache.insert(key + 1_000, value);
+        }
     }
+    seen.retain(|&(key, _)| key < 1_000);
     seen.sort_unstable();
     let live: Vec<(u32, u32)> = (0..200)
         .filter(|k| k % 4 != 0)
@@ -972,6 +978,52 @@ fn for_loop_over_reference_visits_each_live_entry_once() {
         "the expired keys are skipped, the others seen once"
     );
     let mut named: cortado::sync::Iter<'_, u32, u32> = cache.iter();
-    assert_eq!(named.by_ref().count(), live.len());
+    let mut counted = 0;
+    loop {
+        let (low, high) = named.size_hint();
+        assert!(high.is_none_or(|high| high >= low));
+        if named.next().is_none() {
+            break;
+        }
+        counted += 1;
+    }
+    assert_eq!(counted, 2 * live.len());
+    assert_eq!(named.size_hint(), (0, Some(0)));
     assert_eq!(named.next(), None, "fused");
+}
+
+/// Uses its cache when dropped, and sends what it read.
+struct UsesCacheOnDrop(Cache<u32, u32>, std::sync::mpsc::Sender<Option<u32>>);
+
+impl Drop for UsesCacheOnDrop {
+    fn drop(&mut self) {
+        self.0.insert(1, 10);
+        let loaded = self.0.get_with(2, || 20);
+        self.0.entry(5).and_compute_with(|_| Compute::Put(50));
+        let _ = self.1.send(self.0.get(&1).map(|value| value + loaded));
+    }
+}
+
+thread_local! {
+    static LAST_USE: std::cell::RefCell<Option<UsesCacheOnDrop>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+#[test]
+fn cache_used_from_thread_local_destructor_works() {
+    let cache: Cache<u32, u32> = Cache::new(100);
+    let (sent, received) = std::sync::mpsc::channel();
+    let inner = cache.clone();
+    std::thread::spawn(move || {
+        // Set first, so that it is destroyed after the thread locals that the cache's own
+        // operations below set up (the last set, the first destroyed).
+        LAST_USE.with(|last| *last.borrow_mut() = Some(UsesCacheOnDrop(inner.clone(), sent)));
+        inner.insert(0, 0);
+        assert_eq!(inner.get_with(3, || 30), 30);
+        inner.entry(4).and_compute_with(|_| Compute::Put(40));
+    })
+    .join()
+    .expect("the thread ends normally");
+    assert_eq!(received.recv_timeout(Duration::from_secs(10)), Ok(Some(30)));
+    assert_eq!((cache.get(&2), cache.get(&5)), (Some(20), Some(50)));
 }

@@ -1,7 +1,7 @@
 //! A callback that the concurrent cache runs under a shard's lock (a compute, a `retain`
 //! predicate, a weigher, an expiry rule) must not use the same cache: on the same shard it
-//! would wait for itself forever. In builds with debug assertions (these tests') it panics instead, with the
-//! reason, whichever shard it uses, and the cache goes on working.
+//! would wait for itself forever. In builds with debug assertions (these tests') it panics
+//! instead, with the reason, whichever shard it uses, and the cache goes on working.
 
 #![cfg(debug_assertions)]
 

@@ -546,15 +546,21 @@ fn add_zero_of_unseen_key_leaves_it_untracked() {
 
 #[test]
 fn add_zero_of_untracked_key_with_inflated_estimate_leaves_it_untracked() {
-    // One counter: every key's estimate is the total, so key 8's is 3 without one add of it.
+    // One counter: every key's estimate is the total, so an untracked key's is that too.
     let dims = Dimensions::new(1, 1).expect("valid test dimensions");
-    for k in [1, 10] {
-        let mut top: TopK<u64> = TopK::new(k, CountMin::with_seed(dims, 1)).unwrap();
-        top.add(7u64, 3);
-        assert_eq!(top.add(8, 0), 3);
-        assert_eq!(top.add_by_ref(&9u64, 0), 3);
-        assert_eq!(top.top(), [(&7, 3)], "k = {k}");
-    }
+    let tracker = |k| -> TopK<u64> { TopK::new(k, CountMin::with_seed(dims, 1)).unwrap() };
+    // Room in the heap: an add of 0 does not append.
+    let mut top = tracker(10);
+    top.add(7u64, 3);
+    assert_eq!(top.add(8, 0), 3);
+    assert_eq!(top.add_by_ref(&9u64, 0), 3);
+    assert_eq!(top.top(), [(&7, 3)]);
+    // A full heap whose smallest estimate is stale: an add of 0 does not replace it either.
+    let mut top = tracker(2);
+    top.add(7u64, 3);
+    top.add(8, 1);
+    assert_eq!(top.add_expelling(9, 0), (4, None));
+    assert!(top.contains(&7) && top.contains(&8) && !top.contains(&9));
 }
 
 thread_local! {

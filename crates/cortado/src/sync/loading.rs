@@ -52,6 +52,8 @@ use crate::shim::block_on;
 
 thread_local! {
     /// The loads (by [`LoadGuard::id`]) whose loader this thread is running, innermost last.
+    /// Reached with `try_with`: once the thread's locals are being destroyed, a cache used from
+    /// another local's destructor marks nothing, where `with` would panic there, which aborts.
     static RUNNING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -60,23 +62,27 @@ struct Running(usize);
 
 impl Running {
     fn enter(id: usize) -> Self {
-        RUNNING.with(|running| running.borrow_mut().push(id));
+        let _ = RUNNING.try_with(|running| running.borrow_mut().push(id));
         Self(id)
     }
 
     fn includes(id: usize) -> bool {
-        RUNNING.with(|running| running.borrow().contains(&id))
+        RUNNING
+            .try_with(|running| running.borrow().contains(&id))
+            .unwrap_or(false)
     }
 
     /// Whether this thread is polling a loader.
     fn any() -> bool {
-        RUNNING.with(|running| !running.borrow().is_empty())
+        RUNNING
+            .try_with(|running| !running.borrow().is_empty())
+            .unwrap_or(false)
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        RUNNING.with(|running| {
+        let _ = RUNNING.try_with(|running| {
             let mut running = running.borrow_mut();
             if let Some(at) = running.iter().rposition(|&id| id == self.0) {
                 running.remove(at);

@@ -43,16 +43,16 @@
 //!
 //! # Callbacks
 //!
-//! The weigher, the expiry rules, a `retain` predicate and the closures of the `entry`
-//! computes run under a shard's lock: they must be quick and must not use the cache they were
-//! called from. On their own shard that use would wait for itself forever (a read from
-//! `expire_after_read`, which runs under a shared lock, only behind a waiting writer); on
-//! another, it deadlocks when a thread does the same the other way round. Built with debug
-//! assertions (as tests are), the cache panics at such a use from any of these callbacks,
+//! The weigher, the expiry rules, a `retain` predicate and the closures of the `entry` computes run
+//! under a shard's lock: they must be quick and must not use the cache they were called from. On
+//! their own shard that use would wait for itself forever (a read from `expire_after_read`, which
+//! runs under a shared lock, may wait behind a waiting writer, or panic, as the platform's lock
+//! decides); on another, it deadlocks when a thread does the same the other way round. Built with
+//! debug assertions (as tests are), the cache panics at such a use from any of these callbacks,
 //! whichever shard it touches, and also from the callback of another cache that one of its
-//! callbacks used, so the mistake shows at once; release builds do not check. The eviction
-//! listener and the loaders run outside the locks and may use the cache, except that a loader
-//! may not load or compute its own key (it would wait for itself: that panics in every build).
+//! callbacks used, so the mistake shows at once; release builds do not check. The eviction listener
+//! and the loaders run outside the locks and may use the cache, except that a loader may not load
+//! or compute its own key (it would wait for itself: that panics in every build).
 //!
 //! # Design
 //!
@@ -302,7 +302,8 @@ thread_local! {
     /// The address ranges of the shards of the caches whose shard this thread holds (for
     /// writing, or shared around an `expire_after_read`) while it runs an operation's code and
     /// the user's callbacks in it, innermost last: a compute of one cache may use another, whose
-    /// callback may not use the first.
+    /// callback may not use the first. Reached with `try_with`, as `sync::loading`'s `RUNNING`
+    /// is: a cache used from another local's destructor, after this one's, checks nothing.
     static HOLDING: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -321,7 +322,7 @@ impl Holding {
     #[inline]
     fn enter<T>(_shards: &[T]) -> Self {
         #[cfg(debug_assertions)]
-        HOLDING.with(|holding| {
+        let _ = HOLDING.try_with(|holding| {
             let range = _shards.as_ptr_range();
             holding
                 .borrow_mut()
@@ -336,14 +337,14 @@ impl Holding {
         #[cfg(debug_assertions)]
         {
             let at = std::ptr::from_ref(_lock) as usize;
-            let held = HOLDING.with(|holding| {
+            let held = HOLDING.try_with(|holding| {
                 holding
                     .borrow()
                     .iter()
                     .any(|&(start, end)| (start..end).contains(&at))
             });
             assert!(
-                !held,
+                !held.unwrap_or(false),
                 "a callback (a compute, `retain`, a weigher or an expiry rule) used the cache it \
                  was called from, under the lock of one of its shards: callbacks must not use \
                  their cache"
@@ -356,7 +357,7 @@ impl Drop for Holding {
     #[inline]
     fn drop(&mut self) {
         #[cfg(debug_assertions)]
-        HOLDING.with(|holding| holding.borrow_mut().pop());
+        let _ = HOLDING.try_with(|holding| holding.borrow_mut().pop());
     }
 }
 
@@ -1190,6 +1191,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
 
 /// An iterator over a snapshot of the live entries of a [`Cache`] (or a
 /// [`future::Cache`](crate::future::Cache)), taken one shard at a time: see [`Cache::iter`].
+#[must_use = "iterators are lazy and do nothing unless consumed"]
 pub struct Iter<'a, K, V, S = DefaultHashBuilder> {
     slots: std::slice::Iter<'a, Slot<K, V, S>>,
     now: u64,
@@ -1215,6 +1217,12 @@ where
             let entries = core.iter(self.now).map(|(k, v)| (k.clone(), v.clone()));
             self.shard = entries.collect::<Vec<_>>().into_iter();
         }
+    }
+
+    /// At least the current shard's rest; exact once the last shard is reached.
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let held = self.shard.len();
+        (held, (self.slots.len() == 0).then_some(held))
     }
 }
 
