@@ -319,6 +319,15 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     pub fn entry(&self, key: K) -> Entry<'_, K, V, S> {
         Entry { cache: self, key }
     }
+
+    /// The entry of a key given by reference; see [`sync::Cache::entry_by_ref`].
+    pub fn entry_by_ref<'a, Q>(&'a self, key: &'a Q) -> RefEntry<'a, Q, K, V, S>
+    where
+        K: Borrow<Q>,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+    {
+        RefEntry { cache: self, key }
+    }
 }
 
 /// One key of a [`Cache`], for compound operations (see [`Cache::entry`]).
@@ -393,6 +402,83 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     /// which could only wait for itself.
     pub async fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
         self.cache.inner().compute(self.key, f, true).await
+    }
+}
+
+/// One key of a [`Cache`], given by reference, for compound operations (see
+/// [`Cache::entry_by_ref`]): the same operations as [`Entry`]. The `or_insert` family clones
+/// the key only on a miss; the computes clone it first, since they may write.
+#[derive(Debug)]
+pub struct RefEntry<'a, Q: ?Sized, K, V, S> {
+    cache: &'a Cache<K, V, S>,
+    key: &'a Q,
+}
+
+impl<Q, K, V, S> RefEntry<'_, Q, K, V, S>
+where
+    K: Borrow<Q> + Hash + Eq + Clone,
+    Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+    V: Clone,
+    S: BuildHasher,
+{
+    /// See [`Entry::or_insert_with`].
+    pub async fn or_insert_with(self, init: impl Future<Output = V>) -> V {
+        self.cache.get_with_by_ref(self.key, init).await
+    }
+
+    /// See [`Entry::or_insert`].
+    pub async fn or_insert(self, value: V) -> V {
+        self.cache.get_with_by_ref(self.key, async { value }).await
+    }
+
+    /// See [`Entry::or_default`].
+    pub async fn or_default(self) -> V
+    where
+        V: Default,
+    {
+        self.cache
+            .get_with_by_ref(self.key, async { V::default() })
+            .await
+    }
+
+    /// See [`Entry::or_try_insert_with`].
+    pub async fn or_try_insert_with<E>(
+        self,
+        init: impl Future<Output = Result<V, E>>,
+    ) -> Result<V, Arc<E>>
+    where
+        E: Send + Sync + 'static,
+    {
+        self.cache.try_get_with_by_ref(self.key, init).await
+    }
+
+    /// See [`Entry::or_optionally_insert_with`].
+    pub async fn or_optionally_insert_with(
+        self,
+        init: impl Future<Output = Option<V>>,
+    ) -> Option<V> {
+        self.cache.optionally_get_with_by_ref(self.key, init).await
+    }
+
+    /// See [`Entry::and_upsert_with`].
+    pub async fn and_upsert_with(self, f: impl FnOnce(Option<&V>) -> V) -> V {
+        self.cache.inner().upsert(self.key.to_owned(), f).await
+    }
+
+    /// See [`Entry::and_try_compute_with`].
+    pub async fn and_try_compute_with<E>(
+        self,
+        f: impl FnOnce(Option<&V>) -> Result<Compute<V>, E>,
+    ) -> Result<Option<V>, E> {
+        self.cache.inner().try_compute(self.key.to_owned(), f).await
+    }
+
+    /// See [`Entry::and_compute_with`] (its rules and panics are this one's).
+    pub async fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
+        self.cache
+            .inner()
+            .compute(self.key.to_owned(), f, true)
+            .await
     }
 }
 

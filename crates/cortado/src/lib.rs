@@ -45,11 +45,11 @@
 //! [`sync::Cache`] and [`future::Cache`] keep moka's names: the settings `max_capacity`,
 //! `initial_capacity`, `weigher`, `time_to_live`, `time_to_idle`, `expire_after` and
 //! `eviction_listener`; the loaders `get_with`, `try_get_with` (errors as `Arc<E>`) and
-//! `optionally_get_with`; on `entry(k)`, `or_insert_with`, `or_insert`, `or_default`,
-//! `or_try_insert_with`, `or_optionally_insert_with`, `and_compute_with`, `and_try_compute_with`
-//! and `and_upsert_with`; `insert`, `get`, `remove`,
-//! `contains_key`, `invalidate_all`, `iter`, `weighted_size` and `run_pending_tasks`; the four
-//! removal causes. What differs:
+//! `optionally_get_with`; on `entry(k)` and `entry_by_ref(&k)`, `or_insert_with`, `or_insert`,
+//! `or_default`, `or_try_insert_with`, `or_optionally_insert_with`, `and_compute_with`,
+//! `and_try_compute_with` and `and_upsert_with`; `insert`, `get`, `remove`, `contains_key`,
+//! `invalidate_all`, `iter`, `weighted_size` and `run_pending_tasks`; the four removal causes. What
+//! differs:
 //!
 //! | moka | cortado |
 //! | --- | --- |

@@ -1316,3 +1316,52 @@ fn loader_futures_send_when_key_value_and_init_send() {
     assert_send(&cache.optionally_get_with_by_ref("k", async { None }));
     assert_eq!(cache.as_sync().loads_in_flight(), 0, "nothing was polled");
 }
+
+#[tokio::test]
+async fn entry_by_ref_str_for_string_key_loads_once_and_computes() {
+    let cache: Cache<String, u64> = Cache::builder()
+        .max_capacity(10)
+        .record_stats()
+        .build()
+        .unwrap();
+    assert_eq!(cache.entry_by_ref("a").or_insert_with(async { 1 }).await, 1);
+    assert_eq!(cache.entry_by_ref("a").or_insert(2).await, 1);
+    assert_eq!(cache.entry_by_ref("a").or_default().await, 1);
+    let failed = cache
+        .entry_by_ref("b")
+        .or_try_insert_with(async { Err::<u64, _>("down") })
+        .await;
+    assert_eq!(failed.unwrap_err().as_ref(), &"down");
+    assert_eq!(
+        cache
+            .entry_by_ref("b")
+            .or_optionally_insert_with(async { None })
+            .await,
+        None
+    );
+    assert_eq!(
+        cache
+            .entry_by_ref("a")
+            .and_upsert_with(|v| v.map_or(0, |v| v + 1))
+            .await,
+        2
+    );
+    assert_eq!(
+        cache
+            .entry_by_ref("b")
+            .and_compute_with(|_| Compute::Put(5))
+            .await,
+        Some(5)
+    );
+    assert_eq!(
+        cache
+            .entry_by_ref("a")
+            .and_try_compute_with(|_| Ok::<_, ()>(Compute::Remove))
+            .await,
+        Ok(None)
+    );
+    assert_eq!((cache.get("a"), cache.get("b")), (None, Some(5)));
+    let stats = cache.stats();
+    // The error and the loader that found nothing both count as failed loads.
+    assert_eq!((stats.load_successes, stats.load_failures), (1, 2));
+}

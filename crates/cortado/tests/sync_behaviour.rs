@@ -1027,3 +1027,53 @@ fn cache_used_from_thread_local_destructor_works() {
     assert_eq!(received.recv_timeout(Duration::from_secs(10)), Ok(Some(30)));
     assert_eq!((cache.get(&2), cache.get(&5)), (Some(20), Some(50)));
 }
+
+#[test]
+fn entry_by_ref_hit_makes_no_owned_key_computes_write() {
+    let cache: Cache<CountedKey, u32> = Cache::builder()
+        .max_capacity(10)
+        .record_stats()
+        .build()
+        .unwrap();
+    let key = CountedKey(1);
+    assert_eq!(cache.entry_by_ref(&key).or_insert_with(|| 7), 7);
+    let clones = key_clones();
+    assert!(clones >= 1, "a miss makes the owned key the load needs");
+    assert_eq!(cache.entry_by_ref(&key).or_insert(8), 7);
+    assert_eq!(cache.entry_by_ref(&key).or_default(), 7);
+    assert_eq!(
+        cache
+            .entry_by_ref(&key)
+            .or_try_insert_with(|| Err::<u32, ()>(())),
+        Ok(7)
+    );
+    assert_eq!(
+        cache.entry_by_ref(&key).or_optionally_insert_with(|| None),
+        Some(7)
+    );
+    assert_eq!(key_clones(), clones, "hits clone nothing");
+    let other = CountedKey(2);
+    assert_eq!(cache.entry_by_ref(&other).or_default(), 0);
+    assert_eq!(
+        cache
+            .entry_by_ref(&key)
+            .and_upsert_with(|v| v.map_or(1, |v| v + 1)),
+        8
+    );
+    assert_eq!(
+        cache
+            .entry_by_ref(&key)
+            .and_compute_with(|v| Compute::Put(v.unwrap() * 10)),
+        Some(80)
+    );
+    assert_eq!(
+        cache
+            .entry_by_ref(&other)
+            .and_try_compute_with(|_| Ok::<_, ()>(Compute::Remove)),
+        Ok(None)
+    );
+    assert_eq!((cache.get(&key), cache.get(&other)), (Some(80), None));
+    let stats = cache.stats();
+    // Misses: the two first loads and the last read of the removed key.
+    assert_eq!((stats.load_successes, stats.misses), (2, 3));
+}

@@ -166,7 +166,7 @@ use crate::stats::CacheStats;
 use crate::time::{duration_nanos, Clock};
 
 pub(crate) use loading::OnDrop;
-pub use loading::{Compute, Entry};
+pub use loading::{Compute, Entry, RefEntry};
 
 /// Absent keys a shard remembers for `negative_ttl` when its capacity does not count entries
 /// (unbounded, or weighed).
