@@ -321,7 +321,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     }
 
     /// The entry of a key given by reference; see [`sync::Cache::entry_by_ref`].
-    pub fn entry_by_ref<'a, Q>(&'a self, key: &'a Q) -> RefEntry<'a, Q, K, V, S>
+    pub fn entry_by_ref<'a, Q>(&'a self, key: &'a Q) -> RefEntry<'a, K, Q, V, S>
     where
         K: Borrow<Q>,
         Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
@@ -332,6 +332,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
 
 /// One key of a [`Cache`], for compound operations (see [`Cache::entry`]).
 #[derive(Debug)]
+#[must_use = "an entry does nothing until one of its methods is called"]
 pub struct Entry<'a, K, V, S> {
     cache: &'a Cache<K, V, S>,
     key: K,
@@ -409,12 +410,13 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
 /// [`Cache::entry_by_ref`]): the same operations as [`Entry`]. The `or_insert` family clones
 /// the key only on a miss; the computes clone it first, since they may write.
 #[derive(Debug)]
-pub struct RefEntry<'a, Q: ?Sized, K, V, S> {
+#[must_use = "an entry does nothing until one of its methods is called"]
+pub struct RefEntry<'a, K, Q: ?Sized, V, S> {
     cache: &'a Cache<K, V, S>,
     key: &'a Q,
 }
 
-impl<Q, K, V, S> RefEntry<'_, Q, K, V, S>
+impl<K, Q, V, S> RefEntry<'_, K, Q, V, S>
 where
     K: Borrow<Q> + Hash + Eq + Clone,
     Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,

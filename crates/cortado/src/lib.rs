@@ -56,13 +56,14 @@
 //! | `invalidate(&k)` | `remove(&k)` |
 //! | `invalidate_entries_if(pred)` | `retain(keep)`: keeps what `keep` accepts, at once |
 //! | `entry_count()`, `policy().max_capacity()` | `len()`, `max_capacity()` |
-//! | keys need `Hash + Eq` (moka keeps them in an `Arc`) | the loaders (`get_with` and its variants), `entry` and `iter` also need `K: Clone` |
+//! | keys need `Hash + Eq` (moka keeps them in an `Arc`) | the loaders (`get_with` and its variants), `entry`, `entry_by_ref` and `iter` also need `K: Clone` |
+//! | `entry(k)` and `entry_by_ref(&q)` return an `OwnedKeyEntrySelector` and a `RefKeyEntrySelector` | they return an `Entry` and a `RefEntry`, with the same methods |
 //! | `iter()` yields `(Arc<K>, V)`; `for (k, v) in &cache` | `iter()` yields `(K, V)`, a snapshot of one shard at a time; `for (k, v) in &cache` too |
 //! | `entry(k).or_insert_with(..)` and the others return an `Entry<K, V>` | they return the value (the computes: the value held after, or written for `and_upsert_with`) |
 //! | `eviction_listener(\|k: Arc<K>, v: V, cause\| ..)` | `eviction_listener(\|k: &K, v: &V, cause\| ..)` |
 //! | `Expiry` methods take the time of the event | they take the key, the value and (on update and read) the current lifetime |
 //! | `entry(k).and_compute_with(\|entry\| Op::Put(v))`, a `CompResult` | `entry(k).and_compute_with(\|value\| Compute::Put(v))`, the value held after |
-//! | `future::Cache`: `get`, `insert`, `remove`, `run_pending_tasks` are `async` | only the loaders and the `entry(k)` methods are `async` (they may wait for a load); the rest is synchronous (a shard's short critical section) |
+//! | `future::Cache`: `get`, `insert`, `remove`, `run_pending_tasks` are `async` | only the loaders and the `entry(k)` and `entry_by_ref(&q)` methods are `async` (they may wait for a load); the rest is synchronous (a shard's short critical section) |
 //! | `future` `and_compute_with` takes an async closure | the closure is synchronous (it runs under a shard's lock); the call is `async` |
 //! | a weighted cache holds any entry up to `max_capacity` | the shards split the capacity: an entry heavier than its shard's share (`max_capacity / shards`) is not kept, and the default shard count grows with the CPU count (with a weigher 4 per CPU: 8 shards on 2 CPUs, 64 on 16); set `shards` where values may be heavy |
 //! | `expire_after` combines with `time_to_live` and `time_to_idle` | `expire_after` alone decides: with either of the others, `build()` returns `BuildError::ExpiryConflict` |

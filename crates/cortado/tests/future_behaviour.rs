@@ -4,12 +4,15 @@
 //! Every test runs under `tokio::time::timeout`, so a waiter that is never woken fails the test
 //! instead of hanging it.
 
+mod common;
+
 use std::future::Future;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::{key_clones, CountedKey};
 use cortado::future::Cache;
 use cortado::sync::Compute;
 use cortado::time::ManualClock;
@@ -1319,49 +1322,88 @@ fn loader_futures_send_when_key_value_and_init_send() {
 
 #[tokio::test]
 async fn entry_by_ref_str_for_string_key_loads_once_and_computes() {
-    let cache: Cache<String, u64> = Cache::builder()
-        .max_capacity(10)
-        .record_stats()
-        .build()
-        .unwrap();
-    assert_eq!(cache.entry_by_ref("a").or_insert_with(async { 1 }).await, 1);
-    assert_eq!(cache.entry_by_ref("a").or_insert(2).await, 1);
-    assert_eq!(cache.entry_by_ref("a").or_default().await, 1);
-    let failed = cache
-        .entry_by_ref("b")
-        .or_try_insert_with(async { Err::<u64, _>("down") })
-        .await;
-    assert_eq!(failed.unwrap_err().as_ref(), &"down");
-    assert_eq!(
-        cache
+    within(async {
+        let cache: Cache<String, u64> = Cache::builder()
+            .max_capacity(10)
+            .record_stats()
+            .build()
+            .unwrap();
+        assert_eq!(cache.entry_by_ref("a").or_insert_with(async { 1 }).await, 1);
+        assert_eq!(cache.entry_by_ref("a").or_insert(2).await, 1);
+        assert_eq!(cache.entry_by_ref("a").or_default().await, 1);
+        let failed = cache
             .entry_by_ref("b")
-            .or_optionally_insert_with(async { None })
-            .await,
-        None
-    );
-    assert_eq!(
-        cache
-            .entry_by_ref("a")
-            .and_upsert_with(|v| v.map_or(0, |v| v + 1))
-            .await,
-        2
-    );
-    assert_eq!(
-        cache
-            .entry_by_ref("b")
-            .and_compute_with(|_| Compute::Put(5))
-            .await,
-        Some(5)
-    );
-    assert_eq!(
-        cache
-            .entry_by_ref("a")
-            .and_try_compute_with(|_| Ok::<_, ()>(Compute::Remove))
-            .await,
-        Ok(None)
-    );
-    assert_eq!((cache.get("a"), cache.get("b")), (None, Some(5)));
-    let stats = cache.stats();
-    // The error and the loader that found nothing both count as failed loads.
-    assert_eq!((stats.load_successes, stats.load_failures), (1, 2));
+            .or_try_insert_with(async { Err::<u64, _>("down") })
+            .await;
+        assert_eq!(failed.unwrap_err().as_ref(), &"down");
+        assert_eq!(
+            cache
+                .entry_by_ref("b")
+                .or_optionally_insert_with(async { None })
+                .await,
+            None
+        );
+        assert_eq!(
+            cache
+                .entry_by_ref("a")
+                .and_upsert_with(|v| v.map_or(0, |v| v + 1))
+                .await,
+            2
+        );
+        assert_eq!(
+            cache
+                .entry_by_ref("b")
+                .and_compute_with(|_| Compute::Put(5))
+                .await,
+            Some(5)
+        );
+        assert_eq!(
+            cache
+                .entry_by_ref("a")
+                .and_try_compute_with(|_| Ok::<_, ()>(Compute::Remove))
+                .await,
+            Ok(None)
+        );
+        assert_eq!((cache.get("a"), cache.get("b")), (None, Some(5)));
+        let stats = cache.stats();
+        // The error and the loader that found nothing both count as failed loads.
+        assert_eq!((stats.load_successes, stats.load_failures), (1, 2));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn entry_by_ref_hit_makes_no_owned_key() {
+    within(async {
+        let cache: Cache<CountedKey, u32> = Cache::new(10);
+        let key = CountedKey(1);
+        assert_eq!(cache.entry_by_ref(&key).or_insert(7).await, 7);
+        let clones = key_clones();
+        assert!(clones >= 1, "a miss makes the owned key the load needs");
+        assert_eq!(cache.entry_by_ref(&key).or_insert(8).await, 7);
+        assert_eq!(cache.entry_by_ref(&key).or_default().await, 7);
+        assert_eq!(
+            cache
+                .entry_by_ref(&key)
+                .or_insert_with(async { unreachable!() })
+                .await,
+            7
+        );
+        assert_eq!(
+            cache
+                .entry_by_ref(&key)
+                .or_try_insert_with(async { Err::<u32, ()>(()) })
+                .await,
+            Ok(7)
+        );
+        assert_eq!(
+            cache
+                .entry_by_ref(&key)
+                .or_optionally_insert_with(async { None })
+                .await,
+            Some(7)
+        );
+        assert_eq!(key_clones(), clones, "hits clone nothing");
+    })
+    .await;
 }

@@ -52,7 +52,9 @@
 //! whichever shard it touches, and also from the callback of another cache that one of its
 //! callbacks used, so the mistake shows at once; release builds do not check. The eviction listener
 //! and the loaders run outside the locks and may use the cache, except that a loader may not load
-//! or compute its own key (it would wait for itself: that panics in every build).
+//! or compute its own key (it would wait for itself: that panics in every build, except in a
+//! thread-local destructor that runs after the cache's own thread locals are gone, where it
+//! hangs).
 //!
 //! # Design
 //!
@@ -384,11 +386,15 @@ fn deferred_read_tick() -> bool {
     thread_local! {
         static DEFERRED_READS: Cell<u32> = const { Cell::new(0) };
     }
-    DEFERRED_READS.with(|count| {
-        let n = count.get().wrapping_add(1);
-        count.set(n);
-        n & (DRAIN_EVERY - 1) == 0
-    })
+    // `try_with`: where thread locals are emulated, this one is gone in other locals'
+    // destructors, which may use the cache (`with` would panic there, and abort).
+    DEFERRED_READS
+        .try_with(|count| {
+            let n = count.get().wrapping_add(1);
+            count.set(n);
+            n & (DRAIN_EVERY - 1) == 0
+        })
+        .unwrap_or(false)
 }
 
 /// The default number of shards for a capacity, counted in entries or (`weighted`) in weight.
