@@ -495,6 +495,16 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
 
     /// The entry of a key given by reference (a `&str` for a `String` key, say): the
     /// `or_insert` family clones it into a `K` only on a miss, as the `*_by_ref` loaders do.
+    ///
+    /// ```
+    /// use cortado::sync::Cache;
+    ///
+    /// let sizes: Cache<String, usize> = Cache::new(1_000);
+    /// let name = "cortado";
+    /// // Only the first call, a miss, makes a `String` of the key.
+    /// assert_eq!(sizes.entry_by_ref(name).or_insert_with(|| name.len()), 7);
+    /// assert_eq!(sizes.entry_by_ref(name).and_upsert_with(|n| n.map_or(0, |n| n + 1)), 8);
+    /// ```
     pub fn entry_by_ref<'a, Q>(&'a self, key: &'a Q) -> RefEntry<'a, K, Q, V, S>
     where
         K: Borrow<Q>,
