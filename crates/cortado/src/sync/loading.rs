@@ -501,7 +501,8 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     ///
     /// let sizes: Cache<String, usize> = Cache::new(1_000);
     /// let name = "cortado";
-    /// // Only the first call, a miss, makes a `String` of the key.
+    /// // `or_insert_with` makes a `String` of the key only on a miss, as here; the computes
+    /// // (`and_upsert_with` here) always make one.
     /// assert_eq!(sizes.entry_by_ref(name).or_insert_with(|| name.len()), 7);
     /// assert_eq!(sizes.entry_by_ref(name).and_upsert_with(|n| n.map_or(0, |n| n + 1)), 8);
     /// ```
