@@ -189,13 +189,18 @@ fn work(
                 cache.insert_with_ttl(key, put.unwrap(), Duration::from_millis(40));
             }
             430..=529 => {
-                let got = cache.get_with(key, || {
+                let init = || {
                     put = Some(fresh());
                     if r % 7 == 0 {
                         std::thread::yield_now();
                     }
                     put.unwrap()
-                });
+                };
+                let got = if r % 2 == 0 {
+                    cache.get_with(key, init)
+                } else {
+                    cache.entry_by_ref(&key).or_insert_with(init)
+                };
                 assert!(put.is_none_or(|v| v == got));
             }
             530..=569 => {
@@ -227,14 +232,19 @@ fn work(
                 }
             }
             615..=674 => {
-                cache.entry(key).and_compute_with(|current| match r % 3 {
+                let f = |current: Option<&u64>| match r % 3 {
                     0 if current.is_some() => Compute::Remove,
                     1 => Compute::Nop,
                     _ => {
                         put = Some(fresh());
                         Compute::Put(put.unwrap())
                     }
-                });
+                };
+                if r % 2 == 0 {
+                    cache.entry(key).and_compute_with(f);
+                } else {
+                    cache.entry_by_ref(&key).and_compute_with(f);
+                }
             }
             675..=699 => {
                 cache.entry(key).and_upsert_with(|_| {
@@ -260,8 +270,12 @@ fn work(
                 let _ = cache.contains_key(&key);
             }
             950..=959 => {
-                for (_, v) in cache.iter().take(10) {
+                // No lock is held between steps: the loop may write to the cache.
+                for (i, (k, v)) in cache.into_iter().enumerate().take(10) {
                     assert!(v > 0);
+                    if i == 0 && r % 2 == 0 {
+                        let _ = cache.remove(&k);
+                    }
                 }
             }
             960..=961 => cache.invalidate_all(),
