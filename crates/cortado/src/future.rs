@@ -464,7 +464,10 @@ where
 
     /// See [`Entry::and_upsert_with`].
     pub async fn and_upsert_with(self, f: impl FnOnce(Option<&V>) -> V) -> V {
-        self.cache.inner().upsert(self.key.to_owned(), f).await
+        self.cache
+            .entry(self.key.to_owned())
+            .and_upsert_with(f)
+            .await
     }
 
     /// See [`Entry::and_try_compute_with`].
@@ -472,14 +475,17 @@ where
         self,
         f: impl FnOnce(Option<&V>) -> Result<Compute<V>, E>,
     ) -> Result<Option<V>, E> {
-        self.cache.inner().try_compute(self.key.to_owned(), f).await
+        self.cache
+            .entry(self.key.to_owned())
+            .and_try_compute_with(f)
+            .await
     }
 
     /// See [`Entry::and_compute_with`] (its rules and panics are this one's).
     pub async fn and_compute_with(self, f: impl FnOnce(Option<&V>) -> Compute<V>) -> Option<V> {
         self.cache
-            .inner()
-            .compute(self.key.to_owned(), f, true)
+            .entry(self.key.to_owned())
+            .and_compute_with(f)
             .await
     }
 }
