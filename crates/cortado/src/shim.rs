@@ -1,17 +1,17 @@
-//! The synchronization primitives of the concurrent building blocks ([`read_buffer`] and
-//! [`loader`]), named in one place so that a model checker can replace them.
+//! The synchronization primitives of the concurrent building blocks ([`read_buffer`],
+//! [`loader`] and [`shard_lock`]), named in one place so that a model checker can replace them.
 //!
 //! Every build uses `std`'s primitives from here; the test-only `model_check` module compiles
-//! those two files a second time next to a shim of the same shape backed by `shuttle`.
+//! those three files a second time next to a shim of the same shape backed by `shuttle`.
 //!
 //! # Design
 //!
-//! `read_buffer.rs` and `loader.rs` import their atomics, mutexes and threads as `super::shim::*`,
+//! `read_buffer.rs`, `loader.rs` and `shard_lock.rs` import their atomics, mutexes and threads as `super::shim::*`,
 //! that is from the shim *beside* them, never as `crate::shim`. The crate declares them at its
 //! root, next to this module; `model_check` declares them again (`#[path]`) next to its own
 //! shuttle-backed `shim`. So the very same source, tests included, is model checked in the
 //! ordinary `cargo test`, with no feature or `cfg` flag to remember and no copy to keep in step.
-//! The tests of those two files run their bodies through `model`, which here runs them once
+//! The tests of those files run their bodies through `model`, which here runs them once
 //! and under `model_check` explores many thread interleavings.
 //!
 //! [`block_on`] is the one piece of executor the blocking front end needs: its loaders are
@@ -20,14 +20,14 @@
 //!
 //! [`read_buffer`]: crate::read_buffer
 //! [`loader`]: crate::loader
+//! [`shard_lock`]: crate::shard_lock
 
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::Thread;
 
-pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
-#[cfg(test)]
+pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 pub(crate) use std::thread;
 
 /// Atomics, as `std::sync::atomic`.
@@ -61,6 +61,11 @@ pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
         }
     }
 }
+
+/// Whether test bodies run under a model checker (the twin's is `true`): tests that loop to
+/// meet interleavings by chance loop less there.
+#[cfg(test)]
+pub(crate) const EXPLORES_SCHEDULES: bool = false;
 
 /// Runs a test body once (the model-checked twin explores many schedules instead).
 #[cfg(test)]
