@@ -29,10 +29,11 @@
 //!
 //! A read still costs two locked instructions, but on a line its core keeps; a write costs
 //! two, as with `std`'s lock, plus a read of every counter's line. Giving each thread a slot of
-//! its own, so that it could end a read with a plain store, was measured too (the peer
-//! benchmark, binaries alternated four times): no faster on workload A, and slower on B at 75%
-//! reads (1.21x against 1.26x quick_cache), since its writers had twice the counters to read
-//! and the threads a registry to claim slots from.
+//! its own from a registry, so that it could end a read with a plain store, was measured too
+//! (the peer benchmark's `--threads 2` throughput, binaries alternated four times, means of the
+//! ratios to quick_cache): slower, 0.94x against 1.02x on workload A at 100% reads and 1.21x
+//! against 1.26x on B at 75%, with twice the counters (one per thread a CPU may run, and one
+//! shared by the rest) for writers to read and a registry lookup on every read.
 //!
 //! # References
 //!

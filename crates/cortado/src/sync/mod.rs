@@ -84,11 +84,11 @@
 //!   counts itself on a cache line of its own thread's (one counter per CPU in each lock), so
 //!   threads reading one shard no longer trade the lock word's line on every read; a writer sets
 //!   a bit, then waits for the counts to drain. Under `std`'s lock, the load and the release of
-//!   that word were 40% of the peer benchmark's `get` samples at 2 threads (`perf record`). The
-//!   peer benchmark's binaries alternated four times (`peers --only throughput --caches
-//!   cortado,quick_cache --runs 5`, ratios to quick_cache in the same run, mean of the four):
-//!   at 2 threads, workload A went from 0.90x to 0.99x (100% reads) and from 0.93x to 0.94x (75%
-//!   reads), B from 1.29x to 1.64x and from 1.20x to 1.23x; at 1 thread the ratios moved within
+//!   that word were 40% of the peer benchmark's `get` samples at 2 threads (`perf record`). With
+//!   the binaries before and after alternated five times (`peers --only throughput --caches
+//!   cortado,quick_cache --runs 5`, ratios to quick_cache in the same run, mean of the five), at
+//!   2 threads workload A went from 0.91x to 0.96x (100% reads) and from 0.94x to 0.95x (75%
+//!   reads), B from 1.29x to 1.70x and from 1.20x to 1.25x; at 1 thread the ratios moved within
 //!   the runs' noise. Each write reads every counter's line once more than before. It is the
 //!   crate's one `unsafe` module, run under Miri and model checked with shuttle.
 //! - **Reads** take the shard's read lock, look the key up and clone the value. Most hits are
