@@ -3,7 +3,7 @@
 //!
 //! [`ShardLock`] hands out shared [`ReadGuard`]s and exclusive [`WriteGuard`]s, as
 //! `std::sync::RwLock` does, but without poisoning; a writer keeps new readers out and waits for
-//! those in flight.
+//! those in flight, and [`try_write`](ShardLock::try_write), as `std`'s, waits for nobody.
 //!
 //! # Design
 //!
@@ -108,7 +108,11 @@ impl<T> ShardLock<T> {
     pub(crate) fn read_as(&self, slot: usize) -> ReadGuard<'_, T> {
         let counter = &self.readers[slot & (self.readers.len() - 1)].0;
         loop {
-            counter.fetch_add(1, Ordering::SeqCst);
+            if counter.fetch_add(1, Ordering::SeqCst) == u32::MAX {
+                // 2^32 reads held at once (leaked guards): the count wrapped to zero and would
+                // let a writer in under them.
+                std::process::abort();
+            }
             if self.state.load(Ordering::SeqCst) & WRITER == 0 {
                 return ReadGuard {
                     lock: self,
@@ -191,12 +195,22 @@ impl<T> ShardLock<T> {
         }
     }
 
-    /// Exclusive access if no writer holds the lock; then waits for the readers in flight.
+    /// Exclusive access if nobody holds the lock, without waiting: `None` while a writer holds
+    /// it or a reader is in flight (perhaps this very thread, whose read it would wait for
+    /// forever).
     pub(crate) fn try_write(&self) -> Option<WriteGuard<'_, T>> {
         self.state
             .compare_exchange(0, WRITER, Ordering::SeqCst, Ordering::Relaxed)
             .ok()?;
-        self.wait_for_readers();
+        if self
+            .readers
+            .iter()
+            .any(|counter| counter.0.load(Ordering::SeqCst) != 0)
+        {
+            // Readers that saw the bit meanwhile back out and wait; this wakes any that sleep.
+            self.unlock_write();
+            return None;
+        }
         Some(WriteGuard {
             lock: self,
             _not_send: PhantomData,
@@ -330,6 +344,28 @@ mod tests {
         1_000
     };
 
+    /// [`model_threads`], and outside the model checker with a deadline, so that a lost wake-up
+    /// fails the test instead of hanging it (the model checker reports those as deadlocks).
+    fn threads(body: impl Fn() + Send + Sync + 'static) {
+        if EXPLORES_SCHEDULES {
+            model_threads(body);
+            return;
+        }
+        let (done, finished) = std::sync::mpsc::channel();
+        let runner = std::thread::spawn(move || {
+            model_threads(body);
+            let _ = done.send(());
+        });
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            finished.recv_timeout(std::time::Duration::from_secs(60))
+        {
+            panic!("the test's threads hung for a minute: a lost wake-up or a deadlock");
+        }
+        if let Err(panic) = runner.join() {
+            std::panic::resume_unwind(panic);
+        }
+    }
+
     /// A writer sets both halves in two steps, with a chance for another thread to run in
     /// between; a reader checks that it never sees them differ.
     fn write_pair(lock: &ShardLock<(u64, u64)>, value: u64) {
@@ -349,7 +385,7 @@ mod tests {
 
     #[test]
     fn write_with_readers_and_writers_excludes_them() {
-        model_threads(|| {
+        threads(|| {
             let lock = Arc::new(ShardLock::new((0, 0), 2));
             let threads: Vec<_> = (0..4)
                 .map(|t| {
@@ -377,7 +413,7 @@ mod tests {
 
     #[test]
     fn write_counts_every_increment_of_every_writer() {
-        model_threads(|| {
+        threads(|| {
             let lock = Arc::new(ShardLock::new(0u64, 4));
             let threads: Vec<_> = (0..3)
                 .map(|_| {
@@ -437,7 +473,7 @@ mod tests {
 
     #[test]
     fn write_while_read_elsewhere_waits_for_the_reader() {
-        model_threads(|| {
+        threads(|| {
             let lock = Arc::new(ShardLock::new(0u64, 2));
             let reader = lock.read_as(0);
             let writer = {
@@ -457,7 +493,7 @@ mod tests {
 
     #[test]
     fn read_while_written_waits_then_sees_the_write() {
-        model_threads(|| {
+        threads(|| {
             let lock = Arc::new(ShardLock::new((0, 0), 2));
             let guard = lock.write();
             let reader = {
@@ -471,5 +507,87 @@ mod tests {
             drop(guard);
             assert_eq!(reader.join().unwrap(), 7);
         });
+    }
+
+    #[test]
+    fn try_write_while_read_elsewhere_none_until_the_reader_ends() {
+        threads(|| {
+            let lock = Arc::new(ShardLock::new(0u64, 2));
+            let reader = lock.read_as(0);
+            let writer = {
+                let lock = lock.clone();
+                thread::spawn(move || {
+                    if let Some(mut value) = lock.try_write() {
+                        *value = 1;
+                    }
+                })
+            };
+            for _ in 0..3 {
+                thread::yield_now();
+                assert_eq!(*reader, 0, "try_write got in while a reader held the lock");
+            }
+            drop(reader);
+            writer.join().unwrap();
+            assert!(lock.try_write().is_some(), "no reader is left");
+        });
+    }
+
+    #[test]
+    fn try_write_while_this_thread_reads_none_at_once() {
+        // `std`'s `try_write` fails at once here; waiting would wait for this very read.
+        threads(|| {
+            let lock = Arc::new(ShardLock::new(0u64, 2));
+            let reader = lock.read_as(1);
+            assert!(lock.try_write().is_none());
+            drop(reader);
+            // A thread for the model checker's second scheduler, which wants one.
+            let writer_lock = lock.clone();
+            thread::spawn(move || *writer_lock.write() = 2)
+                .join()
+                .unwrap();
+            assert_eq!(
+                *lock.read_as(1),
+                2,
+                "the failed try left the writer bit set"
+            );
+        });
+    }
+
+    /// Real threads and no yields: exclusion checked on the hardware's own interleavings too.
+    #[test]
+    fn write_with_spinning_readers_on_real_threads_excludes_them() {
+        if EXPLORES_SCHEDULES || cfg!(miri) {
+            return;
+        }
+        use std::sync::atomic::AtomicBool;
+        let lock = std::sync::Arc::new(ShardLock::new((0u64, 0u64), 2));
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let readers: Vec<_> = (0..2)
+            .map(|slot| {
+                let (lock, stop) = (lock.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let pair = lock.read_as(slot);
+                        let first = std::hint::black_box(pair.0);
+                        for _ in 0..50 {
+                            std::hint::spin_loop();
+                        }
+                        assert_eq!(first, std::hint::black_box(pair.1), "a torn read");
+                    }
+                })
+            })
+            .collect();
+        for round in 1..=20_000u64 {
+            let mut pair = lock.write();
+            pair.0 = round;
+            for _ in 0..50 {
+                std::hint::spin_loop();
+            }
+            pair.1 = round;
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for reader in readers {
+            reader.join().unwrap();
+        }
     }
 }

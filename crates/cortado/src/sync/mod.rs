@@ -44,16 +44,17 @@
 //! # Callbacks
 //!
 //! The weigher, the expiry rules, a `retain` predicate and the closures of the `entry` computes run
-//! under a shard's lock: they must be quick and must not use the cache they were called from. On
-//! their own shard that use would wait for itself forever (a read from `expire_after_read`, which
-//! runs under a shared lock, waits forever once a writer waits for that lock); on another, it deadlocks when a thread does the same the other way round. Built with
-//! debug assertions (as tests are), the cache panics at such a use from any of these callbacks,
-//! whichever shard it touches, and also from the callback of another cache that one of its
-//! callbacks used, so the mistake shows at once; release builds do not check. The eviction listener
-//! and the loaders run outside the locks and may use the cache, except that a loader may not load
-//! or compute its own key (it would wait for itself: that panics in every build, except in a
-//! thread-local destructor that runs after the cache's own thread locals are gone, where it
-//! hangs).
+//! under a shard's lock, and so does the value's `Clone` in `get`, `peek` and the iterators: they
+//! must be quick and must not use the cache they were called from. On their own shard that use
+//! would wait for itself forever (a read from `expire_after_read` or a `Clone`, which run under a
+//! shared lock, once a writer waits for that lock); on another, it deadlocks when a thread does the
+//! same the other way round. Built with debug assertions (as tests are), the cache panics at such a
+//! use from any of these callbacks but `Clone`, whichever shard it touches, and also from the
+//! callback of another cache that one of its callbacks used, so the mistake shows at once; release
+//! builds do not check. The eviction listener and the loaders run outside the locks and may use the
+//! cache, except that a loader may not load or compute its own key (it would wait for itself: that
+//! panics in every build, except in a thread-local destructor that runs after the cache's own
+//! thread locals are gone, where it hangs).
 //!
 //! # Design
 //!
@@ -100,7 +101,9 @@
 //!   under the read lock, it replays the batch if it wins a `try_lock` of the policy's own mutex
 //!   (never waiting), so readers never block each other or queue for the write lock. Only when an
 //!   entry's deadline has passed does that reader try the write lock instead (`try_write`), to
-//!   remove it. A read still waits while a writer holds its shard (a short critical section).
+//!   remove it; `try_write` gives up at once if a writer holds the shard or any reader is in
+//!   flight, as `std`'s does. A read still waits while a writer holds its shard (a short
+//!   critical section).
 //!   Time-to-idle deadlines move at the read itself (an atomic per entry). A read that finds its
 //!   entry expired reports a miss and leaves the removal to maintenance.
 //! - **Writes** take the write lock and do the maintenance there, amortized on the calling
@@ -300,8 +303,9 @@ impl<K, V, S> Drop for Inner<K, V, S> {
     }
 }
 
-// A panic under a lock (a user's weigher, expiry or hasher) poisons it; the shard is left
-// consistent by every such call site (they run before any change), so the poison is ignored.
+// A panic under a shard's lock (a user's weigher, expiry or hasher) leaves the shard consistent
+// at every such call site (they run before any change); the shards' lock does not poison, and
+// the poison of the other mutexes is ignored for the same reason.
 fn read<T>(lock: &ShardLock<T>) -> ReadGuard<'_, T> {
     Holding::refuse_reentry(lock);
     lock.read()
