@@ -18,10 +18,10 @@
 //! shuttle explores interleavings under sequential consistency: it cannot find a bug that needs a
 //! weaker memory order. The read buffer's slots carry self-contained values (an index, published
 //! by nothing else), so its relaxed orderings are sound by construction; the loader synchronizes
-//! through mutexes only. The shards' lock does depend on its orderings (acquire and release
-//! around the value, sequential consistency between a reader's count and a writer's bit): its
-//! tests also run under Miri, whose weak-memory emulation reports the data race that a relaxed
-//! release of a read causes (tried).
+//! through mutexes only. The shards' lock does depend on its orderings (sequential consistency
+//! between a reader's count and a writer's bit, and for the value's publication): its tests also
+//! run under Miri, whose weak-memory emulation reports the data race that a relaxed release of a
+//! read, or a relaxed unlock, causes (tried).
 //!
 //! Not under Miri itself: shuttle's schedulers do not run there.
 //!

@@ -22,6 +22,11 @@
 //!   counter reads zero. Both sides use sequentially consistent operations on the counters and
 //!   the state, so a reader and a writer cannot both miss each other (Dekker's pattern): either
 //!   the writer sees the reader's count, or the reader sees the writer's bit and backs out.
+//!   Every other access to them is sequentially consistent too, though releases would do: on
+//!   x86 they compile to the same instructions, and Miri's weak-memory emulation produces
+//!   executions C++20 forbids where sequentially consistent and weaker accesses to one location
+//!   mix (rust-lang/miri#2301, #5104). With a release-ordered unlock it reported a data race in
+//!   CI (seed 0 of eight), which 32 seeds of the all-sequential version do not.
 //! - **Waiting.** A reader that backs out, or a writer that finds the bit set, spins
 //!   [`SPINS`] times, then sleeps on a condition variable after setting the state's waiting
 //!   bit; the writer that clears a state with that bit set wakes them all. A writer waits for the
@@ -121,7 +126,7 @@ impl<T> ShardLock<T> {
                     _not_send: PhantomData,
                 };
             }
-            counter.fetch_sub(1, Ordering::Release);
+            counter.fetch_sub(1, Ordering::SeqCst);
             self.wait_while_written();
         }
     }
@@ -131,14 +136,14 @@ impl<T> ShardLock<T> {
     #[inline(never)]
     fn wait_while_written(&self) {
         for _ in 0..SPINS {
-            if self.state.load(Ordering::Relaxed) & WRITER == 0 {
+            if self.state.load(Ordering::SeqCst) & WRITER == 0 {
                 return;
             }
             std::hint::spin_loop();
         }
         let mut parked = self.parking.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
-            let state = self.state.load(Ordering::Relaxed);
+            let state = self.state.load(Ordering::SeqCst);
             if state & WRITER == 0 {
                 return;
             }
@@ -148,7 +153,7 @@ impl<T> ShardLock<T> {
             if state & WAITING == 0
                 && self
                     .state
-                    .compare_exchange(state, state | WAITING, Ordering::Relaxed, Ordering::Relaxed)
+                    .compare_exchange(state, state | WAITING, Ordering::SeqCst, Ordering::SeqCst)
                     .is_err()
             {
                 continue;
@@ -165,7 +170,7 @@ impl<T> ShardLock<T> {
     pub(crate) fn write(&self) -> WriteGuard<'_, T> {
         if self
             .state
-            .compare_exchange(0, WRITER, Ordering::SeqCst, Ordering::Relaxed)
+            .compare_exchange(0, WRITER, Ordering::SeqCst, Ordering::SeqCst)
             .is_err()
         {
             self.write_contended();
@@ -181,11 +186,11 @@ impl<T> ShardLock<T> {
     #[inline(never)]
     fn write_contended(&self) {
         loop {
-            let state = self.state.load(Ordering::Relaxed);
+            let state = self.state.load(Ordering::SeqCst);
             if state & WRITER == 0 {
                 if self
                     .state
-                    .compare_exchange(state, state | WRITER, Ordering::SeqCst, Ordering::Relaxed)
+                    .compare_exchange(state, state | WRITER, Ordering::SeqCst, Ordering::SeqCst)
                     .is_ok()
                 {
                     return;
@@ -201,7 +206,7 @@ impl<T> ShardLock<T> {
     /// forever).
     pub(crate) fn try_write(&self) -> Option<WriteGuard<'_, T>> {
         self.state
-            .compare_exchange(0, WRITER, Ordering::SeqCst, Ordering::Relaxed)
+            .compare_exchange(0, WRITER, Ordering::SeqCst, Ordering::SeqCst)
             .ok()?;
         if self
             .readers
@@ -235,7 +240,7 @@ impl<T> ShardLock<T> {
     }
 
     fn unlock_write(&self) {
-        if self.state.swap(0, Ordering::Release) & WAITING != 0 {
+        if self.state.swap(0, Ordering::SeqCst) & WAITING != 0 {
             drop(self.parking.lock().unwrap_or_else(PoisonError::into_inner));
             self.wake.notify_all();
         }
@@ -263,7 +268,7 @@ impl<T> Deref for ReadGuard<'_, T> {
 impl<T> Drop for ReadGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        self.counter.fetch_sub(1, Ordering::Release);
+        self.counter.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
