@@ -25,8 +25,9 @@
 //!   Every other access to them is sequentially consistent too, though releases would do: on
 //!   x86 they compile to the same instructions, and Miri's weak-memory emulation produces
 //!   executions C++20 forbids where sequentially consistent and weaker accesses to one location
-//!   mix (rust-lang/miri#2301, #5104). With a release-ordered unlock it reported a data race in
-//!   CI (seed 0 of eight), which 32 seeds of the all-sequential version do not.
+//!   mix (rust-lang/miri#2301, #5104). With releases for the decrements and the unlock, and
+//!   relaxed spins, it reported a data race in CI (seed 0 of eight) that the argument above
+//!   rules out; 32 seeds of the all-sequential version report none.
 //! - **Waiting.** A reader that backs out, or a writer that finds the bit set, spins
 //!   [`SPINS`] times, then sleeps on a condition variable after setting the state's waiting
 //!   bit; the writer that clears a state with that bit set wakes them all. A writer waits for the
