@@ -323,8 +323,9 @@ std::thread_local! {
     static THREAD: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
 }
 
-/// This thread's index; 0 once its thread locals are gone (a cache used from another thread
-/// local's destructor), which only shares a counter.
+/// This thread's index. The thread local has no destructor, so it stays readable from other
+/// thread locals' destructors (a cache used from one); were it ever gone, counter 0 would do,
+/// shared with other threads.
 #[inline]
 fn thread_slot() -> usize {
     THREAD
