@@ -1,5 +1,5 @@
 //! A callback that the concurrent cache runs under a shard's lock (a compute, a `retain`
-//! predicate, a weigher, an expiry rule) must not use the same cache: on the same shard it
+//! predicate, a weigher, an expiry rule, a value's `Clone`) must not use the same cache: on the same shard it
 //! would wait for itself forever. In builds with debug assertions (these tests') it panics
 //! instead, with the reason, whichever shard it uses, and the cache goes on working.
 
@@ -275,4 +275,47 @@ fn refused_use_caught_on_same_thread_leaves_caches_usable() {
         .and_compute_with(|_| Compute::Put(other.get(&7).unwrap()));
     assert_eq!(value, Some(7));
     assert!(!other.contains_key(&21));
+}
+
+/// A value whose `Clone` reads the cache it sits in, through a handle set after the build.
+#[derive(Debug)]
+struct ReadsOnClone(u32, Arc<OnceLock<Cache<u32, ReadsOnClone>>>);
+
+impl Clone for ReadsOnClone {
+    fn clone(&self) -> Self {
+        if let Some(cache) = self.1.get() {
+            let _ = cache.contains_key(&1);
+        }
+        Self(self.0, self.1.clone())
+    }
+}
+
+#[test]
+fn value_clone_reading_its_cache_panics_in_get_peek_and_iter() {
+    let handle = Arc::new(OnceLock::new());
+    let cache: Cache<u32, ReadsOnClone> = Cache::builder()
+        .max_capacity(100)
+        .shards(1)
+        .build()
+        .unwrap();
+    for key in 0..10 {
+        cache.insert(key, ReadsOnClone(key, handle.clone()));
+    }
+    handle.set(cache.clone()).unwrap();
+    for op in 0..3 {
+        let cache = cache.clone();
+        let message = panic_message(move || match op {
+            0 => drop(cache.get(&3)),
+            1 => drop(cache.peek(&3)),
+            _ => drop(cache.iter().count()),
+        });
+        assert!(message.contains(REASON), "op {op}: {message}");
+    }
+    // No mark is left behind, and the cache still answers (its `Clone` reads the cache
+    // again, so only the key is looked at).
+    cache.validate();
+    assert!(cache.contains_key(&3));
+    assert_eq!(cache.len(), 10);
+    // The values hold the cache: dropping them ends the cycle.
+    cache.invalidate_all();
 }

@@ -44,17 +44,17 @@
 //! # Callbacks
 //!
 //! The weigher, the expiry rules, a `retain` predicate and the closures of the `entry` computes run
-//! under a shard's lock, and so does the value's `Clone` in `get`, `peek` and the iterators: they
-//! must be quick and must not use the cache they were called from. On their own shard that use
-//! would wait for itself forever (a read from `expire_after_read` or a `Clone`, which run under a
-//! shared lock, once a writer waits for that lock); on another, it deadlocks when a thread does the
-//! same the other way round. Built with debug assertions (as tests are), the cache panics at such a
-//! use from any of these callbacks but `Clone`, whichever shard it touches, and also from the
-//! callback of another cache that one of its callbacks used, so the mistake shows at once; release
-//! builds do not check. The eviction listener and the loaders run outside the locks and may use the
-//! cache, except that a loader may not load or compute its own key (it would wait for itself: that
-//! panics in every build, except in a thread-local destructor that runs after the cache's own
-//! thread locals are gone, where it hangs).
+//! under a shard's lock, and so do the value's `Clone` in `get` and `peek` and the key's and the
+//! value's in the iterators: they must be quick and must not use the cache they were called from.
+//! On their own shard that use would wait for itself forever (a read from `expire_after_read` or a
+//! `Clone`, which run under a shared lock, once a writer waits for that lock); on another, it
+//! deadlocks when a thread does the same the other way round. Built with debug assertions (as tests
+//! are), the cache panics at such a use from any of these callbacks, whichever shard it touches,
+//! and also from the callback of another cache that one of its callbacks used, so the mistake shows
+//! at once; release builds do not check. The eviction listener and the loaders run outside the
+//! locks and may use the cache, except that a loader may not load or compute its own key (it would
+//! wait for itself: that panics in every build, except in a thread-local destructor that runs after
+//! the cache's own thread locals are gone, where it hangs).
 //!
 //! # Design
 //!
@@ -735,9 +735,10 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
             }
             return None;
         };
+        let value = hit.value.clone();
+        // The value's `Clone` ran under the shared lock too.
         #[cfg(debug_assertions)]
         drop(holding);
-        let value = hit.value.clone();
         let act = if core.defer_read(&hit, hash) {
             deferred_read_tick()
         } else {
@@ -777,7 +778,12 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         Q: Hash + Eq + ?Sized,
     {
         let now = self.now();
-        read(&self.slot(hash).core).peek(hash, key, now).cloned()
+        let core = read(&self.slot(hash).core);
+        // The value's `Clone` runs under the shared lock: checked as the callbacks are.
+        let holding = Holding::enter(&self.slots);
+        let value = core.peek(hash, key, now).cloned();
+        drop(holding);
+        value
     }
 
     pub(crate) fn insert(&self, key: K, value: V, ttl: Option<Duration>) {
@@ -1039,6 +1045,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         K: Clone,
     {
         Iter {
+            all: &self.inner.slots,
             slots: self.inner.slots.iter(),
             now: self.inner.now(),
             shard: Vec::new().into_iter(),
@@ -1211,6 +1218,8 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
 /// [`future::Cache`](crate::future::Cache)), taken one shard at a time: see [`Cache::iter`].
 #[must_use = "iterators are lazy and do nothing unless consumed"]
 pub struct Iter<'a, K, V, S = DefaultHashBuilder> {
+    /// Every shard, for the debug builds' check of the clones (see [Callbacks](self#callbacks)).
+    all: &'a [Slot<K, V, S>],
     slots: std::slice::Iter<'a, Slot<K, V, S>>,
     now: u64,
     /// The current shard's entries, cloned.
@@ -1232,8 +1241,11 @@ where
             }
             let slot = self.slots.next()?;
             let core = read(&slot.core);
+            // The clones run under the shared lock: checked as the callbacks are.
+            let holding = Holding::enter(self.all);
             let entries = core.iter(self.now).map(|(k, v)| (k.clone(), v.clone()));
             self.shard = entries.collect::<Vec<_>>().into_iter();
+            drop(holding);
         }
     }
 
