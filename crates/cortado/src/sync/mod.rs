@@ -380,10 +380,6 @@ impl Drop for Holding {
     }
 }
 
-fn try_write<T>(lock: &ShardLock<T>) -> Option<WriteGuard<'_, T>> {
-    lock.try_write()
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -760,7 +756,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         if core.expiry_due(now) {
             // Removing expired entries needs the write lock: do the full maintenance.
             drop(core);
-            if let Some(mut core) = try_write(&slot.core) {
+            if let Some(mut core) = slot.core.try_write() {
                 self.maintain(slot, &mut core, now);
                 let removed = std::mem::take(&mut core.pending);
                 drop(core);
