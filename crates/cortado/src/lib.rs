@@ -101,10 +101,11 @@
 //! Entries live in a slab and are named by `u32` indices everywhere (table, policy lists, timer
 //! wheel), so the core is safe code; the one `unsafe` module is the read-write lock of the
 //! concurrent cache's shards, whose readers write only their own thread's counter (see
-//! [`sync`]'s design), checked under Miri and a model checker. The default policy is an adaptive W-TinyLFU
-//! ([`policy`]): miniature copies of the cache try seven window and admission modes, and two
-//! admission margins (and in small caches two aging periods of the frequency sketch), on a sample
-//! of the keys and the cache follows the best. On the simulator's 84 reference cells it averages
+//! [`sync`]'s design), checked under a model checker and under Miri, which also runs the
+//! library's other tests. The default policy is an adaptive W-TinyLFU ([`policy`]): miniature
+//! copies of the cache try seven window and admission modes, and two admission margins (and in
+//! small caches two aging periods of the frequency sketch), on a sample of the keys and the cache
+//! follows the best. On the simulator's 84 reference cells it averages
 //! 42.40% against 40.22% for Caffeine 2.6.2, 40.51% for S3-FIFO and 42.32% for the best reference
 //! policy of each cell (see `docs/hit-ratios-84.md`). Heap cost with `u64` keys and values is about
 //! 61 bytes per entry without expiry and 78 with a time to live, at a capacity of 1,000,000 (see
@@ -152,6 +153,22 @@ pub mod unsync;
 /// default, re-exported so that the caches' and builders' types can be written out without a
 /// dependency on hashbrown.
 pub use hashbrown::DefaultHashBuilder;
+
+/// Proptest's settings for the library's tests: `cases` cases, but only a few under Miri, which
+/// interprets every instruction, and there no regression file either (Miri's isolation forbids
+/// file access).
+#[cfg(test)]
+fn proptest_config(cases: u32) -> proptest::test_runner::Config {
+    if cfg!(miri) {
+        proptest::test_runner::Config {
+            cases: cases.min(4),
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        }
+    } else {
+        proptest::test_runner::Config::with_cases(cases)
+    }
+}
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -77,6 +77,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "statistical: 128,000 draws")]
     fn small_rng_low_bits_roughly_uniform() {
         let mut rng = SmallRng::new(7);
         let hits = (0..128_000).filter(|_| rng.next_u64() & 127 == 0).count();

@@ -281,7 +281,7 @@ mod tests {
         one_by_one.set_sample_size(usize::MAX);
         batched.set_sample_size(usize::MAX);
         let mut rng = crate::random::SmallRng::new(9);
-        for _ in 0..2_000 {
+        for _ in 0..if cfg!(miri) { 200 } else { 2_000 } {
             let hash = rng.next_u64() % 300;
             let count = (rng.next_u64() % 20) as u8;
             for _ in 0..count.min(MAX_COUNT) {
@@ -355,6 +355,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "long stream: 30,000 increments into a period of 40,960"
+    )]
     fn ensure_capacity_smaller_past_new_period_halves_counts_once() {
         // 30,000 increments into a period of 40,960, then a capacity whose period is 160: the
         // count of increments stayed above the new period, so every increment after it halved

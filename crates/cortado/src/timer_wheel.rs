@@ -735,13 +735,14 @@ mod tests {
         let mut wheel = TimerWheel::new();
         // Deadlines inside one coarse bucket, a few nanoseconds apart.
         let base = 5 * SECOND;
-        for id in 0..50u32 {
+        let ids = if cfg!(miri) { 10 } else { 50 };
+        for id in 0..ids {
             wheel.schedule(id, base + u64::from(id) * 3);
         }
-        for step in 0..150u64 {
+        for step in 0..u64::from(ids) * 3 {
             let now = base + step;
             let expired = advance(&mut wheel, now);
-            let want: Vec<u32> = (0..50u32)
+            let want: Vec<u32> = (0..ids)
                 .filter(|&id| base + u64::from(id) * 3 == now)
                 .collect();
             assert_eq!(expired, want, "at {now}");
@@ -913,6 +914,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "volume: 100,000 timers, so that arrays grow and shrink"
+    )]
     fn cancel_everything_frees_bucket_arrays() {
         let mut wheel = TimerWheel::new();
         let timers = 100_000u32;
@@ -936,6 +941,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "volume: 100,000 timers, so that arrays grow and shrink"
+    )]
     fn advance_past_a_burst_frees_its_arrays() {
         let mut wheel = TimerWheel::new();
         let timers = 100_000u32;
@@ -960,6 +969,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "volume: 92,000 timers, so that arrays grow and shrink")]
     fn advance_past_burst_after_arrays_kept_frees_idle_room() {
         let mut wheel = TimerWheel::new();
         // A big far-away bucket keeps the wheel's count (and so the idle budget) high while 63
@@ -1019,6 +1029,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "volume: 100,000 timers in one bucket")]
     fn advance_small_steps_over_crowded_second_does_linear_work() {
         let mut wheel = TimerWheel::new();
         let timers = 100_000u32;
@@ -1190,22 +1201,24 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(512))]
+        #![proptest_config(crate::proptest_config(512))]
 
         #[test]
-        fn random_ops_match_deadline_model(ops in prop::collection::vec(op(24), 1..120)) {
+        fn random_ops_match_deadline_model(
+            ops in prop::collection::vec(op(24), 1..if cfg!(miri) { 30 } else { 120 })
+        ) {
             run_against_model(ops, 24);
         }
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+        #![proptest_config(crate::proptest_config(64))]
 
         /// Buckets of hundreds of ids: several `BATCH`es per bucket, arrays growing, shrinking
         /// and kept or freed.
         #[test]
         fn random_ops_on_many_ids_match_deadline_model(
-            ops in prop::collection::vec(op(600), 1..60)
+            ops in prop::collection::vec(op(600), 1..if cfg!(miri) { 15 } else { 60 })
         ) {
             run_against_model(ops, 600);
         }

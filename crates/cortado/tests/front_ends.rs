@@ -117,12 +117,14 @@ both_front_ends! {
                     .eviction_policy(policy)
                     .build()
                     .unwrap();
-                for i in 0..5_000u64 {
-                    cache.insert(i % 300, i);
+                // Under Miri, where each insert is slow, one lap of 120 keys.
+                let (keys, inserts) = if cfg!(miri) { (120, 120) } else { (300, 5_000u64) };
+                for i in 0..inserts {
+                    cache.insert(i % keys, i);
                     assert!(cache.len() <= 50, "{} over capacity", policy.name());
                 }
                 cache.validate();
-                // 300 keys fill every shard's share.
+                // The keys fill every shard's share.
                 assert_eq!(cache.len(), 50, "{} with {shards} shards", policy.name());
             }
         }
@@ -374,7 +376,7 @@ both_front_ends! {
             .build()
             .unwrap();
         let mut rng = Rng::new(3);
-        for i in 0..2_000u32 {
+        for i in 0..if cfg!(miri) { 150 } else { 2_000u32 } {
             let len = (rng.next_u64() % 30) as usize;
             cache.insert(i % 200, "x".repeat(len));
             assert!(cache.weighted_size() <= 100);
@@ -521,6 +523,7 @@ both_front_ends! {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "long stream: hit ratios over a loop")]
     fn loop_longer_than_capacity_tiny_lfu_beats_lru() {
         let keys = || (0..400_000u64).map(|i| i % 1_011);
         let mut lru = Cache::builder()
@@ -541,6 +544,7 @@ both_front_ends! {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "long stream: a scan past a hot set")]
     fn scan_of_one_off_keys_does_not_flush_hot_set() {
         let zipf = Zipf::new(10_000, 0.99);
         let mut rng = Rng::new(42);
@@ -591,13 +595,14 @@ both_front_ends! {
         cache.validate();
         // The default policy is W-TinyLFU, whose window appears once the cache is bounded, also
         // when it already holds more entries than its new capacity.
+        let (keys, capacity) = if cfg!(miri) { (200, 50) } else { (5_000, 1_000) };
         let mut cache = Cache::<u32, u32>::builder().shards_if_sync(4).build().unwrap();
-        for key in 0..5_000 {
+        for key in 0..keys {
             cache.insert(key, key);
         }
-        cache.set_max_capacity(1_000);
+        cache.set_max_capacity(capacity);
         assert!(cache.window_capacity().is_some());
-        assert_eq!(cache.len(), 1_000);
+        assert_eq!(cache.len(), capacity as usize);
         cache.validate();
     }
 

@@ -352,11 +352,11 @@ fn drive(cache: &mut impl Front, ops: &[Op], clock: &ManualClock) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+    #![proptest_config(common::proptest_config(256))]
 
     #[test]
     fn unsync_panicking_callbacks_leave_cache_consistent(
-        ops in prop::collection::vec(op(), 1..200),
+        ops in prop::collection::vec(op(), common::ops(200)),
         which in 0..7usize,
         weighted in any::<bool>(),
         expiring in any::<bool>(),
@@ -370,7 +370,7 @@ proptest! {
 
     #[test]
     fn sync_panicking_callbacks_leave_cache_consistent(
-        ops in prop::collection::vec(op(), 1..200),
+        ops in prop::collection::vec(op(), common::ops(200)),
         which in 0..7usize,
         weighted in any::<bool>(),
         expiring in any::<bool>(),
@@ -733,7 +733,7 @@ fn sync_listener_panic_on_scheduler_thread_keeps_scheduler_running() {
     // Nobody touches the cache: only the scheduler can expire these, one after the other.
     for key in [1, 2] {
         cache.insert(key, val(4));
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let deadline = std::time::Instant::now() + common::paced(Duration::from_secs(5));
         while !heard
             .lock()
             .unwrap()

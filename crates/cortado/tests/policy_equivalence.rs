@@ -4,6 +4,8 @@
 //! entries for the same causes, hold the same entries in the same eviction order, stay within
 //! the capacity and validate after every operation.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
 use cortado::notification::RemovalCause;
@@ -134,7 +136,7 @@ fn check(ops: &[Op], policy: EvictionPolicy, weighted: bool, max: u64) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+    #![proptest_config(common::proptest_config(256))]
 
     #[test]
     fn one_shard_sync_random_ops_match_unsync(
@@ -142,14 +144,14 @@ proptest! {
         policy in policies(),
         weighted in any::<bool>(),
         max in prop_oneof![0..20u64, Just(1u64), Just(u64::from(u32::MAX) - 1)],
-        ops in prop::collection::vec(op(), 1..200),
+        ops in prop::collection::vec(op(), common::ops(200)),
     ) {
         check(&ops, policy.with_seed(seed), weighted, max);
     }
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+    #![proptest_config(common::proptest_config(256))]
 
     #[test]
     fn tiny_lfu_one_shard_sync_random_ops_match_unsync(
@@ -157,7 +159,7 @@ proptest! {
         adaptive in any::<bool>(),
         weighted in any::<bool>(),
         max in prop_oneof![0..20u64, Just(1u64), Just(u64::from(u32::MAX) - 1)],
-        ops in prop::collection::vec(op(), 1..300),
+        ops in prop::collection::vec(op(), common::ops(300)),
     ) {
         let policy = if adaptive {
             EvictionPolicy::tiny_lfu()

@@ -6,6 +6,8 @@
 //! evicted, evictions happen only on inserts and shrinks, only as many as needed to fit, and
 //! never take the entry just inserted unless it alone is too heavy.
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -116,26 +118,26 @@ fn check(ops: &[Op], policy: EvictionPolicy) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+    #![proptest_config(common::proptest_config(256))]
 
     #[test]
-    fn redis_lru_random_ops_match_model(seed in any::<u64>(), ops in prop::collection::vec(op(), 1..200)) {
+    fn redis_lru_random_ops_match_model(seed in any::<u64>(), ops in prop::collection::vec(op(), common::ops(200))) {
         check(&ops, EvictionPolicy::redis_lru().with_seed(seed));
     }
 
     #[test]
-    fn redis_lfu_random_ops_match_model(seed in any::<u64>(), ops in prop::collection::vec(op(), 1..200)) {
+    fn redis_lfu_random_ops_match_model(seed in any::<u64>(), ops in prop::collection::vec(op(), common::ops(200))) {
         check(&ops, EvictionPolicy::redis_lfu().with_seed(seed));
     }
 
     #[test]
-    fn redis_lfu_short_decay_few_samples_match_model(seed in any::<u64>(), ops in prop::collection::vec(op(), 1..200)) {
+    fn redis_lfu_short_decay_few_samples_match_model(seed in any::<u64>(), ops in prop::collection::vec(op(), common::ops(200))) {
         let policy = EvictionPolicy::redis_lfu().samples(1).lfu_decay_period(3).lfu_log_factor(0);
         check(&ops, policy.with_seed(seed));
     }
 
     #[test]
-    fn random_random_ops_match_model(seed in any::<u64>(), ops in prop::collection::vec(op(), 1..200)) {
+    fn random_random_ops_match_model(seed in any::<u64>(), ops in prop::collection::vec(op(), common::ops(200))) {
         check(&ops, EvictionPolicy::random().with_seed(seed));
     }
 }

@@ -41,7 +41,7 @@ async fn expires_without_traffic() {
     }
     let mut expired = Vec::new();
     for _ in 0..3 {
-        let event = tokio::time::timeout(LIMIT, hear.recv())
+        let event = tokio::time::timeout(common::paced(LIMIT), hear.recv())
             .await
             .expect("expired by the scheduler task")
             .expect("listener alive");
@@ -69,7 +69,7 @@ async fn scheduler_tokio_insert_due_sooner_wakes_sleeping_task() {
     tokio::time::sleep(Duration::from_millis(20)).await;
     let written = Instant::now();
     cache.insert_with_ttl(2, 2, Duration::from_millis(50));
-    let event = tokio::time::timeout(LIMIT, hear.recv())
+    let event = tokio::time::timeout(common::paced(LIMIT), hear.recv())
         .await
         .unwrap()
         .unwrap();
@@ -91,7 +91,7 @@ async fn scheduler_tokio_stops_when_last_handle_dropped() {
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert!(alive.load(Ordering::SeqCst), "a handle is left");
     drop(clone);
-    tokio::time::timeout(LIMIT, async {
+    tokio::time::timeout(common::paced(LIMIT), async {
         while alive.load(Ordering::SeqCst) {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -132,7 +132,8 @@ fn scheduler_tokio_cache_outliving_runtime_expires_on_users_operations() {
         .enable_time()
         .build()
         .unwrap();
-    let (cache, mut hear) = runtime.block_on(async { expiring_cache(Duration::from_millis(50)) });
+    let ttl = common::paced(Duration::from_millis(50));
+    let (cache, mut hear) = runtime.block_on(async { expiring_cache(ttl) });
     let alive = cache.scheduler_alive().expect("a scheduler task");
     drop(runtime);
     assert!(
@@ -143,7 +144,7 @@ fn scheduler_tokio_cache_outliving_runtime_expires_on_users_operations() {
     // expired entry is removed by the operations of its users.
     cache.insert(1, 1);
     cache.insert(2, 2);
-    std::thread::sleep(Duration::from_millis(80));
+    std::thread::sleep(common::paced(Duration::from_millis(80)));
     assert_eq!(cache.get(&1), None, "an expired entry is never returned");
     assert_eq!(hear.try_recv().ok(), None, "nobody expired it yet");
     cache.run_pending_tasks();

@@ -220,8 +220,14 @@ fn default_shard_count_keeps_shares_of_at_least_256() {
 
 #[test]
 fn capacity_shares_add_up_exactly() {
-    for shards in [1usize, 2, 4, 8, 16] {
-        for capacity in [16u64, 17, 100, 1_023, 5_000] {
+    // Fewer and smaller shapes, and two laps instead of twenty, under Miri.
+    let (shard_counts, capacities, laps): (&[usize], &[u64], u64) = if cfg!(miri) {
+        (&[1, 4], &[16, 17, 42], 2)
+    } else {
+        (&[1, 2, 4, 8, 16], &[16, 17, 100, 1_023, 5_000], 20)
+    };
+    for &shards in shard_counts {
+        for &capacity in capacities {
             let cache = Cache::<u64, u64>::builder()
                 .max_capacity(capacity)
                 .shards(shards)
@@ -229,7 +235,7 @@ fn capacity_shares_add_up_exactly() {
                 .unwrap();
             assert_eq!(cache.max_capacity(), capacity);
             // Far more distinct keys than the capacity fill every share to the brim.
-            for key in 0..capacity * 20 {
+            for key in 0..capacity * laps {
                 cache.insert(key, key);
             }
             cache.validate();
@@ -251,12 +257,13 @@ fn set_max_capacity_below_shard_count_leaves_shards_empty() {
         .shards(4)
         .build()
         .unwrap();
-    for key in 0..1_000 {
+    let keys = if cfg!(miri) { 100 } else { 1_000 };
+    for key in 0..keys {
         cache.insert(key, key);
     }
     cache.set_max_capacity(2);
     assert_eq!(cache.max_capacity(), 2);
-    for key in 0..1_000 {
+    for key in 0..keys {
         cache.insert(key, key);
     }
     assert_eq!(cache.weighted_size(), 2);
@@ -333,13 +340,14 @@ fn set_max_capacity_beyond_slots_clamped_and_sized_lazily() {
 fn set_max_capacity_sharded_every_removal_is_size() {
     let clock = ManualClock::new();
     let (cache, log) = logging_cache(100, 4, &clock);
-    for i in 0..1_000 {
+    let keys = if cfg!(miri) { 200 } else { 1_000 };
+    for i in 0..keys {
         cache.insert(i, i);
     }
     assert_eq!(cache.len(), 100);
     cache.set_max_capacity(10);
     assert_eq!(cache.len(), 10);
-    assert_eq!(log.lock().unwrap().len(), 990);
+    assert_eq!(log.lock().unwrap().len(), keys as usize - 10);
     assert!(causes(&log).iter().all(|&c| c == RemovalCause::Size));
     cache.validate();
 }
@@ -520,13 +528,20 @@ type Fixed = BuildHasherDefault<DefaultHasher>;
 fn check_matches_unsync(expiry: bool) {
     let clock = ManualClock::new();
     let policy = EvictionPolicy::tiny_lfu().with_seed(5);
+    // Under Miri a fifteenth of the capacity, a four-hundredth of the steps and ten times the
+    // tick, so that entries are still evicted and expire.
+    let (capacity, steps, tick) = if cfg!(miri) {
+        (20, 150, 10)
+    } else {
+        (300, 60_000u64, 1)
+    };
     let mut unsync = cortado::unsync::Cache::builder()
-        .max_capacity(300)
+        .max_capacity(capacity)
         .eviction_policy(policy)
         .hasher(Fixed::default())
         .clock(clock.clone());
     let mut sync = Cache::builder()
-        .max_capacity(300)
+        .max_capacity(capacity)
         .shards(1)
         .eviction_policy(policy)
         .hasher(Fixed::default())
@@ -543,7 +558,7 @@ fn check_matches_unsync(expiry: bool) {
     let sync = sync.build().unwrap();
     let zipf = Zipf::new(3_000, 0.9);
     let mut rng = Rng::new(11);
-    for step in 0..60_000u64 {
+    for step in 0..steps {
         let key = zipf.sample(&mut rng);
         match rng.next_u64() % 20 {
             0 => assert_eq!(sync.remove(&key), unsync.remove(&key), "step {step}"),
@@ -561,7 +576,7 @@ fn check_matches_unsync(expiry: bool) {
             }
         }
         if expiry {
-            clock.advance(Duration::from_millis(1));
+            clock.advance(Duration::from_millis(tick));
         }
     }
     sync.run_pending_tasks();
@@ -589,6 +604,10 @@ fn short_reuse(n: u64) -> impl Iterator<Item = u64> {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "long stream: the leader's climber decides over 400,000 requests"
+)]
 fn adaptive_mode_chosen_by_shard_zero_followed_by_all_shards() {
     // A fixed hasher: with a random one, about one hasher in 300 puts keys in shard 0 for which
     // its miniatures prefer the segmented-LRU mode, whose window is 1% (40 in all), over the
@@ -712,6 +731,7 @@ fn hot_keys_kept_through_scan(touch: impl Fn(&Cache<u32, u32>, u32, u32)) -> usi
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "long stream: a scan of 2,000 keys past 20 hot ones")]
 fn deferred_reads_protect_hot_keys_from_a_scan() {
     // Reads of resident keys are deferred on their entries; they must still count.
     let kept = hot_keys_kept_through_scan(|cache, key, _| assert!(cache.get(&key).is_some()));
@@ -719,6 +739,7 @@ fn deferred_reads_protect_hot_keys_from_a_scan() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "long stream: a scan of 2,000 keys past 20 hot ones")]
 fn replacements_of_hot_keys_protect_them_from_a_scan() {
     // Replacing a value counts as a read, deferred like one.
     let kept = hot_keys_kept_through_scan(|cache, key, round| cache.insert(key, key + round));
@@ -755,13 +776,14 @@ fn memory_bytes_cached_absences_counted() {
         .build()
         .unwrap();
     let before = cache.memory_bytes();
-    for key in 0..10_000 {
+    let absent = if cfg!(miri) { 300 } else { 10_000 };
+    for key in 0..absent {
         assert_eq!(cache.optionally_get_with(key, || None), None);
     }
-    // 10,000 absent keys are held (an eighth of the capacity): their LRU's slab and table.
+    // The absent keys are held (up to an eighth of the capacity): their LRU's slab and table.
     assert!(
-        cache.memory_bytes() >= before + 10_000 * 8,
-        "{} bytes before, {} after caching 10,000 absences",
+        cache.memory_bytes() >= before + absent as usize * 8,
+        "{} bytes before, {} after caching {absent} absences",
         before,
         cache.memory_bytes()
     );

@@ -5,8 +5,10 @@
 
 #![cfg(debug_assertions)]
 
+mod common;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{mpsc, Arc, OnceLock};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
@@ -14,6 +16,21 @@ use cortado::expiry::Expiry;
 use cortado::sync::{Cache, Compute};
 
 const REASON: &str = "callbacks must not use their cache";
+
+/// A way for a callback to reach the cache it belongs to, set once the cache is built. The
+/// cache holds the callback, which holds this: a test ends the cycle with [`forget`], or Miri
+/// reports the cache as leaked.
+type Handle<V> = Arc<Mutex<Option<Cache<u32, V>>>>;
+
+/// The cache in `handle`, if set.
+fn reach<V: Clone + Send + Sync + 'static>(handle: &Handle<V>) -> Option<Cache<u32, V>> {
+    handle.lock().unwrap().clone()
+}
+
+/// Ends the cycle between a cache and its callback's handle.
+fn forget<V>(handle: &Handle<V>) {
+    handle.lock().unwrap().take();
+}
 
 /// Runs `op` on a thread of its own and returns its panic message; fails if `op` returned, or
 /// if it has not ended within 10 s (it waits for itself).
@@ -29,7 +46,7 @@ fn panic_message(op: impl FnOnce() + Send + 'static) -> String {
                 .unwrap_or_default()
         }));
     });
-    match ended.recv_timeout(Duration::from_secs(10)) {
+    match ended.recv_timeout(common::paced(Duration::from_secs(10))) {
         Ok(Some(message)) => message,
         Ok(None) => panic!("the callback's use of its cache did not panic"),
         Err(_) => panic!("the callback's use of its cache still waits after 10 s"),
@@ -91,20 +108,20 @@ fn retain_predicate_inserting_panics_instead_of_waiting() {
 
 #[test]
 fn weigher_reading_its_cache_panics_instead_of_waiting() {
-    let handle: Arc<OnceLock<Cache<u32, u32>>> = Arc::default();
+    let handle: Handle<u32> = Arc::default();
     let seen = Arc::clone(&handle);
     let cache = Cache::builder()
         .max_capacity(100)
         .shards(1)
         .weigher(move |_: &u32, value: &u32| {
             if *value == 40 {
-                let _ = seen.get().map(|cache| cache.get(&0));
+                let _ = reach(&seen).map(|cache| cache.get(&0));
             }
             1
         })
         .build()
         .unwrap();
-    handle.set(cache.clone()).unwrap();
+    *handle.lock().unwrap() = Some(cache.clone());
     for key in 0..10 {
         cache.insert(key, key);
     }
@@ -113,21 +130,23 @@ fn weigher_reading_its_cache_panics_instead_of_waiting() {
     assert!(message.contains(REASON), "{message}");
     assert!(!cache.contains_key(&40));
     still_works(&cache);
+    forget(&handle);
 }
 
-/// Lives 1 s; a read of key 70 inserts key 60 into the cache in `handle`.
+/// Lives an hour (under Miri, whose clock runs at the host's pace, one second is too short for
+/// the test); a read of key 70 inserts key 60 into the cache in `handle`.
 struct InsertOnRead {
-    handle: Arc<OnceLock<Cache<u32, u32>>>,
+    handle: Handle<u32>,
 }
 
 impl Expiry<u32, u32> for InsertOnRead {
     fn expire_after_create(&self, _: &u32, _: &u32) -> Option<Duration> {
-        Some(Duration::from_secs(1))
+        Some(Duration::from_secs(3600))
     }
 
     fn expire_after_read(&self, key: &u32, _: &u32, current: Option<Duration>) -> Option<Duration> {
         if *key == 70 {
-            if let Some(cache) = self.handle.get() {
+            if let Some(cache) = reach(&self.handle) {
                 cache.insert(60, 60);
             }
         }
@@ -137,7 +156,7 @@ impl Expiry<u32, u32> for InsertOnRead {
 
 #[test]
 fn expire_after_read_writing_own_shard_panics_instead_of_waiting() {
-    let handle: Arc<OnceLock<Cache<u32, u32>>> = Arc::default();
+    let handle: Handle<u32> = Arc::default();
     let cache = Cache::builder()
         .max_capacity(100)
         .shards(1)
@@ -146,7 +165,7 @@ fn expire_after_read_writing_own_shard_panics_instead_of_waiting() {
         })
         .build()
         .unwrap();
-    handle.set(cache.clone()).unwrap();
+    *handle.lock().unwrap() = Some(cache.clone());
     for key in (0..10).chain([70]) {
         cache.insert(key, key);
     }
@@ -157,6 +176,7 @@ fn expire_after_read_writing_own_shard_panics_instead_of_waiting() {
     assert!(message.contains(REASON), "{message}");
     assert!(!cache.contains_key(&60));
     still_works(&cache);
+    forget(&handle);
 }
 
 #[test]
@@ -279,11 +299,11 @@ fn refused_use_caught_on_same_thread_leaves_caches_usable() {
 
 /// A value whose `Clone` reads the cache it sits in, through a handle set after the build.
 #[derive(Debug)]
-struct ReadsOnClone(u32, Arc<OnceLock<Cache<u32, ReadsOnClone>>>);
+struct ReadsOnClone(u32, Handle<ReadsOnClone>);
 
 impl Clone for ReadsOnClone {
     fn clone(&self) -> Self {
-        if let Some(cache) = self.1.get() {
+        if let Some(cache) = reach(&self.1) {
             let _ = cache.contains_key(&1);
         }
         Self(self.0, self.1.clone())
@@ -292,7 +312,7 @@ impl Clone for ReadsOnClone {
 
 #[test]
 fn value_clone_reading_its_cache_panics_in_get_peek_and_iter() {
-    let handle = Arc::new(OnceLock::new());
+    let handle: Handle<ReadsOnClone> = Arc::default();
     let cache: Cache<u32, ReadsOnClone> = Cache::builder()
         .max_capacity(100)
         .shards(1)
@@ -301,7 +321,7 @@ fn value_clone_reading_its_cache_panics_in_get_peek_and_iter() {
     for key in 0..10 {
         cache.insert(key, ReadsOnClone(key, handle.clone()));
     }
-    handle.set(cache.clone()).unwrap();
+    *handle.lock().unwrap() = Some(cache.clone());
     for op in 0..3 {
         let cache = cache.clone();
         let message = panic_message(move || match op {

@@ -36,7 +36,7 @@ fn wait_for_arrivals(arrived: &AtomicUsize, n: usize) {
 fn stress_mixed_ops_every_value_present_or_reported_once() {
     with_timeout(LIMIT, || {
         const THREADS: u64 = 4;
-        const OPS: u64 = 15_000;
+        const OPS: u64 = if cfg!(miri) { 150 } else { 15_000 };
         const KEYS: u64 = 300;
         const CAPACITY: u64 = 96;
         let clock = ManualClock::new();
@@ -185,7 +185,7 @@ fn concurrent_weighted_writers_never_exceed_capacity() {
                     let cache = &cache;
                     scope.spawn(move || {
                         let mut rng = Rng::new(t + 10);
-                        for _ in 0..20_000 {
+                        for _ in 0..if cfg!(miri) { 150 } else { 20_000 } {
                             let key = rng.next_u64() % 5_000;
                             cache.insert(key, 1 + (rng.next_u64() % 40) as u32);
                             if key % 3 == 0 {
@@ -251,14 +251,16 @@ fn get_with_concurrent_callers_run_init_once() {
 fn get_with_many_keys_loads_each_key_once() {
     with_timeout(LIMIT, || {
         let cache: Cache<u64, u64> = Cache::builder().max_capacity(10_000).build().unwrap();
-        let calls: Vec<AtomicUsize> = (0..200).map(|_| AtomicUsize::new(0)).collect();
+        // Under Miri fewer calls over fewer keys, so that every key is still requested.
+        let (keys, calls_per_thread) = if cfg!(miri) { (40, 150) } else { (200, 5_000) };
+        let calls: Vec<AtomicUsize> = (0..keys).map(|_| AtomicUsize::new(0)).collect();
         std::thread::scope(|scope| {
             for t in 0..4u64 {
                 let (cache, calls) = (&cache, &calls);
                 scope.spawn(move || {
                     let mut rng = Rng::new(t + 100);
-                    for _ in 0..5_000 {
-                        let key = rng.next_u64() % 200;
+                    for _ in 0..calls_per_thread {
+                        let key = rng.next_u64() % keys;
                         let got = cache.get_with(key, || {
                             calls[key as usize].fetch_add(1, Ordering::SeqCst);
                             key * 3
@@ -575,7 +577,7 @@ fn scheduler_thread_expires_entries_without_traffic() {
         }
         let expired: Vec<(u32, RemovalCause)> = (0..3)
             .map(|_| {
-                hear.recv_timeout(Duration::from_secs(10))
+                hear.recv_timeout(common::paced(Duration::from_secs(10)))
                     .expect("expired by the scheduler")
             })
             .collect();
@@ -652,7 +654,9 @@ fn scheduler_thread_insert_due_sooner_wakes_sleeping_thread() {
         std::thread::sleep(Duration::from_millis(20));
         let written = Instant::now();
         cache.insert_with_ttl(2, 2, Duration::from_millis(50));
-        let event = hear.recv_timeout(Duration::from_secs(10)).unwrap();
+        let event = hear
+            .recv_timeout(common::paced(Duration::from_secs(10)))
+            .unwrap();
         assert_eq!(event, (2, RemovalCause::Expired));
         assert!(
             written.elapsed() < Duration::from_millis(900),
@@ -691,7 +695,7 @@ fn scheduler_thread_read_shortening_deadline_expires_entry_promptly() {
     // The hour from the insert becomes 100 ms: the sleeping scheduler must hear of it.
     assert_eq!(cache.get(&1), Some(1));
     assert_eq!(
-        rx.recv_timeout(Duration::from_secs(5)).ok(),
+        rx.recv_timeout(common::paced(Duration::from_secs(5))).ok(),
         Some((1, RemovalCause::Expired))
     );
     assert_eq!(cache.len(), 0);
@@ -1292,7 +1296,7 @@ fn compute_waiting_for_load_goes_on_when_a_write_supersedes_it() {
                 "the compute waits for the load"
             );
             cache.insert(1, 20);
-            let outcome = computed.recv_timeout(Duration::from_secs(5));
+            let outcome = computed.recv_timeout(common::paced(Duration::from_secs(5)));
             release.wait();
             (outcome, loader.join().unwrap())
         })

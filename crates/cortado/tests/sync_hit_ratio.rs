@@ -92,16 +92,19 @@ fn check(shards: usize) {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "long stream: a hit ratio")]
 fn two_threads_one_shard_hit_ratio_within_half_point() {
     check(1);
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "long stream: a hit ratio")]
 fn two_threads_eight_shards_hit_ratio_within_half_point() {
     check(8);
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "long stream: a hit ratio")]
 fn two_threads_thirty_two_shards_hit_ratio_within_half_point() {
     check(32);
 }
@@ -110,6 +113,7 @@ fn two_threads_thirty_two_shards_hit_ratio_within_half_point() {
 /// and two threads alike (buffered reads dropped, by writers or by readers) would pass them: on
 /// one thread, one shard must decide exactly as the unsync cache (see `read_buffer`).
 #[test]
+#[cfg_attr(miri, ignore = "long stream: a hit ratio")]
 fn one_thread_one_shard_hit_ratio_equals_unsync() {
     let keys = stream();
     let sync = replay(&cache(1), &keys, 1);

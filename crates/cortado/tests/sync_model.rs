@@ -249,16 +249,16 @@ fn check_tiny_lfu_with_expiry(ops: &[Op], shards: usize, idle: bool) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 192 }))]
+    #![proptest_config(common::proptest_config(192))]
 
     #[test]
-    fn lru_one_shard_random_ops_match_model(ops in prop::collection::vec(op(), 1..200)) {
+    fn lru_one_shard_random_ops_match_model(ops in prop::collection::vec(op(), common::ops(200))) {
         check_lru(&ops);
     }
 
     #[test]
     fn tiny_lfu_sharded_with_expiry_never_stale_expired_or_over(
-        ops in prop::collection::vec(op(), 1..300),
+        ops in prop::collection::vec(op(), common::ops(300)),
         shards in prop::sample::select(vec![1usize, 2, 4]),
     ) {
         check_tiny_lfu_with_expiry(&ops, shards, false);
@@ -266,7 +266,7 @@ proptest! {
 
     #[test]
     fn tiny_lfu_sharded_with_idle_expiry_never_stale_expired_or_over(
-        ops in prop::collection::vec(op(), 1..300),
+        ops in prop::collection::vec(op(), common::ops(300)),
         shards in prop::sample::select(vec![1usize, 2, 4]),
     ) {
         check_tiny_lfu_with_expiry(&ops, shards, true);
@@ -362,11 +362,11 @@ fn check_removals(ops: &[ROp], shards: usize, policy: EvictionPolicy, settings: 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 192 }))]
+    #![proptest_config(common::proptest_config(192))]
 
     #[test]
     fn removals_sharded_each_value_reported_once_and_counted(
-        ops in prop::collection::vec(removal_op(), 1..300),
+        ops in prop::collection::vec(removal_op(), common::ops(300)),
         shards in prop::sample::select(vec![1usize, 2]),
         which in 0..7usize,
         ttl in any::<bool>(),

@@ -22,6 +22,7 @@ fn logging_cache(max: u64, clock: &ManualClock) -> (Cache<u32, u32>, Log) {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "volume: two caches filled with 4,096 entries")]
 fn memory_capacity_just_over_power_of_two_no_doubling_slack() {
     // 4,097 entries: plain doubling would give every per-slot array 8,192 places.
     let filled = |capacity: u64| {
@@ -158,6 +159,7 @@ fn lfu_weighted_update_after_insert_evicts_least_used_entry() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "volume: 12,000 requests on 4,096 entries")]
 fn set_max_capacity_shrink_to_unsampled_size_keeps_keys_read_while_sampling() {
     // At 4,096 entries the adaptive policy's miniatures sample half the keys, and the reads of
     // the others wait on their entries; shrunk to 1,024, the miniatures replay every key and
@@ -186,6 +188,7 @@ fn set_max_capacity_shrink_to_unsampled_size_keeps_keys_read_while_sampling() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "volume: caches of 40,000 entries")]
 fn set_max_capacity_shrink_full_deferring_cache_keeps_keys_read_since_full() {
     // The static policy defers every read, and the adaptive one at 40,000 entries (still
     // sampling at 10,000) those of the keys its miniatures do not replay. A full cache's

@@ -425,40 +425,40 @@ fn check_tiny_lfu_with_expiry(ops: &[Op], policy: EvictionPolicy, idle: bool) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+    #![proptest_config(common::proptest_config(256))]
 
     #[test]
-    fn lru_random_ops_match_model(ops in prop::collection::vec(op(), 1..200)) {
+    fn lru_random_ops_match_model(ops in prop::collection::vec(op(), common::ops(200))) {
         check_lru(&ops);
     }
 
     #[test]
-    fn lfu_random_ops_match_naive_lfu(ops in prop::collection::vec(op(), 1..200)) {
+    fn lfu_random_ops_match_naive_lfu(ops in prop::collection::vec(op(), common::ops(200))) {
         check_lfu(&ops);
     }
 
     #[test]
-    fn lfu_weighted_random_ops_match_naive_lfu(ops in prop::collection::vec(op(), 1..200)) {
+    fn lfu_weighted_random_ops_match_naive_lfu(ops in prop::collection::vec(op(), common::ops(200))) {
         check_weighted(&ops, true);
     }
 
     #[test]
-    fn lru_weighted_random_ops_match_naive_lru(ops in prop::collection::vec(op(), 1..200)) {
+    fn lru_weighted_random_ops_match_naive_lru(ops in prop::collection::vec(op(), common::ops(200))) {
         check_weighted(&ops, false);
     }
 
     #[test]
-    fn tiny_lfu_with_expiry_never_stale_expired_or_over(ops in prop::collection::vec(op(), 1..300)) {
+    fn tiny_lfu_with_expiry_never_stale_expired_or_over(ops in prop::collection::vec(op(), common::ops(300))) {
         check_tiny_lfu_with_expiry(&ops, EvictionPolicy::tiny_lfu(), false);
     }
 
     #[test]
-    fn tiny_lfu_with_idle_expiry_never_stale_expired_or_over(ops in prop::collection::vec(op(), 1..300)) {
+    fn tiny_lfu_with_idle_expiry_never_stale_expired_or_over(ops in prop::collection::vec(op(), common::ops(300))) {
         check_tiny_lfu_with_expiry(&ops, EvictionPolicy::tiny_lfu(), true);
     }
 
     #[test]
-    fn tiny_lfu_static_with_expiry_never_stale_expired_or_over(ops in prop::collection::vec(op(), 1..300)) {
+    fn tiny_lfu_static_with_expiry_never_stale_expired_or_over(ops in prop::collection::vec(op(), common::ops(300))) {
         check_tiny_lfu_with_expiry(&ops, EvictionPolicy::tiny_lfu_static(), false);
     }
 }
@@ -529,11 +529,11 @@ fn check_removals(ops: &[ROp], policy: EvictionPolicy, settings: Settings) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+    #![proptest_config(common::proptest_config(256))]
 
     #[test]
     fn removals_random_ops_each_value_reported_once_and_counted(
-        ops in prop::collection::vec(removal_op(), 1..300),
+        ops in prop::collection::vec(removal_op(), common::ops(300)),
         which in 0..7usize,
         ttl in any::<bool>(),
         tti in any::<bool>(),

@@ -5,6 +5,8 @@
 //! `GetMut` changes a held value, and so its weight, in place through the unsync cache's
 //! `get_mut` (nothing is replaced); the sync cache, which has none, puts over a held value.
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -262,25 +264,25 @@ fn check_held(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(common::proptest_config(128))]
 
     #[test]
-    fn unsync_weighted_ops_match_model(ops in prop::collection::vec(op(), 1..60), p in 0usize..7, max in 0u64..150) {
+    fn unsync_weighted_ops_match_model(ops in prop::collection::vec(op(), common::ops(60)), p in 0usize..7, max in 0u64..150) {
         check_unsync(&ops, policies()[p], max);
     }
 
     #[test]
-    fn sync_one_shard_weighted_ops_match_model(ops in prop::collection::vec(op(), 1..60), p in 0usize..7, max in 1u64..150) {
+    fn sync_one_shard_weighted_ops_match_model(ops in prop::collection::vec(op(), common::ops(60)), p in 0usize..7, max in 1u64..150) {
         check_sync(&ops, policies()[p], max, Some(1));
     }
 
     #[test]
-    fn sync_four_shards_weighted_ops_match_model(ops in prop::collection::vec(op(), 1..60), p in 0usize..7, max in 4u64..150) {
+    fn sync_four_shards_weighted_ops_match_model(ops in prop::collection::vec(op(), common::ops(60)), p in 0usize..7, max in 4u64..150) {
         check_sync(&ops, policies()[p], max, Some(4));
     }
 
     #[test]
-    fn sync_default_shards_weighted_ops_match_model(ops in prop::collection::vec(op(), 1..60), p in 0usize..7, max in 0u64..2000) {
+    fn sync_default_shards_weighted_ops_match_model(ops in prop::collection::vec(op(), common::ops(60)), p in 0usize..7, max in 0u64..2000) {
         check_sync(&ops, policies()[p], max, None);
     }
 }

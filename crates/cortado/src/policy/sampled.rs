@@ -788,6 +788,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "statistical: 212,000 draws")]
     fn log_increment_probability_matches_formula() {
         // At 15 the odds are 1 / ((15 - 5) * 10 + 1) = 1/101: 202,000 trials give 2,000
         // increments on average, with a standard deviation of about 44.
@@ -804,6 +805,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "statistical: 200 runs of 1,000 reads")]
     fn lfu_counter_grows_logarithmically() {
         // Reaching 5 + n takes sum_{b<n} (10b + 1) = 5n(n - 1) + n uses on average: 64 for 9,
         // 105 for 10, 924 for 19, 1,065 for 20. One run spreads over several values (each step

@@ -1014,6 +1014,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "long stream: 200,000 requests, so that both paths get their turn"
+    )]
     fn evict_one_same_victims_as_general_path() {
         // Skewed keys with a scan now and then, through an adaptive policy, so that the window
         // and protected bounds move and both paths get their turn.
@@ -1182,6 +1186,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "long stream: miniatures start at half of 100,000 entries"
+    )]
     fn deferral_static_always_adaptive_sampled_once_sized() {
         assert_eq!(full_static(20).deferral(), Deferral::Always);
         let mut p = WTinyLfu::new(100_000, Adaptation::Lead, false, Some(1));
@@ -1245,6 +1253,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "long stream: the climber decides over many samples")]
     fn adaptive_small_cache_shifting_hot_sets_takes_fast_aging() {
         let ratio = |fast| {
             let mut p = WTinyLfu::new(100, Adaptation::Static, false, Some(8));
@@ -1261,6 +1270,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "long stream: the aging twin must win first")]
     fn set_maximum_grown_aging_switch_before_half_full_still_sizes_sketch() {
         // Full at 100 entries, then grown a thousandfold: the sizing waits until the cache is
         // half full of the new capacity. Meanwhile the miniatures (still those of 100 entries)
@@ -1316,6 +1326,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "long stream: the climber decides over many samples")]
     fn adaptive_small_cache_long_loop_keeps_slow_aging() {
         // A loop of 1,000 keys through 50 slots: fast aging (every 500 increments) forgets
         // every count before its key comes round again, and the cache hits nothing.
@@ -1332,12 +1343,14 @@ mod tests {
     #[test]
     fn evict_over_capacity_keeps_bound_and_validates() {
         let mut p = WTinyLfu::new(100, Adaptation::Lead, false, Some(1));
-        replay(&mut p, (0..10_000u64).map(|i| mix64(i) % 500));
+        let requests = if cfg!(miri) { 200 } else { 10_000 };
+        replay(&mut p, (0..requests).map(|i| mix64(i) % 500));
         assert_eq!(p.weighted_size(), 100);
         assert_eq!(p.validate().len(), 100);
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "long stream: a hit ratio over 200,000 requests")]
     fn loop_longer_than_capacity_gets_hits() {
         // LRU gets nothing on a loop of 1,000 keys through 500 slots; frequency keeps a stable set.
         let mut p = WTinyLfu::new(500, Adaptation::Lead, false, Some(2));
@@ -1373,6 +1386,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "long stream: the climber decides over many samples")]
     fn adaptive_short_reuse_grows_window_and_hits() {
         let mut adaptive = WTinyLfu::new(1000, Adaptation::Lead, false, Some(5));
         let (hits, total) = replay(&mut adaptive, short_reuse(200_000));

@@ -280,6 +280,8 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
+    #![proptest_config(crate::proptest_config(256))]
+
     /// The model: key -> (value, rotations done when last inserted or touched); an entry is
     /// alive while fewer than N rotations have happened since.
     #[test]
@@ -617,6 +619,8 @@ fn time_cache_key_drop_using_map_does_not_deadlock() {
 }
 
 proptest! {
+    #![proptest_config(crate::proptest_config(256))]
+
     /// For any T and N, an entry inserted at any time is present at age T and at age
     /// (N - 1)·I, gone at age N·I, where I = ⌈T / (N - 1)⌉ lies within the stated bounds.
     #[test]

@@ -11,11 +11,13 @@ use std::time::Duration;
 use cortado::notification::RemovalCause;
 use cortado::stats::CacheStats;
 
-/// Runs `body` on its own thread and fails if it takes longer than `limit` (a hung waiter).
+/// Runs `body` on its own thread and fails if it takes longer than `limit` (a hung waiter;
+/// [`paced`](super::paced) under Miri).
 pub fn with_timeout<T: Send + 'static>(
     limit: Duration,
     body: impl FnOnce() -> T + Send + 'static,
 ) -> T {
+    let limit = super::paced(limit);
     let (done, result) = mpsc::channel();
     std::thread::spawn(move || {
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(body));

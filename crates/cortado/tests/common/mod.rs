@@ -9,6 +9,39 @@ pub mod accounting;
 pub mod front;
 pub mod removals;
 
+/// Proptest's settings: `cases` cases, but only four under Miri, which interprets every
+/// instruction, and there no regression file either (Miri's isolation forbids file access).
+pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
+    if cfg!(miri) {
+        proptest::test_runner::Config {
+            cases: cases.min(4),
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        }
+    } else {
+        proptest::test_runner::Config::with_cases(cases)
+    }
+}
+
+/// How many operations a generated op sequence holds: 1 to `native`, or at most 24 under Miri,
+/// where an adaptive W-TinyLFU operation and the `validate()` after it take over a second.
+pub fn ops(native: usize) -> std::ops::Range<usize> {
+    1..if cfg!(miri) { native.min(24) } else { native }
+}
+
+/// A span of real time a test waits for or sets: `native`, or a hundred times that under Miri.
+/// Miri's clock runs at about the host's pace while it interprets code a hundred or more times
+/// slower, so a lifetime that must outlast a few operations, or a limit after which a thread is
+/// called hung, must grow there. A thread that really hangs still fails at once under Miri,
+/// which skips its clock ahead when every other thread is blocked.
+pub fn paced(native: Duration) -> Duration {
+    if cfg!(miri) {
+        native * 100
+    } else {
+        native
+    }
+}
+
 /// Every eviction policy, with its default settings.
 pub fn all_policies() -> [cortado::policy::EvictionPolicy; 7] {
     use cortado::policy::EvictionPolicy;
