@@ -27,11 +27,14 @@ use cortado::policy::EvictionPolicy;
 use cortado::sync::{Cache, Compute, Scheduler};
 use cortado::time::ManualClock;
 
-/// Seeds run; seed `i` uses policy `i % 7`, so each policy runs `SEEDS / 7` times (once under
+/// Seeds run; seed `i` uses policy `i % 7`, so each policy runs `SEEDS / 7` times (twice under
 /// Miri, with fewer operations).
-const SEEDS: u64 = if cfg!(miri) { 7 } else { 70 };
+const SEEDS: u64 = if cfg!(miri) { 14 } else { 70 };
 /// Operations per thread per seed.
-const OPS: u64 = if cfg!(miri) { 60 } else { 2_500 };
+const OPS: u64 = if cfg!(miri) { 30 } else { 2_500 };
+/// A clock tick advances the clock by less than this many milliseconds: more under Miri, whose
+/// few operations must still reach the lifetimes (40 to 300 ms).
+const TICK_MS: u64 = if cfg!(miri) { 50 } else { 5 };
 /// What the panicking loader panics with, kept out of the test's output.
 const LOADER_PANIC: &str = "mixed configs: loader panic";
 
@@ -254,7 +257,7 @@ fn work(
                 });
             }
             700..=799 => drop(cache.remove(&key)),
-            800..=859 => clock.advance(Duration::from_millis(r % 5)),
+            800..=859 => clock.advance(Duration::from_millis(r % TICK_MS)),
             860..=899 => cache.run_pending_tasks(),
             900..=909 => cache.retain(|k, _| *k % 7 != thread),
             910..=929 => {
@@ -358,7 +361,7 @@ fn run(config: &Config) -> HashMap<RemovalCause, u64> {
 fn mixed_ops_on_drawn_configs_account_for_every_value() {
     let configs: Vec<Config> = (0..SEEDS).map(Config::draw).collect();
     // Each setting is drawn both ways several times over the fixed seeds (at least once each
-    // way over Miri's seven).
+    // way over Miri's fourteen).
     let times = if cfg!(miri) { 1 } else { 5 };
     for (i, name) in FLAGS.iter().enumerate() {
         let on = configs.iter().filter(|c| c.flags()[i]).count();
