@@ -105,11 +105,11 @@
 //! library's other tests. The default policy is an adaptive W-TinyLFU ([`policy`]): miniature
 //! copies of the cache try seven window and admission modes, and two admission margins (and in
 //! small caches two aging periods of the frequency sketch), on a sample of the keys and the cache
-//! follows the best. On the simulator's 84 reference cells it averages
-//! 42.40% against 40.22% for Caffeine 2.6.2, 40.51% for S3-FIFO and 42.32% for the best reference
-//! policy of each cell (see `docs/hit-ratios-84.md`). Heap cost with `u64` keys and values is about
-//! 61 bytes per entry without expiry and 78 with a time to live, at a capacity of 1,000,000 (see
-//! `shard`'s notes for how it varies with the capacity).
+//! follows the best. On the simulator's 84 reference cells it averages 42.40% against 40.22% for
+//! Caffeine 2.6.2, 40.51% for S3-FIFO and 42.32% for the best reference policy of each cell (see
+//! `docs/hit-ratios-84.md`). Heap cost with `u64` keys and values is about 61 bytes per entry
+//! without expiry and 78 with a time to live, at a capacity of 1,000,000 (see `shard`'s notes for
+//! how it varies with the capacity).
 //!
 //! # Features
 //!

@@ -27,6 +27,11 @@ fn reach<V: Clone + Send + Sync + 'static>(handle: &Handle<V>) -> Option<Cache<u
     handle.lock().unwrap().clone()
 }
 
+/// Sets the cache that `handle` reaches, once the cache is built.
+fn attach<V>(handle: &Handle<V>, cache: &Cache<u32, V>) {
+    *handle.lock().unwrap() = Some(cache.clone());
+}
+
 /// Ends the cycle between a cache and its callback's handle.
 fn forget<V>(handle: &Handle<V>) {
     handle.lock().unwrap().take();
@@ -121,7 +126,7 @@ fn weigher_reading_its_cache_panics_instead_of_waiting() {
         })
         .build()
         .unwrap();
-    *handle.lock().unwrap() = Some(cache.clone());
+    attach(&handle, &cache);
     for key in 0..10 {
         cache.insert(key, key);
     }
@@ -133,8 +138,8 @@ fn weigher_reading_its_cache_panics_instead_of_waiting() {
     forget(&handle);
 }
 
-/// Lives an hour (under Miri, whose clock runs at the host's pace, one second is too short for
-/// the test); a read of key 70 inserts key 60 into the cache in `handle`.
+/// Lives an hour (under Miri, whose clock runs at least at the host's pace, one second is too
+/// short for the test); a read of key 70 inserts key 60 into the cache in `handle`.
 struct InsertOnRead {
     handle: Handle<u32>,
 }
@@ -165,7 +170,7 @@ fn expire_after_read_writing_own_shard_panics_instead_of_waiting() {
         })
         .build()
         .unwrap();
-    *handle.lock().unwrap() = Some(cache.clone());
+    attach(&handle, &cache);
     for key in (0..10).chain([70]) {
         cache.insert(key, key);
     }
@@ -321,7 +326,7 @@ fn value_clone_reading_its_cache_panics_in_get_peek_and_iter() {
     for key in 0..10 {
         cache.insert(key, ReadsOnClone(key, handle.clone()));
     }
-    *handle.lock().unwrap() = Some(cache.clone());
+    attach(&handle, &cache);
     for op in 0..3 {
         let cache = cache.clone();
         let message = panic_message(move || match op {
