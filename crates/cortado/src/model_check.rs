@@ -39,9 +39,8 @@ pub(crate) const PCT_DEPTH: usize = 3;
 /// The shuttle-backed twin of [`crate::shim`].
 mod shim {
     pub(crate) use shuttle::future::block_on;
-    pub(crate) use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(crate) use shuttle::sync::{Arc, Mutex, MutexGuard};
     pub(crate) use shuttle::thread;
-    pub(crate) use std::sync::PoisonError;
 
     /// Atomics, as `shuttle::sync::atomic`.
     pub(crate) mod atomic {

@@ -22,24 +22,41 @@
 //!   counter reads zero. Both sides use sequentially consistent operations on the counters and
 //!   the state, so a reader and a writer cannot both miss each other (Dekker's pattern): either
 //!   the writer sees the reader's count, or the reader sees the writer's bit and backs out.
-//!   Every other access to them is sequentially consistent too, though releases would do: on
-//!   x86 they compile to the same instructions, and Miri's weak-memory emulation produces
-//!   executions C++20 forbids where sequentially consistent and weaker accesses to one location
-//!   mix (rust-lang/miri#2301, #5104). With releases for the decrements and the unlock, and
-//!   relaxed spins, it reported a data race in CI (seed 0 of eight) that the argument above
-//!   rules out; 32 seeds of the all-sequential version report none.
-//! - **Waiting.** A reader that backs out, or a writer that finds the bit set, spins
-//!   [`SPINS`] times, then sleeps on a condition variable after setting the state's waiting
-//!   bit; the writer that clears a state with that bit set wakes them all. A writer waits for the
-//!   readers in flight by spinning, then yielding: readers hold a shard for a look-up and a clone.
+//!   The other accesses to them are sequentially consistent too, where on x86 that costs
+//!   nothing (a load, or a locked instruction that any ordering needs).
+//! - **Unlocking** is a plain release store of zero, which leaves no room for a waiting bit: a
+//!   waiter that set one between the writer's last look and its store would sleep through the
+//!   release. So nobody sleeps to be woken. **A waiter**, a reader that backs out or a writer
+//!   that finds the bit set, looks again after [`SPINS`] spins, then [`YIELDS`] yields, then
+//!   sleeps of [`FIRST_NAP`] doubling up to [`MAX_NAP`], so one that waited out a long write
+//!   notices the release at most a millisecond late. A writer waiting for the readers in flight
+//!   spins, then yields, but never sleeps: new readers wait on it, and those in flight hold the
+//!   shard for a look-up and a clone.
 //!
-//! A read still costs two locked instructions, but on a line its core keeps; a write costs
-//! two, as with `std`'s lock, plus a read of every counter's line. Giving each thread a slot of
-//! its own from a registry, so that it could end a read with a plain store, was measured too
-//! (the peer benchmark's `--threads 2` throughput, binaries alternated four times, means of the
-//! ratios to quick_cache): slower, 0.94x against 1.02x on workload A at 100% reads and 1.21x
-//! against 1.26x on B at 75%, with twice the counters (one per thread a CPU may run, and one
-//! shared by the rest) for writers to read and a registry lookup on every read.
+//!   With the `swap` that cleared the state (and told whether to wake sleepers on a condition
+//!   variable), the unlock was 21% of `insert`'s samples in the peer benchmark at 2 threads
+//!   (`perf record`): a locked instruction waits for the stores the insert left in flight. Over
+//!   ten alternated runs of `peers --only throughput --threads 2 --caches cortado,quick_cache
+//!   --runs 5`, workload A at 75% reads went from 1.019x quick_cache (worst run 0.93x) to 1.068x
+//!   (worst 1.01x); the same backoff with a sequentially consistent store (`xchg`) gave 0.982x
+//!   (worst 0.88x), so the gain is the store's.
+//!
+//!   The release store is the one access that is not sequentially consistent, and it mixes with
+//!   the others on the state. C++20 still rules out a reader entering under a writer: a
+//!   reader's load that reads a zero written before a writer's compare-and-swap precedes that
+//!   swap in the single order of sequentially consistent operations, so the writer's later look
+//!   at the counter sees the reader's count. Miri's weak-memory emulation broke that rule where
+//!   such accesses mixed (rust-lang/miri#5104) and reported a data race on this lock with the
+//!   nightly of 2026-05-19; the nightly CI pins (`nightly-2026-10-29`, see `.ci/miri`) has the
+//!   fix and passes 32 seeds.
+//!
+//! A read still costs two locked instructions, but on a line its core keeps; a write costs one,
+//! plus a read of every counter's line. Giving each thread a slot of its own from a registry, so
+//! that it could end a read with a plain store, was measured too (the peer benchmark's
+//! `--threads 2` throughput, binaries alternated four times, means of the ratios to
+//! quick_cache): slower, 0.94x against 1.02x on workload A at 100% reads and 1.21x against 1.26x
+//! on B at 75%, with twice the counters (one per thread a CPU may run, and one shared by the
+//! rest) for writers to read and a registry lookup on every read.
 //!
 //! # References
 //!
@@ -53,16 +70,22 @@
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
+use std::time::Duration;
 
 use super::shim::atomic::{AtomicU32, Ordering};
-use super::shim::{Condvar, Mutex, PoisonError};
+use super::shim::thread;
 
-/// The writer bit of [`ShardLock::state`].
+/// [`ShardLock::state`] while a writer holds the lock (or is waiting for the readers in flight).
 const WRITER: u32 = 1;
-/// Some thread sleeps on [`ShardLock::wake`] (set only while [`WRITER`] is).
-const WAITING: u32 = 2;
-/// Spins before a waiting thread sleeps, or a writer waiting for readers yields.
+/// Looks a waiting thread takes between spins before it starts to yield.
 const SPINS: u32 = 100;
+/// Looks a waiting thread takes between yields before it starts to sleep.
+const YIELDS: u32 = 20;
+/// The first sleep between looks; each sleep doubles it, up to [`MAX_NAP`].
+const FIRST_NAP: Duration = Duration::from_micros(10);
+/// The longest sleep between looks: how late a thread that waited that long may notice the lock
+/// came free.
+const MAX_NAP: Duration = Duration::from_millis(1);
 
 /// A counter alone on its cache lines (two, for the adjacent-line prefetcher).
 #[repr(align(128))]
@@ -70,10 +93,8 @@ struct Padded(AtomicU32);
 
 /// A read-write lock with reader counters on lines of their own; see the [module docs](self).
 pub(crate) struct ShardLock<T> {
-    /// [`WRITER`] and [`WAITING`].
+    /// [`WRITER`], or zero.
     state: AtomicU32,
-    parking: Mutex<()>,
-    wake: Condvar,
     /// One counter per slot; a power of two of them.
     readers: Box<[Padded]>,
     value: UnsafeCell<T>,
@@ -91,8 +112,6 @@ impl<T> ShardLock<T> {
         let slots = slots.next_power_of_two();
         Self {
             state: AtomicU32::new(0),
-            parking: Mutex::new(()),
-            wake: Condvar::new(),
             readers: (0..slots).map(|_| Padded(AtomicU32::new(0))).collect(),
             value: UnsafeCell::new(value),
         }
@@ -136,33 +155,9 @@ impl<T> ShardLock<T> {
     #[cold]
     #[inline(never)]
     fn wait_while_written(&self) {
-        for _ in 0..SPINS {
-            if self.state.load(Ordering::SeqCst) & WRITER == 0 {
-                return;
-            }
-            std::hint::spin_loop();
-        }
-        let mut parked = self.parking.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            let state = self.state.load(Ordering::SeqCst);
-            if state & WRITER == 0 {
-                return;
-            }
-            // The bit is set under `parking`, which the writer's release takes before it wakes
-            // the sleepers: a release either comes before this update (which then fails and
-            // the loop sees the lock free) or sees the bit and waits for this thread to sleep.
-            if state & WAITING == 0
-                && self
-                    .state
-                    .compare_exchange(state, state | WAITING, Ordering::SeqCst, Ordering::SeqCst)
-                    .is_err()
-            {
-                continue;
-            }
-            parked = self
-                .wake
-                .wait(parked)
-                .unwrap_or_else(PoisonError::into_inner);
+        let mut backoff = Backoff::default();
+        while self.state.load(Ordering::SeqCst) & WRITER != 0 {
+            backoff.wait();
         }
     }
 
@@ -187,17 +182,13 @@ impl<T> ShardLock<T> {
     #[inline(never)]
     fn write_contended(&self) {
         loop {
-            let state = self.state.load(Ordering::SeqCst);
-            if state & WRITER == 0 {
-                if self
-                    .state
-                    .compare_exchange(state, state | WRITER, Ordering::SeqCst, Ordering::SeqCst)
-                    .is_ok()
-                {
-                    return;
-                }
-            } else {
-                self.wait_while_written();
+            self.wait_while_written();
+            if self
+                .state
+                .compare_exchange(0, WRITER, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                return;
             }
         }
     }
@@ -214,7 +205,7 @@ impl<T> ShardLock<T> {
             .iter()
             .any(|counter| counter.0.load(Ordering::SeqCst) != 0)
         {
-            // Readers that saw the bit meanwhile back out and wait; this wakes any that sleep.
+            // Readers that saw the bit meanwhile back out and wait for it to clear.
             self.unlock_write();
             return None;
         }
@@ -228,22 +219,54 @@ impl<T> ShardLock<T> {
     #[inline]
     fn wait_for_readers(&self) {
         for counter in self.readers.iter() {
-            let mut spins = 0;
+            let mut backoff = Backoff::default();
             while counter.0.load(Ordering::SeqCst) != 0 {
-                if spins < SPINS {
-                    spins += 1;
-                    std::hint::spin_loop();
-                } else {
-                    super::shim::thread::yield_now();
+                // Never asleep: new readers wait on this writer, and those in flight leave soon.
+                if !backoff.spin() {
+                    thread::yield_now();
                 }
             }
         }
     }
 
+    /// A plain store: nobody sleeps on the lock to be woken (see the module docs).
+    #[inline]
     fn unlock_write(&self) {
-        if self.state.swap(0, Ordering::SeqCst) & WAITING != 0 {
-            drop(self.parking.lock().unwrap_or_else(PoisonError::into_inner));
-            self.wake.notify_all();
+        self.state.store(0, Ordering::Release);
+    }
+}
+
+/// How a thread waits for a lock's state or a counter to change: spinning, then yielding, then
+/// sleeping ever longer, up to [`MAX_NAP`].
+#[derive(Default)]
+struct Backoff {
+    looks: u32,
+    nap: Option<Duration>,
+}
+
+impl Backoff {
+    /// Spins once, unless this wait has spun [`SPINS`] times already (then false).
+    fn spin(&mut self) -> bool {
+        let spun = self.looks < SPINS;
+        if spun {
+            self.looks += 1;
+            std::hint::spin_loop();
+        }
+        spun
+    }
+
+    /// Waits a little longer than the last time.
+    fn wait(&mut self) {
+        if self.spin() {
+            return;
+        }
+        if self.looks < SPINS + YIELDS {
+            self.looks += 1;
+            thread::yield_now();
+        } else {
+            let nap = self.nap.map_or(FIRST_NAP, |nap| (nap * 2).min(MAX_NAP));
+            self.nap = Some(nap);
+            thread::sleep(nap);
         }
     }
 }
@@ -558,6 +581,41 @@ mod tests {
                 2,
                 "the failed try left the writer bit set"
             );
+        });
+    }
+
+    /// A write long enough to send its waiters to sleep: a reader and a writer waiting on it
+    /// still get in once it ends (nobody wakes them; they look again), and each sees it whole.
+    #[test]
+    fn write_held_past_the_spins_waiters_get_in_after_release() {
+        threads(|| {
+            let lock = Arc::new(ShardLock::new((0u64, 0u64), 2));
+            let mut guard = lock.write();
+            let waiters: Vec<_> = (0..2)
+                .map(|t| {
+                    let lock = lock.clone();
+                    thread::spawn(move || {
+                        if t == 0 {
+                            read_pair(&lock, 1)
+                        } else {
+                            let mut pair = lock.write();
+                            assert_eq!(pair.0, 9, "the waiting writer got in before the release");
+                            *pair = (10, 10);
+                            10
+                        }
+                    })
+                })
+                .collect();
+            // Past the spins and yields of both waiters, well into their sleeps (under the
+            // model checker, a chance for them to run).
+            thread::sleep(std::time::Duration::from_millis(20));
+            *guard = (9, 9);
+            drop(guard);
+            for waiter in waiters {
+                let seen = waiter.join().unwrap();
+                assert!(seen == 9 || seen == 10, "saw {seen}");
+            }
+            assert_eq!(*lock.read_as(0), (10, 10));
         });
     }
 

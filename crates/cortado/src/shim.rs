@@ -27,7 +27,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::Thread;
 
-pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
 pub(crate) use std::thread;
 
 /// Atomics, as `std::sync::atomic`.
