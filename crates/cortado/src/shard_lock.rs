@@ -35,11 +35,15 @@
 //!
 //!   With the `swap` that cleared the state (and told whether to wake sleepers on a condition
 //!   variable), the unlock was 21% of `insert`'s samples in the peer benchmark at 2 threads
-//!   (`perf record`): a locked instruction waits for the stores the insert left in flight. Over
-//!   ten alternated runs of `peers --only throughput --threads 2 --caches cortado,quick_cache
-//!   --runs 5`, workload A at 75% reads went from 1.019x quick_cache (worst run 0.93x) to 1.068x
-//!   (worst 1.01x); the same backoff with a sequentially consistent store (`xchg`) gave 0.982x
-//!   (worst 0.88x), so the gain is the store's.
+//!   (`perf record`): a locked instruction waits for the stores the insert left in flight. In
+//!   the peer benchmark (`peers --only throughput --threads 2`), with the binaries before and
+//!   after alternated, this machine's two cores ran workload A either at about 8 or at about 30
+//!   Mops/s; over the five pairs of `--caches cortado --runs 9` that ran in the same state,
+//!   A at 75% reads gained 0.5 / 11 / 9 / 23 / 4% and B at 75% 9 / 4 / 9 / 1 / 6%. Ratios to
+//!   quick_cache (`--caches cortado,quick_cache --runs 5`) are noisier: over 33 pairs in four
+//!   batches, A at 75% reads gained 0.025 on average (batch means -0.002 to +0.049), and a
+//!   sequentially consistent store (`xchg`) with the same waiting gave none (0.982x against
+//!   1.019x, ten pairs), so the gain is the store's.
 //!
 //!   The release store is the one access that is not sequentially consistent, and it mixes with
 //!   the others on the state. C++20 still rules out a reader entering under a writer: a

@@ -92,8 +92,9 @@
 //!   reads), B from 1.29x to 1.70x and from 1.20x to 1.25x; at 1 thread the ratios moved within
 //!   the runs' noise. Each write reads every counter's line once more than before. A writer
 //!   releases the lock with a plain store, not a locked instruction, and waiters look again
-//!   rather than sleep to be woken: A r75 went from 1.02x to 1.07x over ten alternated runs. It
-//!   is the crate's one `unsafe` module, run under Miri and model checked with shuttle.
+//!   rather than sleep to be woken: 0.5-23% more A r75 throughput in paired runs (see the
+//!   module). It is the crate's one `unsafe` module, run under Miri and model checked with
+//!   shuttle.
 //! - **Reads** take the shard's read lock, look the key up and clone the value. Most hits are
 //!   only counted in a byte of the entry's slot, which the policy applies when the entry nears
 //!   eviction (deferred reads, see the `shard` module); the rest (the keys the miniatures
