@@ -245,7 +245,8 @@ impl<T> ShardLock<T> {
 #[derive(Default)]
 struct Backoff {
     looks: u32,
-    nap: Option<Duration>,
+    /// The last sleep; zero before the first.
+    nap: Duration,
 }
 
 impl Backoff {
@@ -268,9 +269,8 @@ impl Backoff {
             self.looks += 1;
             thread::yield_now();
         } else {
-            let nap = self.nap.map_or(FIRST_NAP, |nap| (nap * 2).min(MAX_NAP));
-            self.nap = Some(nap);
-            thread::sleep(nap);
+            self.nap = (self.nap * 2).clamp(FIRST_NAP, MAX_NAP);
+            thread::sleep(self.nap);
         }
     }
 }
