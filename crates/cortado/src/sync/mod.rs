@@ -67,9 +67,16 @@
 //!   word, so threads on that shard trade its cache line. With 2 CPUs, 32 shards instead of 8 ran
 //!   1.2-1.4x faster at 2 threads on all four workloads of the peer benchmark (paired runs), cost
 //!   6-9% at 1 thread on workload A, and moved its hit ratios by at most 0.31 points (drifting Zipf
-//!   at capacity 50,000, 84.98% to 84.67%). With a weigher the default is
-//!   [`WEIGHTED_SHARDS_PER_CPU`] (4) per CPU, since a shard's share bounds the heaviest entry it
-//!   can keep (see [Capacity](self#capacity)). Each shard has its own policy, sketch and timer
+//!   at capacity 50,000, 84.98% to 84.67%). 32 per CPU (64 shards) was measured too, in eight
+//!   alternated pairs of `peers --only throughput --caches cortado,quick_cache --runs 5`: at 2
+//!   threads A went from 0.97x to 1.00x quick_cache (100% reads) and from 0.97x to 1.02x (75%),
+//!   B moved within the noise (1.77x to 1.76x, 1.22x to 1.26x); but scan+Zipf at capacity 50,000
+//!   fell from 68.45% to 68.11% (shards of 781 entries; mini-moka hits 68.16%), and an empty
+//!   cache of 1,000,000 entries took 2.2 MiB instead of 1.1. Raising [`MIN_SHARD_CAPACITY`] to
+//!   1,024 as well kept that cell but lost 1.04 and 0.16 points on scan+Zipf at 1,000 and
+//!   10,000 entries (`peers --only hit`), whose caches then had 1 and 8 shards instead of 2 and
+//!   32. With a weigher the default is [`WEIGHTED_SHARDS_PER_CPU`] (4) per CPU, since a shard's
+//!   share bounds the heaviest entry it can keep (see [Capacity](self#capacity)). Each shard has its own policy, sketch and timer
 //!   wheel, so shards never contend. One thing is shared: the adaptive W-TinyLFU's mode. Only shard
 //!   0 runs the miniature caches that choose it (see [`policy`](crate::policy)) and publishes its
 //!   choice in an atomic, which the other shards adopt at their next maintenance, so a sharded
