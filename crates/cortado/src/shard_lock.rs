@@ -392,7 +392,7 @@ mod tests {
             let _ = done.send(());
         });
         if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-            finished.recv_timeout(std::time::Duration::from_secs(60))
+            finished.recv_timeout(Duration::from_secs(60))
         {
             panic!("the test's threads hung for a minute: a lost wake-up or a deadlock");
         }
@@ -612,7 +612,7 @@ mod tests {
                 .collect();
             // Past the spins and yields of both waiters, well into their sleeps (under the
             // model checker, a chance for them to run).
-            thread::sleep(std::time::Duration::from_millis(20));
+            thread::sleep(Duration::from_millis(20));
             *guard = (9, 9);
             drop(guard);
             for waiter in waiters {

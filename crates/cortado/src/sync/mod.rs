@@ -76,8 +76,8 @@
 //!   1,024 as well kept that cell but lost 1.04 and 0.16 points on scan+Zipf at 1,000 and
 //!   10,000 entries (`peers --only hit`), whose caches then had 1 and 8 shards instead of 2 and
 //!   32. With a weigher the default is [`WEIGHTED_SHARDS_PER_CPU`] (4) per CPU, since a shard's
-//!   share bounds the heaviest entry it can keep (see [Capacity](self#capacity)). Each shard has its own policy, sketch and timer
-//!   wheel, so shards never contend. One thing is shared: the adaptive W-TinyLFU's mode. Only shard
+//!   share bounds the heaviest entry it can keep (see [Capacity](self#capacity)). Each shard has
+//!   its own policy, sketch and timer wheel, so shards never contend. One thing is shared: the adaptive W-TinyLFU's mode. Only shard
 //!   0 runs the miniature caches that choose it (see [`policy`](crate::policy)) and publishes its
 //!   choice in an atomic, which the other shards adopt at their next maintenance, so a sharded
 //!   cache pays for one set of miniatures and all shards agree. A follower compares that code with

@@ -32,8 +32,9 @@ pub fn ops(native: usize) -> std::ops::Range<usize> {
 /// A span of real time a test waits for or sets: `native`, or a hundred times that under Miri.
 /// Miri's clock runs at least at the host's pace (about 1.7x it on our two-core machines) while
 /// it interprets code a hundred or more times slower, so a lifetime that must outlast a few
-/// operations, or a limit after which a thread is called hung, must grow there. A thread that really hangs still fails at once under Miri,
-/// which skips its clock ahead when every other thread is blocked.
+/// operations, or a limit after which a thread is called hung, must grow there. A thread that
+/// really hangs still fails at once under Miri, which skips its clock ahead when every other
+/// thread is blocked.
 pub fn paced(native: Duration) -> Duration {
     if cfg!(miri) {
         native * 100
