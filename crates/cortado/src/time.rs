@@ -55,12 +55,18 @@ impl ManualClock {
     /// Moves the clock forward by `by`, stopping at `u64::MAX` nanoseconds.
     pub fn advance(&self, by: Duration) {
         let by = duration_nanos(by);
-        // `fetch_add` would wrap around, moving the clock backwards.
-        let _ = self
-            .nanos
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
-                Some(now.saturating_add(by))
-            });
+        // `fetch_add` would wrap around, moving the clock backwards. A plain compare-exchange
+        // loop rather than `fetch_update`, which newer toolchains deprecate in favour of
+        // `try_update`, a method our minimum Rust (1.85) lacks.
+        let mut now = self.nanos.load(Ordering::SeqCst);
+        while let Err(actual) = self.nanos.compare_exchange_weak(
+            now,
+            now.saturating_add(by),
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        ) {
+            now = actual;
+        }
     }
 
     /// Sets the clock to `at` after its origin; may move it backwards.
@@ -112,6 +118,22 @@ mod tests {
             u64::MAX,
             "moved forward, not wrapped around"
         );
+    }
+
+    #[test]
+    fn manual_clock_advance_from_two_threads_loses_no_step() {
+        let clock = ManualClock::new();
+        let steps: u64 = if cfg!(miri) { 50 } else { 10_000 };
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(|| {
+                    for _ in 0..steps {
+                        clock.advance(Duration::from_nanos(3));
+                    }
+                });
+            }
+        });
+        assert_eq!(clock.now_nanos(), 2 * steps * 3);
     }
 
     #[test]
