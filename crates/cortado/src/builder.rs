@@ -230,11 +230,12 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
     /// is one heavier than its shard's share of the capacity (see
     /// [Capacity](crate::sync#capacity): for a few very heavy entries, ask for fewer shards).
     /// Under W-TinyLFU, once the cache is full, a new entry heavier than the admission window
-    /// (3% of the capacity at first, of each shard's share in a sharded cache; the adaptive
-    /// policy moves it, and `window_capacity()` tells) leaves the window at once and must win
-    /// admission against the main space's victims, which a key seen for the first time usually
-    /// loses: it is then evicted as soon as it is inserted (cause `Size`), as any candidate
-    /// that loses admission is. Until the cache is full, it is kept.
+    /// (of each shard's share in a sharded cache: 3% at first under the default adaptive
+    /// policy, which then moves it, 1% under the static one; `window_capacity()` tells) leaves
+    /// the window at once and must win admission against the main space's victims, which a
+    /// key seen for the first time usually loses: it is then evicted as soon as it is inserted
+    /// (cause `Size`), as any candidate that loses admission is. Until the cache is full, it
+    /// is kept.
     pub fn weigher(mut self, weigher: impl Fn(&K, &V) -> u32 + Send + Sync + 'static) -> Self {
         self.weigher = Some(Arc::new(weigher));
         self

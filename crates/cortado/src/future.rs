@@ -173,7 +173,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.cache.retain(keep);
     }
 
-    /// A snapshot of the live entries, taken one shard at a time.
+    /// A snapshot of the live entries, taken one shard at a time (see [`sync::Cache::iter`]).
     pub fn iter(&self) -> Iter<'_, K, V, S>
     where
         K: Clone,

@@ -383,7 +383,8 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         self.shard.max_capacity()
     }
 
-    /// The live entries, in no particular order.
+    /// The entries live when `iter` is called, in no particular order (the iterator borrows
+    /// the cache, so nothing changes while it runs; a clock moved meanwhile is not consulted).
     pub fn iter(&self) -> Iter<'_, K, V, S> {
         Iter(self.shard.iter(self.now()))
     }

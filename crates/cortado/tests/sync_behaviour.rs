@@ -1019,6 +1019,32 @@ fn for_loop_over_reference_visits_each_live_entry_once() {
 }
 
 #[test]
+fn iter_clock_passes_deadline_mid_iteration_later_shards_skip_expired() {
+    let clock = ManualClock::new();
+    let cache: Cache<u32, u32> = Cache::builder()
+        .max_capacity(1_000)
+        .shards(4)
+        .time_to_live(Duration::from_secs(1))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    for key in 0..100 {
+        cache.insert(key, key);
+    }
+    let mut iter = cache.iter();
+    // The first shard's entries are cloned when it is reached, before the deadline.
+    let first = iter.next().expect("the first shard holds entries");
+    let (rest_of_first_shard, _) = iter.size_hint();
+    clock.advance(Duration::from_secs(5));
+    assert_eq!(cache.get(&first.0), None, "expired");
+    let after = iter.count();
+    assert_eq!(
+        after, rest_of_first_shard,
+        "only the first shard's snapshot remains: the later shards' entries have expired"
+    );
+}
+
+#[test]
 fn entry_by_ref_hit_makes_no_owned_key_computes_write() {
     let cache: Cache<CountedKey, u32> = Cache::builder()
         .max_capacity(10)

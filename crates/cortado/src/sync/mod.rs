@@ -1,5 +1,5 @@
 //! A thread-safe cache: shards of the single-threaded core, each behind a read-write lock, with
-//! reads that share their shard and never queue for its write lock.
+//! reads that share their shard and never take its write lock.
 //!
 //! [`Cache`] is `Send + Sync` and a cheap `Clone` (a shared handle); `get` returns a clone of the
 //! value, so put large values in an `Arc`. Loaders ([`get_with`](Cache::get_with) and friends)
@@ -32,7 +32,8 @@
 //! - **The cost of sharding.** An entry heavier than its shard's share is evicted at once
 //!   ([`RemovalCause::Size`]), even when it is lighter than the whole capacity; and keys spread
 //!   unevenly may fill one shard, which then evicts while others have room. The default shard count
-//!   keeps shares of at least [`MIN_SHARD_CAPACITY`] (256) units, and grows with the CPU count (see
+//!   keeps shares of at least [`MIN_SHARD_CAPACITY`] (256) units (a smaller cache is one shard),
+//!   and grows with the CPU count (see
 //!   *Shards* below), so the heaviest entry a cache keeps by default is smaller on a bigger
 //!   machine: a weighted cache of 1 MiB can keep no entry over 128 KiB on 2 CPUs (8 shards), nor
 //!   over 16 KiB on 16 (64 shards); once full, one heavier than its shard's window must also win
@@ -109,11 +110,12 @@
 //!   BP-Wrapper, as in Caffeine) and replayed into the policy by the next writer, or every 32nd
 //!   read (recorded in that buffer, or deferred by that thread) by the reader itself: still
 //!   under the read lock, it replays the batch if it wins a `try_lock` of the policy's own mutex
-//!   (never waiting), so readers never block each other or queue for the write lock. Only when an
+//!   (never waiting), so readers never block each other or take the write lock. Only when an
 //!   entry's deadline has passed does that reader try the write lock instead (`try_write`), to
 //!   remove it; `try_write` gives up at once if a writer holds the shard or any reader is in
-//!   flight, as `std`'s does. A read still waits while a writer holds its shard (a short
-//!   critical section).
+//!   flight, as `std`'s does. A read still waits while a writer holds its shard, and while one
+//!   has claimed it and waits for the reads in flight to end (so that readers cannot starve
+//!   writers); both waits last one short critical section.
 //!   Time-to-idle deadlines move at the read itself (an atomic per entry). A read that finds its
 //!   entry expired reports a miss and leaves the removal to maintenance.
 //! - **Writes** take the write lock and do the maintenance there, amortized on the calling
@@ -148,8 +150,8 @@
 //! 32 (so 256 bytes on 2 CPUs, 4 KiB from 32 CPUs on). An empty cache of 1,000,000 in 32 shards
 //! on 2 CPUs is 32 x (2,944 + 256 + the 32 KiB sketch) plus 256 bytes by `memory_bytes()`;
 //! plus the timer wheel's 11 KiB of bucket array headers once entries expire.
-//! With a `negative_ttl`, each shard also keeps an LRU of absent keys (an eighth of its capacity;
-//! with a weigher or no bound, 1,024).
+//! With a `negative_ttl`, each shard also keeps an LRU of absent keys (an eighth of its capacity,
+//! at least 16; with a weigher at most 1,024, and with no bound 1,024).
 //!
 //! Each shard keeps the whole cache's sketch minimums (a table of 4,096 entries, aging at most
 //! every 10,000 increments; see [`policy`](crate::policy)), so a sharded cache whose shards hold
@@ -207,7 +209,8 @@ pub const SHARDS_PER_CPU: usize = 16;
 /// share is never kept (see [Capacity](self#capacity)), and the gain of more shards was
 /// measured on unit weights.
 pub const WEIGHTED_SHARDS_PER_CPU: usize = 4;
-/// The fewest units of capacity a shard gets when the shard count is chosen automatically.
+/// The fewest units of capacity a shard gets when the shard count is chosen automatically,
+/// unless the whole capacity is smaller (the cache then has one shard).
 pub const MIN_SHARD_CAPACITY: u64 = 256;
 /// The most shards a cache may have.
 pub const MAX_SHARDS: usize = 1 << 16;
@@ -1045,16 +1048,15 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.inner.slots.len()
     }
 
-    /// A snapshot of the live entries, taken one shard at a time: each shard's entries are
-    /// cloned under its read lock when the iterator reaches it.
+    /// A snapshot of the live entries, taken one shard at a time: each shard's entries that
+    /// are live when the iterator reaches it are cloned under its read lock.
     pub fn iter(&self) -> Iter<'_, K, V, S>
     where
         K: Clone,
     {
         Iter {
-            all: &self.inner.slots,
+            inner: &self.inner,
             slots: self.inner.slots.iter(),
-            now: self.inner.now(),
             shard: Vec::new().into_iter(),
         }
     }
@@ -1225,10 +1227,10 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
 /// [`future::Cache`](crate::future::Cache)), taken one shard at a time: see [`Cache::iter`].
 #[must_use = "iterators are lazy and do nothing unless consumed"]
 pub struct Iter<'a, K, V, S = DefaultHashBuilder> {
-    /// Every shard, for the debug builds' check of the clones (see [Callbacks](self#callbacks)).
-    all: &'a [Slot<K, V, S>],
+    /// The cache: its clock, read as each shard is reached, and every shard, for the debug
+    /// builds' check of the clones (see [Callbacks](self#callbacks)).
+    inner: &'a Inner<K, V, S>,
     slots: std::slice::Iter<'a, Slot<K, V, S>>,
-    now: u64,
     /// The current shard's entries, cloned.
     shard: std::vec::IntoIter<(K, V)>,
 }
@@ -1247,10 +1249,12 @@ where
                 return Some(entry);
             }
             let slot = self.slots.next()?;
+            // Read per shard: an entry that expired since `iter` was called is not yielded.
+            let now = self.inner.now();
             let core = read(&slot.core);
             // The clones run under the shared lock: checked as the callbacks are.
-            let holding = Holding::enter(self.all);
-            let entries = core.iter(self.now).map(|(k, v)| (k.clone(), v.clone()));
+            let holding = Holding::enter(&self.inner.slots);
+            let entries = core.iter(now).map(|(k, v)| (k.clone(), v.clone()));
             self.shard = entries.collect::<Vec<_>>().into_iter();
             drop(holding);
         }
