@@ -65,7 +65,7 @@ async fn get_with_coalesces_across_tasks() {
                     cache
                         .get_with(1, async {
                             calls.fetch_add(1, Ordering::SeqCst);
-                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            tokio::time::sleep(common::paced(Duration::from_millis(100))).await;
                             7
                         })
                         .await
@@ -212,16 +212,29 @@ async fn try_get_with_error_reaches_every_task_and_is_not_cached() {
         const TASKS: usize = 8;
         let cache: Cache<u32, u64> = Cache::new(100);
         let calls = Arc::new(AtomicUsize::new(0));
+        let arrived = Arc::new(AtomicUsize::new(0));
         let barrier = Arc::new(Barrier::new(TASKS));
         let tasks: Vec<_> = (0..TASKS)
             .map(|_| {
-                let (cache, calls, barrier) = (cache.clone(), calls.clone(), barrier.clone());
+                let (cache, calls, arrived, barrier) = (
+                    cache.clone(),
+                    calls.clone(),
+                    arrived.clone(),
+                    barrier.clone(),
+                );
                 tokio::spawn(async move {
                     barrier.wait().await;
+                    arrived.fetch_add(1, Ordering::SeqCst);
                     cache
                         .try_get_with(1, async {
                             calls.fetch_add(1, Ordering::SeqCst);
-                            tokio::time::sleep(Duration::from_millis(100)).await;
+                            // An error is not cached: a task that came after it would load
+                            // again. So the load lasts until every task has joined it (under
+                            // Miri, a fixed 100 ms was sometimes too short for the last one).
+                            while arrived.load(Ordering::SeqCst) < TASKS {
+                                tokio::task::yield_now().await;
+                            }
+                            tokio::time::sleep(common::paced(Duration::from_millis(100))).await;
                             Err::<u64, _>("down".to_string())
                         })
                         .await

@@ -24,12 +24,15 @@ use cortado::time::ManualClock;
 const LIMIT: Duration = Duration::from_secs(20);
 
 /// Waits until `arrived` reaches `n`, then a little longer, so that every caller that passed the
-/// barrier has joined the load in flight.
+/// barrier has joined the load in flight. The wait is paced: under Miri, which interprets the
+/// last caller's steps from `arrived` to the load a hundred or more times slower, 50 ms is not
+/// always enough (a fixed sleep like it let a late task load a second time in
+/// `future_behaviour`), and Miri skips its clock ahead once every caller waits.
 fn wait_for_arrivals(arrived: &AtomicUsize, n: usize) {
     while arrived.load(Ordering::SeqCst) < n {
         std::thread::yield_now();
     }
-    std::thread::sleep(Duration::from_millis(50));
+    std::thread::sleep(common::paced(Duration::from_millis(50)));
 }
 
 #[test]
