@@ -78,17 +78,17 @@
 //!   10,000 entries (`peers --only hit`), whose caches then had 1 and 8 shards instead of 2 and
 //!   32. With a weigher the default is [`WEIGHTED_SHARDS_PER_CPU`] (4) per CPU, since a shard's
 //!   share bounds the heaviest entry it can keep (see [Capacity](self#capacity)). Each shard has
-//!   its own policy, sketch and timer wheel, so shards never contend. One thing is shared: the adaptive W-TinyLFU's mode. Only shard
-//!   0 runs the miniature caches that choose it (see [`policy`](crate::policy)) and publishes its
-//!   choice in an atomic, which the other shards adopt at their next maintenance, so a sharded
-//!   cache pays for one set of miniatures and all shards agree. A follower compares that code with
-//!   the one it adopted last, kept in the shard's own fields, and a shard whose reads have always
-//!   been deferred (every follower of the adaptive policy; every shard of the static one) never
-//!   drains its read buffer: maintenance then reads neither the policy's fields nor the buffer's
-//!   line. That cut the L1 data read misses of the peer benchmark's workload A by 4.5% (`replay
-//!   cortado A` under callgrind's cache simulation: 7.76M to 7.41M). Replaying a Zipf stream with 2
-//!   threads hits within half a point of 1 thread, with 1 shard, with 8 and with 32
-//!   (`tests/sync_hit_ratio.rs`).
+//!   its own policy, sketch and timer wheel, so shards never contend. One thing is shared: the
+//!   adaptive W-TinyLFU's mode. Only shard 0 runs the miniature caches that choose it (see
+//!   [`policy`](crate::policy)) and publishes its choice in an atomic, which the other shards adopt
+//!   at their next maintenance, so a sharded cache pays for one set of miniatures and all shards
+//!   agree. A follower compares that code with the one it adopted last, kept in the shard's own
+//!   fields, and a shard whose reads have always been deferred (every follower of the adaptive
+//!   policy; every shard of the static one) never drains its read buffer: maintenance then reads
+//!   neither the policy's fields nor the buffer's line. That cut the L1 data read misses of the
+//!   peer benchmark's workload A by 4.5% (`replay cortado A` under callgrind's cache simulation:
+//!   7.76M to 7.41M). Replaying a Zipf stream with 2 threads hits within half a point of 1 thread,
+//!   with 1 shard, with 8 and with 32 (`tests/sync_hit_ratio.rs`).
 //! - **The lock** of each shard is the `shard_lock` module's, not `std`'s `RwLock`: a reader
 //!   counts itself on a cache line of its own thread's (one counter per CPU in each lock), so
 //!   threads reading one shard no longer trade the lock word's line on every read; a writer sets
