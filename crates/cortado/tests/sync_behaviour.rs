@@ -1093,3 +1093,70 @@ fn entry_by_ref_hit_makes_no_owned_key_computes_write() {
     // Misses: the two first loads and the last read of the removed key.
     assert_eq!((stats.load_successes, stats.misses), (2, 3));
 }
+
+#[test]
+fn set_max_capacity_overlapping_calls_last_call_wins() {
+    // Each shard takes its share from the capacity asked for last, read under its lock: with
+    // the share of the call that reached it last, a shrink to 400 that a grow to 1,250
+    // overtook left 453 (shard 0 with 1,250's share, the others with 400's). The shrinking
+    // call's listener runs between two shards, outside every lock, and has another thread grow
+    // the cache to completion there.
+    let handle: Arc<Mutex<Option<Cache<u64, u64>>>> = Arc::new(Mutex::new(None));
+    let grew = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (h, g) = (handle.clone(), grew.clone());
+    let cache: Cache<u64, u64> = Cache::builder()
+        .max_capacity(1_600)
+        .shards(16)
+        .eviction_listener(move |_, _, cause| {
+            if cause == RemovalCause::Size && !g.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                let other = h.lock().unwrap().clone().unwrap();
+                std::thread::spawn(move || other.set_max_capacity(1_250))
+                    .join()
+                    .unwrap();
+            }
+        })
+        .build()
+        .unwrap();
+    *handle.lock().unwrap() = Some(cache.clone());
+    for key in 0..800 {
+        cache.insert(key, key);
+    }
+    cache.set_max_capacity(400);
+    assert!(grew.load(std::sync::atomic::Ordering::SeqCst));
+    handle.lock().unwrap().take();
+    // The grow stored its capacity after the shrink had, so it is the last call.
+    assert_eq!(cache.max_capacity(), 1_250);
+    cache.run_pending_tasks();
+    cache.validate();
+}
+
+#[test]
+fn set_max_capacity_shrink_remembers_fewer_absences() {
+    // A shard remembers absent keys up to an eighth of its share: 128 of 1,024, then 32 of 256.
+    let cache: Cache<u32, u32> = Cache::builder()
+        .max_capacity(1_024)
+        .shards(1)
+        .negative_ttl(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    for key in 0..100 {
+        assert_eq!(cache.optionally_get_with(key, || None), None);
+    }
+    let loads = |cache: &Cache<u32, u32>| {
+        let mut loads = 0;
+        for key in 0..100 {
+            cache.optionally_get_with(key, || {
+                loads += 1;
+                None
+            });
+        }
+        loads
+    };
+    assert_eq!(loads(&cache), 0, "all 100 absences remembered");
+    cache.set_max_capacity(256);
+    let reloaded = loads(&cache);
+    assert!(
+        reloaded >= 100 - 32,
+        "{reloaded} of 100 absences forgotten after shrinking to 32"
+    );
+}

@@ -469,7 +469,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     }
 
     /// [`optionally_get_with`](Self::optionally_get_with) for a key given by reference, made
-    /// into an owned key only when the loader runs.
+    /// into an owned key only on a miss that is not a cached absence.
     pub fn optionally_get_with_by_ref<Q>(
         &self,
         key: &Q,

@@ -27,6 +27,9 @@
 //!   [`set_max_capacity`](Cache::set_max_capacity) shrinks the cache: shards it has not reached
 //!   yet keep their old share until it returns, so the excess is at most the old capacity minus
 //!   the new one.
+//! - **Weights of 0.** With a weigher, the capacity bounds the total weight only: entries that
+//!   weigh 0 take none of it, and any number of them is kept (up to the `u32::MAX - 1` a shard
+//!   can hold).
 //! - **Shares.** Shard `i` of `n` gets `capacity / n`, plus one if `i < capacity % n`, so the
 //!   shares add up to exactly the capacity (also after `set_max_capacity`).
 //! - **The cost of sharding.** An entry heavier than its shard's share is evicted at once
@@ -45,17 +48,18 @@
 //! # Callbacks
 //!
 //! The weigher, the expiry rules, a `retain` predicate and the closures of the `entry` computes run
-//! under a shard's lock, and so do the value's `Clone` in `get` and `peek` and the key's and the
-//! value's in the iterators: they must be quick and must not use the cache they were called from.
-//! On their own shard that use would wait for itself forever (a read from `expire_after_read` or a
-//! `Clone`, which run under a shared lock, once a writer waits for that lock); on another, it
-//! deadlocks when a thread does the same the other way round. Built with debug assertions (as tests
-//! are), the cache panics at such a use from any of these callbacks, whichever shard it touches,
-//! and also from the callback of another cache that one of its callbacks used, so the mistake shows
-//! at once; release builds do not check. The eviction listener and the loaders run outside the
-//! locks and may use the cache, except that a loader may not load or compute its own key (it would
-//! wait for itself: that panics in every build, except in a thread-local destructor that runs after
-//! the cache's own thread locals are gone, where it hangs).
+//! under a shard's lock, and so do the value's `Clone` in `get` and `peek`, the key's and the
+//! value's in the iterators, and the key's when a loaded value is cached: they must be quick and
+//! must not use the cache they were called from. On their own shard that use would wait for itself
+//! forever (a read from `expire_after_read` or a `Clone`, which run under a shared lock, once a
+//! writer waits for that lock); on another, it deadlocks when a thread does the same the other way
+//! round. Built with debug assertions (as tests are), the cache panics at such a use from any of
+//! these callbacks, whichever shard it touches, and also from the callback of another cache that
+//! one of its callbacks used, so the mistake shows at once; release builds do not check. The
+//! eviction listener and the loaders run outside the locks and may use the cache, except that a
+//! loader may not load or compute its own key (it would wait for itself: that panics in every
+//! build, except in a thread-local destructor that runs after the cache's own thread locals are
+//! gone, where it hangs).
 //!
 //! # Design
 //!
@@ -265,6 +269,11 @@ pub(crate) struct Inner<K, V, S> {
     loaders: Padded<AtomicUsize>,
     /// The mode shard 0's adaptive policy chose, for the other shards (`NO_MODE` before any).
     policy_mode: AtomicU8,
+    /// The capacity the latest [`set_max_capacity`](Cache::set_max_capacity) asked for. Each
+    /// call stores it first, then gives every shard its share of the value it reads under that
+    /// shard's lock, so calls that overlap leave every shard with the share of the one that
+    /// stored last (with the shares of different calls, the total would be neither's).
+    capacity_target: AtomicU64,
     pacer: Option<PacerHandle>,
 }
 
@@ -446,6 +455,21 @@ fn share(capacity: u64, shards: usize, i: usize) -> u64 {
     capacity / n + u64::from((i as u64) < capacity % n)
 }
 
+/// How many absent keys (`negative_ttl`) a shard of this capacity remembers: an eighth of it, at
+/// least 16. It counts keys: with a weigher the capacity is a weight (bytes, say), whose eighth in
+/// keys would hold far more memory than the bound allows (a 1 MiB shard kept 131,072 absent keys,
+/// 8 MB), so a weighted shard keeps at most as many as an unbounded one.
+fn negatives_capacity(share: Option<u64>, weighted: bool) -> u64 {
+    share.map_or(NEGATIVES_UNBOUNDED, |m| {
+        let eighth = (m / 8).max(16);
+        if weighted {
+            eighth.min(NEGATIVES_UNBOUNDED)
+        } else {
+            eighth
+        }
+    })
+}
+
 impl<K, V> Cache<K, V>
 where
     K: Hash + Eq + Send + Sync + 'static,
@@ -492,8 +516,10 @@ impl<K, V, S, F: Concurrent> CacheBuilder<K, V, S, F> {
 
     /// Who runs maintenance besides the cache's users: with [`Scheduler::Thread`] a background
     /// thread removes expired entries (and calls the listener) when they are due (within
-    /// 10 ms: its rounds are at least that far apart), even when nobody touches the cache;
-    /// with `Scheduler::Tokio` (feature `tokio`) a task on the current tokio runtime does.
+    /// 10 ms: its rounds are at least that far apart; with a clock that does not follow the
+    /// wall clock, such as a [`ManualClock`](crate::time::ManualClock) moved by hand, within
+    /// 1 s of the move), even when nobody touches the cache; with `Scheduler::Tokio` (feature
+    /// `tokio`) a task on the current tokio runtime does.
     /// Either ends when the last handle of the cache is dropped. A round in progress at that
     /// moment finishes first: its listener calls may come after the handle's `drop` has
     /// returned, and the cache's entries are then dropped on the pacer's thread or task.
@@ -547,19 +573,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
         };
         let negatives = |i: usize| {
             builder.negative_ttl.map(|_| {
-                // An eighth of the shard's capacity, at least 16 keys. It counts keys: with a
-                // weigher the capacity is a weight (bytes, say), whose eighth in keys would
-                // hold far more memory than the bound allows (a 1 MiB shard kept 131,072
-                // absent keys, 8 MB), so a weighted shard keeps at most as many as an
-                // unbounded one.
-                let max = per_shard(i).max_capacity.map_or(NEGATIVES_UNBOUNDED, |m| {
-                    let eighth = (m / 8).max(16);
-                    if builder.weigher.is_some() {
-                        eighth.min(NEGATIVES_UNBOUNDED)
-                    } else {
-                        eighth
-                    }
-                });
+                let max = negatives_capacity(per_shard(i).max_capacity, builder.weigher.is_some());
                 let config = ShardConfig::<K, ()> {
                     max_capacity: Some(max),
                     initial_capacity: 0,
@@ -605,6 +619,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             load_nanos: AtomicU64::new(0),
             loaders: Padded(AtomicUsize::new(0)),
             policy_mode: AtomicU8::new(NO_MODE),
+            capacity_target: AtomicU64::new(config.max_capacity.unwrap_or(u64::MAX)),
             pacer,
         })
     }
@@ -1083,16 +1098,29 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
 
     /// Changes the capacity (split over the shards); shrinking evicts at once. While it runs,
     /// shards not yet reached keep their old share (see [Capacity](self#capacity)). Counting
-    /// entries (no weigher), the capacity is at most `u32::MAX - 1`, the builder's limit.
+    /// entries (no weigher), the capacity is at most `u32::MAX - 1`, the builder's limit. Of
+    /// calls that overlap, the one that started last wins: once all have returned, the capacity
+    /// is the one it asked for. With a `negative_ttl`, the absent keys each shard remembers
+    /// follow its new share.
     pub fn set_max_capacity(&self, max_capacity: u64) {
-        let max_capacity = if read(&self.inner.slots[0].core).counts_entries() {
+        let inner = &self.inner;
+        let counts_entries = read(&inner.slots[0].core).counts_entries();
+        let max_capacity = if counts_entries {
             max_capacity.min(crate::shard::MAX_ENTRIES)
         } else {
             max_capacity
         };
-        let n = self.inner.slots.len();
-        self.inner
-            .each_shard(|i, core, _| core.set_max_capacity(share(max_capacity, n, i)));
+        inner.capacity_target.store(max_capacity, Ordering::SeqCst);
+        let n = inner.slots.len();
+        inner.each_shard(|i, core, _| {
+            // Read under the shard's lock: a call that stored after this one has reached this
+            // shard, or will reach it after this call and set its own share.
+            let share = share(inner.capacity_target.load(Ordering::SeqCst), n, i);
+            core.set_max_capacity(share);
+            if let Some(negatives) = &inner.slots[i].negatives {
+                lock(negatives).set_max_capacity(negatives_capacity(Some(share), !counts_entries));
+            }
+        });
     }
 
     /// Replays buffered reads and removes expired entries now (otherwise done on writes, now
@@ -1210,7 +1238,8 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         }
     }
 
-    /// Loads in flight, over every shard (for tests).
+    /// Loads that a miss of their key can still join, over every shard (for tests). A load
+    /// that a write overtook leaves the count at once, though its loader may still run.
     #[doc(hidden)]
     pub fn loads_in_flight(&self) -> usize {
         self.inner.slots.iter().map(|s| s.loading.len()).sum()
