@@ -148,7 +148,8 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.cache.insert(key, value);
     }
 
-    /// Inserts or replaces with a lifetime of its own.
+    /// Inserts or replaces with a lifetime of its own; see
+    /// [`sync::Cache::insert_with_ttl`](crate::sync::Cache::insert_with_ttl).
     pub fn insert_with_ttl(&self, key: K, value: V, ttl: Duration) {
         self.cache.insert_with_ttl(key, value, ttl);
     }

@@ -831,15 +831,18 @@ where
             if self.weigher.is_some() || !self.defer_read_at(i, hash) {
                 self.policy_mut().update(i, weight);
             }
-            if let Some(deadlines) = deadlines {
-                self.set_deadlines(i, deadlines);
-            }
+            let born_expired = self.set_deadlines_at(i, deadlines, now);
             let cause = if expired {
                 RemovalCause::Expired
             } else {
                 RemovalCause::Replaced
             };
             self.notify_removal(key, old, cause);
+            if born_expired {
+                // The weighted size is back below what it was: nothing to evict.
+                self.remove_index(i, RemovalCause::Expired);
+                return i;
+            }
             if self.weigher.is_none() {
                 // The weighted size did not change: there is nothing to evict. Nor can the
                 // deferral that `evict` refreshes have changed: the policy sizes itself (and
@@ -869,13 +872,29 @@ where
             });
             folded = self.fold_before_insert();
             self.policy_mut().insert(i, hash, weight);
-            if let Some(deadlines) = deadlines {
-                self.set_deadlines(i, deadlines);
+            if self.set_deadlines_at(i, deadlines, now) {
+                self.remove_index(i, RemovalCause::Expired);
+                self.evict_folded(folded);
+                return i;
             }
             i
         };
         self.fit(i, weight, folded);
         i
+    }
+
+    /// Gives the live slot `i` the deadlines a write at `now` computed, if any; true if they
+    /// have passed already (a lifetime of zero), so that the caller removes the entry as
+    /// expired instead of keeping it, or evicting a live one to make room for it.
+    #[inline]
+    fn set_deadlines_at(&mut self, i: u32, deadlines: Option<Deadlines>, now: u64) -> bool {
+        let Some(deadlines) = deadlines else {
+            return false;
+        };
+        self.set_deadlines(i, deadlines);
+        self.rules
+            .effective(deadlines)
+            .is_some_and(|deadline| deadline <= now)
     }
 
     /// After the live slot `i`'s entry was written with `weight`: removes it if it can never

@@ -223,11 +223,12 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     /// as [`insert`](Self::insert) does. `None` when the eviction that follows the insert takes
     /// the new entry itself, which the listener hears of with [`RemovalCause::Size`]: always for
     /// an entry heavier than the whole capacity or a cache of capacity 0 (with a weigher, an
-    /// entry of weight 0 fits even there and is kept), and at times under
-    /// W-TinyLFU with a weigher, whose admission may judge a new entry at once: one heavier than
-    /// the window leaves it straight away, and a lighter one duels too when the entries moved
-    /// out of the window do not make enough room. If `init` panics, the panic reaches the
-    /// caller, nothing is inserted and a failed load is counted, as
+    /// entry of weight 0 fits even there and is kept), and at times under W-TinyLFU with a
+    /// weigher, whose admission may judge a new entry at once: one heavier than the window
+    /// leaves it straight away, and a lighter one duels too when the entries moved out of the
+    /// window do not make enough room. Also `None` when the cache gives the new entry a lifetime
+    /// of zero, which expires it as it is written (`Expired`). If `init` panics, the panic
+    /// reaches the caller, nothing is inserted and a failed load is counted, as
     /// [`sync::Cache::get_with`](crate::sync::Cache::get_with) does.
     ///
     /// ```
@@ -330,7 +331,12 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     }
 
     /// Inserts or replaces the value of `key` with its own lifetime, overriding the cache's
-    /// time to live for this entry, or its `expire_after` policy (which is not asked).
+    /// time to live for this entry, or its `expire_after` policy (which is not asked). A time to
+    /// idle still applies: the entry expires at the earlier of the two. A later plain `insert`
+    /// of the key gives it the cache's lifetime again (under `expire_after`, what its
+    /// `expire_after_update` returns: by default the lifetime left). A lifetime of zero expires
+    /// the entry as it is written: the listener hears of it as `Expired`, and no entry is
+    /// evicted to make room for it.
     pub fn insert_with_ttl(&mut self, key: K, value: V, ttl: Duration) {
         self.uses_time = true;
         self.write(key, value, Some(ttl));

@@ -349,6 +349,115 @@ both_front_ends! {
     }
 
     #[test]
+    fn zero_lifetime_write_full_cache_expires_it_and_evicts_nobody() {
+        // A write whose lifetime is zero is expired the moment it is made (`get` already said
+        // so): it leaves as `Expired`, not `Size`, and takes no live entry's place. Before,
+        // the eviction after the write took the coldest live key, and the dead entry stayed
+        // until the next write; with a weigher, an entry losing admission was reported `Size`.
+        for weighted in [false, true] {
+            let clock = ManualClock::new();
+            let builder = Cache::builder()
+                .max_capacity(if weighted { 100 } else { 10 })
+                .shards_if_sync(1)
+                .expire_after(ValueSeconds)
+                .clock(clock.clone())
+                .record_stats();
+            let builder = if weighted {
+                builder.weigher(|_: &u32, _: &u64| 10)
+            } else {
+                builder
+            };
+            let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let heard = log.clone();
+            let mut cache = builder
+                .eviction_listener(move |k: &u32, v: &u64, cause| {
+                    heard.lock().unwrap().push((*k, *v, cause));
+                })
+                .build()
+                .unwrap();
+            for key in 1..=10 {
+                cache.insert(key, 3_600);
+            }
+            for _ in 0..4 {
+                for key in 1..=10 {
+                    assert!(cache.get(&key).is_some());
+                }
+            }
+            cache.run_pending_tasks();
+            // `ValueSeconds` reads 0 as "never expires": a zero lifetime comes from the write.
+            cache.insert_with_ttl(100, 7, Duration::ZERO);
+            assert_eq!(got(cache.peek(&100)), None);
+            // A replacement given a zero lifetime goes too, after the old value's `Replaced`.
+            cache.insert_with_ttl(1, 8, Duration::ZERO);
+            cache.run_pending_tasks();
+            assert_eq!(
+                *log.lock().unwrap(),
+                vec![
+                    (100, 7, RemovalCause::Expired),
+                    (1, 3_600, RemovalCause::Replaced),
+                    (1, 8, RemovalCause::Expired),
+                ],
+                "weighted: {weighted}"
+            );
+            assert_eq!(cache.len(), 9);
+            let stats = cache.stats();
+            assert_eq!((stats.evictions_size, stats.evictions_expired), (0, 2));
+            cache.validate();
+        }
+    }
+
+    #[test]
+    fn insert_with_ttl_time_to_idle_still_applies_and_plain_insert_restores_ttl() {
+        let clock = ManualClock::new();
+        let mut cache = Cache::builder()
+            .max_capacity(10)
+            .time_to_live(Duration::from_secs(100))
+            .time_to_idle(Duration::from_secs(10))
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        // Its own lifetime (60 s) is later than the idle deadline (10 s): idle wins.
+        cache.insert_with_ttl(1, 1, Duration::from_secs(60));
+        // Read every 8 s, it lives until its own 60 s, not the cache's 100.
+        cache.insert_with_ttl(2, 2, Duration::from_secs(60));
+        // Replaced by a plain insert, the cache's 100 s apply again.
+        cache.insert_with_ttl(3, 3, Duration::from_secs(5));
+        cache.insert(3, 30);
+        for _ in 0..7 {
+            clock.advance(Duration::from_secs(8));
+            cache.get(&2);
+            cache.get(&3);
+        }
+        // At 56 s: key 1 idled out at 10 s; 2 and 3 are alive.
+        assert_eq!(got(cache.peek(&1)), None);
+        assert_eq!(got(cache.peek(&2)), Some(2));
+        assert_eq!(got(cache.peek(&3)), Some(30));
+        clock.advance(Duration::from_secs(6));
+        cache.get(&3);
+        // At 62 s: key 2's own 60 s are over; key 3 lives on.
+        assert_eq!(got(cache.peek(&2)), None);
+        assert_eq!(got(cache.peek(&3)), Some(30));
+        cache.validate();
+    }
+
+    #[test]
+    fn zero_lifetime_write_capacity_zero_is_expired_not_size() {
+        let clock = ManualClock::new();
+        let (mut cache, log) = Cache::builder()
+            .max_capacity(0)
+            .shards_if_sync(1)
+            .clock(clock.clone())
+            .build_logged();
+        cache.insert_with_ttl(7, 7, Duration::ZERO);
+        cache.insert(8, 8);
+        assert_eq!(
+            *log.lock().unwrap(),
+            vec![(7, 7, RemovalCause::Expired), (8, 8, RemovalCause::Size)]
+        );
+        cache.validate();
+    }
+
+    #[test]
     fn build_conflicting_settings_is_typed_error() {
         let err = Cache::<u32, u32>::builder()
             .max_capacity(10)

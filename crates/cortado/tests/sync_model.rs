@@ -32,7 +32,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => any::<u8>().prop_map(|k| Op::Get(k % 40)),
         6 => (any::<u8>(), any::<u16>()).prop_map(|(k, v)| Op::Insert(k % 40, v)),
-        1 => (any::<u8>(), any::<u16>(), 1..20u8).prop_map(|(k, v, t)| Op::InsertTtl(k % 40, v, t)),
+        1 => (any::<u8>(), any::<u16>(), 0..20u8).prop_map(|(k, v, t)| Op::InsertTtl(k % 40, v, t)),
         2 => (any::<u8>(), any::<u16>()).prop_map(|(k, v)| Op::GetWith(k % 40, v)),
         1 => any::<u8>().prop_map(|k| Op::Increment(k % 40)),
         2 => any::<u8>().prop_map(|k| Op::Remove(k % 40)),

@@ -1013,8 +1013,11 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.inner.insert(key, value, None);
     }
 
-    /// Inserts or replaces with a lifetime of its own, overriding the cache's time to live, or
-    /// its `expire_after` policy (which is not asked).
+    /// Inserts or replaces with a lifetime of its own, as
+    /// [`unsync::Cache::insert_with_ttl`](crate::unsync::Cache::insert_with_ttl) does: it
+    /// overrides the cache's time to live, or its `expire_after` policy (which is not asked), but
+    /// not its time to idle; a later plain `insert` gives the key the cache's lifetime again; a
+    /// lifetime of zero expires the entry as it is written (`Expired`, evicting nobody).
     pub fn insert_with_ttl(&self, key: K, value: V, ttl: Duration) {
         self.inner.insert(key, value, Some(ttl));
     }
