@@ -1,0 +1,114 @@
+//! The shard's invariant check, [`Shard::validate`], for tests and fuzzing: every structure
+//! that names a slot must agree with the others.
+
+use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::Ordering;
+use std::sync::PoisonError;
+
+use super::{Deferral, Shard, NO_DEADLINE};
+
+impl<K, V, S> Shard<K, V, S>
+where
+    K: Hash + Eq,
+    S: BuildHasher,
+{
+    /// Panics if any invariant is broken: the table, the slab, the free list, the policy and the
+    /// timer wheel must all agree, and the weighted size must fit the maximum.
+    pub(crate) fn validate(&self) {
+        let live: Vec<u32> = (0..self.index.slots.len() as u32)
+            .filter(|&i| self.index.slots[i as usize].is_some())
+            .collect();
+        assert_eq!(
+            live.len(),
+            self.index.table.len(),
+            "table and slab disagree on length"
+        );
+        for &i in &live {
+            let key = &self.entry(i).key;
+            assert_eq!(
+                self.find(self.hash(key), key),
+                Some(i),
+                "table misses slot {i}"
+            );
+        }
+        let mut free = self.free.clone();
+        free.sort_unstable();
+        free.dedup();
+        assert_eq!(free.len(), self.free.len(), "free list has duplicates");
+        assert!(
+            free.iter().all(|&i| self.index.slots[i as usize].is_none()),
+            "free list names a live slot"
+        );
+        assert_eq!(
+            free.len() + live.len(),
+            self.index.slots.len(),
+            "slots leaked"
+        );
+        let policy = self.policy();
+        let mut in_policy = policy.validate();
+        in_policy.sort_unstable();
+        assert_eq!(in_policy, live, "policy and slab disagree");
+        let weights: u64 = live.iter().map(|&i| u64::from(policy.weight_of(i))).sum();
+        assert_eq!(weights, policy.weighted_size(), "weights");
+        if let Some(weigher) = &self.weigher {
+            for &i in &live {
+                let entry = self.entry(i);
+                assert_eq!(weigher(&entry.key, &entry.value), policy.weight_of(i));
+            }
+        }
+        assert!(
+            policy.weighted_size() <= policy.maximum(),
+            "over capacity: {} > {}",
+            policy.weighted_size(),
+            policy.maximum()
+        );
+        drop(policy);
+        // The read path's flags stand for the fields they let it skip.
+        assert!(
+            self.index.timed || (self.wheel.is_none() && self.read_deadlines.is_empty()),
+            "a deadline is kept but the shard is not timed"
+        );
+        assert_eq!(
+            self.index.defers_all,
+            self.deferral == Deferral::Always,
+            "defers_all differs from the deferral {:?}",
+            self.deferral
+        );
+        if let Some(wheel) = &self.wheel {
+            wheel.validate();
+            for (i, _) in wheel.iter() {
+                assert!(
+                    self.index.slots[i as usize].is_some(),
+                    "timer for freed slot {i}"
+                );
+            }
+            let (rescheduled, earliest) = match &self.moved {
+                Some(moved) => (
+                    moved
+                        .slots
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .clone(),
+                    moved.earliest.load(Ordering::Relaxed),
+                ),
+                None => (Vec::new(), NO_DEADLINE),
+            };
+            for &i in &live {
+                let timer = wheel.deadline(i);
+                match self.deadline(i) {
+                    // Reads may have moved the deadline later, or removed it, since scheduling;
+                    // one that moved it earlier left the slot for `advance` to schedule again.
+                    Some(deadline) if !self.read_deadlines.is_empty() => assert!(
+                        timer.is_some_and(|t| t <= deadline)
+                            || (rescheduled.contains(&i) && earliest <= deadline),
+                        "slot {i}: timer {timer:?} after deadline {deadline}"
+                    ),
+                    deadline if self.read_deadlines.is_empty() => {
+                        assert_eq!(timer, deadline, "slot {i}: timer and deadline differ")
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
