@@ -159,12 +159,19 @@ fn throughput_section(run: &RunArgs, sizes: &Sizes, report: &mut Report) {
                     SEED,
                 );
                 // One timed pass per cache per round, the caches in turn and each round
-                // starting with the next one, so that a slow phase of the machine is shared.
+                // starting with the next one, so that a slow phase of the machine is shared;
+                // odd rounds go through the list backwards, so that a cache does not always
+                // follow the same one (whose drop and allocations it might inherit).
                 let peers = &run.peers;
                 let mut results: Vec<Option<Result<Measurement, String>>> = vec![None; peers.len()];
                 for round in 0..run.runs {
                     for turn in 0..peers.len() {
-                        let k = (round + turn) % peers.len();
+                        let step = if round % 2 == 0 {
+                            turn
+                        } else {
+                            peers.len() - 1 - turn
+                        };
+                        let k = (round + step) % peers.len();
                         if matches!(results[k], Some(Err(_))) {
                             continue;
                         }
@@ -206,13 +213,28 @@ fn throughput_section(run: &RunArgs, sizes: &Sizes, report: &mut Report) {
 
 fn hit_section(run: &RunArgs, sizes: &Sizes, report: &mut Report) {
     report.context.push(format!(
-        "hit ratio: {} requests over {} keys, get then insert + maintenance on a miss, seed {:#x}",
-        sizes.hit_requests, sizes.hit_keys, run.seed
+        "hit ratio: {} requests over {} keys, get then insert + maintenance on a miss, seed {:#x}, \
+         stream seeds {}",
+        sizes.hit_requests,
+        sizes.hit_keys,
+        run.seed,
+        run.stream_seeds
+            .iter()
+            .map(|s| format!("{s:#x}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     ));
+    for &stream_seed in &run.stream_seeds {
+        hit_replays(run, sizes, stream_seed, report);
+    }
+}
+
+/// Every stream drawn with `stream_seed`, replayed into every cache at every capacity.
+fn hit_replays(run: &RunArgs, sizes: &Sizes, stream_seed: u64, report: &mut Report) {
     for dist in hit_ratio::STREAMS {
-        let keys = hit_ratio::stream(dist, sizes.hit_keys, sizes.hit_requests);
+        let keys = hit_ratio::stream(dist, sizes.hit_keys, sizes.hit_requests, stream_seed);
         for capacity in sizes.hit_capacities() {
-            eprintln!("hit ratio {dist} cap {capacity}");
+            eprintln!("hit ratio {dist} cap {capacity} stream seed {stream_seed:#x}");
             for &peer in &run.peers {
                 let result = peer
                     .visit(Replay {
@@ -223,6 +245,7 @@ fn hit_section(run: &RunArgs, sizes: &Sizes, report: &mut Report) {
                     .map_err(|e| e.to_string());
                 report.hit.push(HitCell {
                     stream: dist.to_string(),
+                    stream_seed,
                     capacity,
                     cache: peer.name().to_owned(),
                     result,
@@ -230,6 +253,7 @@ fn hit_section(run: &RunArgs, sizes: &Sizes, report: &mut Report) {
             }
             report.hit.push(HitCell {
                 stream: dist.to_string(),
+                stream_seed,
                 capacity,
                 cache: "opt".to_owned(),
                 result: Ok(hit_ratio::optimal(&keys, capacity)),

@@ -120,8 +120,9 @@ fn fill<C: ConcurrentCache<u64, u64>>(cache: &C, stream: &ThreadStream) -> f64 {
     pass(cache, stream)
 }
 
-/// The second pass, over a full cache: the steady state the `peers` timings measure (they too
-/// fill the cache and run an untimed pass first). Counted alone by `callgrind
+/// The second pass, over a full cache: the steady state the `peers` timings measure (they fill
+/// the cache from keys of their own, then run an untimed pass of the stream before the timed
+/// one; here the first pass of the stream does both). Counted alone by `callgrind
 /// --toggle-collect='replay::measure*'`.
 #[inline(never)]
 fn measure<C: ConcurrentCache<u64, u64>>(cache: &C, stream: &ThreadStream) -> f64 {

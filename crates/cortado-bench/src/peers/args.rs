@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! peers [--quick] [--only throughput|hit|memory[,...]] [--threads 1,2] [--runs 5]
-//!       [--ops OPS_PER_THREAD] [--caches cortado,quick_cache,...] [--seed N] [--json FILE]
+//!       [--ops OPS_PER_THREAD] [--caches cortado,quick_cache,...] [--seed N]
+//!       [--stream-seeds N,...] [--json FILE]
 //! peers --memory-child CACHE SCENARIO ENTRIES
 //! ```
 //!
@@ -17,6 +18,11 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use super::hit_ratio::STREAM_SEED;
+
+/// The hit-ratio streams' seeds unless `--stream-seeds` says otherwise: the first is the one the
+/// tables of earlier runs used alone.
+pub const DEFAULT_STREAM_SEEDS: [u64; 5] = [STREAM_SEED, 1, 2, 3, 4];
 use super::memory::{Scenario, CHILD_FLAG};
 use super::{Peer, SEED};
 
@@ -64,6 +70,10 @@ pub struct RunArgs {
     /// streams keep theirs): the replays are deterministic, so this is how to see how much of a
     /// margin is one seed's luck.
     pub seed: u64,
+    /// The seeds the hit-ratio streams are drawn with, one replay of every stream each: the
+    /// other half of a margin's luck. The tables show means, and a hit-ratio goal is met only
+    /// when Cortado is ahead on every one.
+    pub stream_seeds: Vec<u64>,
     /// Where to write the results as JSON, if anywhere.
     pub json: Option<PathBuf>,
 }
@@ -78,6 +88,7 @@ impl Default for RunArgs {
             ops_per_thread: None,
             peers: Peer::ALL.to_vec(),
             seed: SEED,
+            stream_seeds: DEFAULT_STREAM_SEEDS.to_vec(),
             json: None,
         }
     }
@@ -134,7 +145,7 @@ pub const USAGE: &str = "\
 usage: peers [--quick] [--only throughput|hit|memory[,...]] [--threads 1,2] [--runs 5]
              [--ops OPS_PER_THREAD]
              [--caches cortado,quick_cache,quick_cache_same_shards,moka,mini_moka,lru_mutex]
-             [--seed N] [--json FILE]
+             [--seed N] [--stream-seeds N,...] [--json FILE]
        peers --memory-child CACHE no-expiry|ttl-1h ENTRIES";
 
 /// Parses the arguments after the program name.
@@ -181,6 +192,10 @@ pub fn parse(args: &[String]) -> Result<Command, ArgsError> {
             "--seed" => {
                 let text = value("--seed")?;
                 run.seed = text.parse().map_err(|_| bad("--seed", text))?;
+            }
+            "--stream-seeds" => {
+                let text = value("--stream-seeds")?;
+                run.stream_seeds = list(text, "--stream-seeds", |t| t.parse().ok())?;
             }
             "--json" => run.json = Some(PathBuf::from(value("--json")?)),
             other => return Err(ArgsError::UnknownFlag(other.to_owned())),
@@ -250,7 +265,7 @@ mod tests {
     fn parse_flags_set_their_fields() {
         let parsed = parse(&args(
             "--quick --only memory,throughput --threads 2,4 --runs 3 --ops 1000 \
-             --caches moka,cortado --seed 7 --json out.json",
+             --caches moka,cortado --seed 7 --stream-seeds 9,10 --json out.json",
         ));
         let expected = RunArgs {
             quick: true,
@@ -260,6 +275,7 @@ mod tests {
             ops_per_thread: Some(1000),
             peers: vec![Peer::Cortado, Peer::Moka],
             seed: 7,
+            stream_seeds: vec![9, 10],
             json: Some(PathBuf::from("out.json")),
         };
         assert_eq!(parsed, Ok(Command::Run(expected)));
@@ -274,6 +290,10 @@ mod tests {
         );
         assert_eq!(parse(&args("--only speed")), Err(bad("--only", "speed")));
         assert_eq!(parse(&args("--seed -1")), Err(bad("--seed", "-1")));
+        assert_eq!(
+            parse(&args("--stream-seeds 1,x")),
+            Err(bad("--stream-seeds", "1,x"))
+        );
         assert_eq!(
             parse(&args("--caches redis")),
             Err(bad("--caches", "redis"))

@@ -36,16 +36,16 @@ pub const STREAMS: [Dist; 4] = [
     Dist::DriftZipf { s: 0.99 },
 ];
 
-/// The seed of the hit-ratio streams.
+/// The default seed of the hit-ratio streams (`--stream-seed` replaces it).
 pub const STREAM_SEED: u64 = 0x05ee_d0f7_ab1e;
 
-/// `requests` keys of `dist` over `keys` distinct keys.
+/// `requests` keys of `dist` over `keys` distinct keys, drawn with `seed`.
 ///
 /// # Panics
 ///
 /// If `keys` is zero: the binary passes constants.
-pub fn stream(dist: Dist, keys: u64, requests: u64) -> Vec<u64> {
-    gen::keys(dist, keys, requests, STREAM_SEED)
+pub fn stream(dist: Dist, keys: u64, requests: u64, seed: u64) -> Vec<u64> {
+    gen::keys(dist, keys, requests, seed)
         .expect("the binary's streams have keys and valid exponents")
         .collect()
 }
@@ -112,7 +112,7 @@ mod tests {
     fn replay_loop_smaller_than_capacity_misses_only_first_pass() {
         // 50 keys cycled 10 times into 100 entries: 50 cold misses, then all hits, whatever
         // the policy.
-        let keys = stream(Dist::Loop, 50, 500);
+        let keys = stream(Dist::Loop, 50, 500, STREAM_SEED);
         for peer in Peer::ALL {
             let hit = peer
                 .visit(Replay {
@@ -157,7 +157,7 @@ mod tests {
             Dist::ScanZipf { s: 0.99 },
             Dist::Loop,
         ] {
-            let keys = stream(dist, 4_000, 40_000);
+            let keys = stream(dist, 4_000, 40_000, STREAM_SEED);
             for capacity in [40, 400, 2_000] {
                 for peer in Peer::ALL {
                     let most = peer.visit(MostHeld {
@@ -172,7 +172,7 @@ mod tests {
 
     #[test]
     fn replay_never_beats_optimal() {
-        let keys = stream(Dist::Zipf { s: 0.99 }, 2_000, 20_000);
+        let keys = stream(Dist::Zipf { s: 0.99 }, 2_000, 20_000, STREAM_SEED);
         let ceiling = optimal(&keys, 200);
         for peer in Peer::ALL {
             let hit = peer

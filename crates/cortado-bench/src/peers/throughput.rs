@@ -23,8 +23,9 @@
 //!   finishing; the rate is all threads' operations over that span. The median of the passes is
 //!   reported, because the machine is shared and a pass can lose its core for a while.
 //! - **Rounds.** The `peers` binary measures one timed pass per cache per round and takes the
-//!   caches in turn, starting each round with the next cache, so that a slow phase of the
-//!   machine falls on every cache alike; its ratios are the median of the per-round ratios. Run
+//!   caches in turn, starting each round with the next cache (odd rounds in reverse order, so
+//!   that a cache does not always follow the same one), so that a slow phase of the machine
+//!   falls on every cache alike; its ratios are the median of the per-round ratios. Run
 //!   one cache after another, a slow phase lasting one cache's passes once showed quick_cache at
 //!   a third of its rate in one cell, and cortado at 2.78x of it.
 //! - **Run-queue time.** On a shared machine a thread also waits, ready but not running, for a
@@ -270,11 +271,14 @@ fn pass<C: ConcurrentCache<u64, u64>>(cache: &C, streams: &[ThreadStream]) -> Pa
                 let barrier = &barrier;
                 scope.spawn(move || {
                     barrier.wait();
-                    let queued_before = run_queue_wait_ns();
+                    // The waits are read inside the timed span, so that a wait during a read
+                    // of them is not taken off a span that does not hold it.
                     let start = Instant::now();
+                    let queued_before = run_queue_wait_ns();
                     let (hits, reads) = replay(cache, stream);
+                    let queued_after = run_queue_wait_ns();
                     let end = Instant::now();
-                    let queued_ns = match (queued_before, run_queue_wait_ns()) {
+                    let queued_ns = match (queued_before, queued_after) {
                         (Some(before), Some(after)) => Some(after.saturating_sub(before)),
                         _ => None,
                     };
