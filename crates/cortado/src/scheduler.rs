@@ -75,9 +75,10 @@ pub enum Scheduler {
     /// A dedicated thread (named `cortado-pacer`) that wakes when the next entry is due, or
     /// 10 ms after its previous round if that is later: a listener hears of an expiration at
     /// most 10 ms after the deadline, and a stream of deadlines costs the thread under 1% of
-    /// a core. It sleeps by the wall clock, at most 1 s at a time, so with a cache clock that
-    /// does not follow the wall clock (a [`ManualClock`](crate::time::ManualClock) moved by
-    /// hand) it notices a deadline that a move passed within that second.
+    /// a core. While any entry has a deadline it sleeps by the wall clock, at most 1 s at a
+    /// time, so with a cache clock that does not follow the wall clock (a
+    /// [`ManualClock`](crate::time::ManualClock) moved by hand) it notices a deadline that a
+    /// move passed within that second.
     Thread,
     /// A task on the tokio runtime that `build()` is called from (`build()` returns
     /// [`BuildError::NoTokioRuntime`] outside of one), which needs its time driver

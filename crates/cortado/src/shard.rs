@@ -777,7 +777,7 @@ where
     }
 
     /// Inserts or replaces; `ttl` overrides the configured lifetime for this entry. Evicts to fit.
-    /// Returns the entry's slot, which that eviction may have freed (see
+    /// Returns the entry's slot, which that eviction, or a lifetime of zero, may have freed (see
     /// [`value_in`](Self::value_in)).
     #[inline]
     pub(crate) fn insert(

@@ -402,6 +402,7 @@ both_front_ends! {
             assert_eq!(cache.len(), 9);
             let stats = cache.stats();
             assert_eq!((stats.evictions_size, stats.evictions_expired), (0, 2));
+            assert_eq!(stats.replacements, 1);
             cache.validate();
         }
     }

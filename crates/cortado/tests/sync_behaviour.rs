@@ -1098,7 +1098,7 @@ fn entry_by_ref_hit_makes_no_owned_key_computes_write() {
 fn set_max_capacity_overlapping_calls_last_call_wins() {
     // Each shard takes its share from the capacity asked for last, read under its lock: with
     // the share of the call that reached it last, a shrink to 400 that a grow to 1,250
-    // overtook left 453 (shard 0 with 1,250's share, the others with 400's). The shrinking
+    // overtook left 454 (shard 0 with 1,250's share, the others with 400's). The shrinking
     // call's listener runs between two shards, outside every lock, and has another thread grow
     // the cache to completion there.
     let handle: Arc<Mutex<Option<Cache<u64, u64>>>> = Arc::new(Mutex::new(None));
@@ -1159,4 +1159,26 @@ fn set_max_capacity_shrink_remembers_fewer_absences() {
         reloaded >= 100 - 32,
         "{reloaded} of 100 absences forgotten after shrinking to 32"
     );
+}
+
+#[test]
+fn set_max_capacity_unbounded_keeps_unbounded_absence_limit() {
+    // `u64::MAX` is how `max_capacity()` says "unbounded"; set back to it, a shard still
+    // remembers at most 1,024 absent keys, not an eighth of `u32::MAX`.
+    let cache: Cache<u32, u32> = Cache::builder()
+        .shards(1)
+        .negative_ttl(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    cache.set_max_capacity(u64::MAX);
+    let absent = if cfg!(miri) { 1_100 } else { 2_048 };
+    for key in 0..absent {
+        assert_eq!(cache.optionally_get_with(key, || None), None);
+    }
+    let mut reloaded = false;
+    cache.optionally_get_with(0, || {
+        reloaded = true;
+        None
+    });
+    assert!(reloaded, "the oldest of {absent} absences still remembered");
 }

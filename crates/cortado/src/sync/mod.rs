@@ -1102,9 +1102,10 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     /// Changes the capacity (split over the shards); shrinking evicts at once. While it runs,
     /// shards not yet reached keep their old share (see [Capacity](self#capacity)). Counting
     /// entries (no weigher), the capacity is at most `u32::MAX - 1`, the builder's limit. Of
-    /// calls that overlap, the one that started last wins: once all have returned, the capacity
-    /// is the one it asked for. With a `negative_ttl`, the absent keys each shard remembers
-    /// follow its new share.
+    /// calls that overlap, the last to record its capacity (each does so before it visits a
+    /// shard) wins: once all have returned, the capacity is the one it asked for. With a
+    /// `negative_ttl`, the absent keys each shard remembers follow its new share, as at build
+    /// time (a capacity at the limit, `u64::MAX` say, counts as none).
     pub fn set_max_capacity(&self, max_capacity: u64) {
         let inner = &self.inner;
         let counts_entries = read(&inner.slots[0].core).counts_entries();
@@ -1113,15 +1114,22 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         } else {
             max_capacity
         };
+        let limit = if counts_entries {
+            crate::shard::MAX_ENTRIES
+        } else {
+            u64::MAX
+        };
         inner.capacity_target.store(max_capacity, Ordering::SeqCst);
         let n = inner.slots.len();
         inner.each_shard(|i, core, _| {
             // Read under the shard's lock: a call that stored after this one has reached this
             // shard, or will reach it after this call and set its own share.
-            let share = share(inner.capacity_target.load(Ordering::SeqCst), n, i);
+            let target = inner.capacity_target.load(Ordering::SeqCst);
+            let share = share(target, n, i);
             core.set_max_capacity(share);
             if let Some(negatives) = &inner.slots[i].negatives {
-                lock(negatives).set_max_capacity(negatives_capacity(Some(share), !counts_entries));
+                let bounded = (target < limit).then_some(share);
+                lock(negatives).set_max_capacity(negatives_capacity(bounded, !counts_entries));
             }
         });
     }
