@@ -296,10 +296,13 @@ impl TimerWheel {
     }
 
     /// Makes room for ids below `ids` without growing again, and without the spare room of a
-    /// doubling: a cache sizes the wheel like its slab.
+    /// doubling: a cache sizes the wheel like its slab. A hint: room that cannot be had (more
+    /// than memory, or than `usize` can count) is not reserved, and the wheel grows as ids come.
     pub fn reserve(&mut self, ids: usize) {
-        self.nodes
-            .reserve_exact(ids.saturating_sub(self.nodes.len()));
+        // `try_`: `Vec::reserve_exact` panics on a size overflow and aborts when memory runs out.
+        let _ = self
+            .nodes
+            .try_reserve_exact(ids.saturating_sub(self.nodes.len()));
     }
 
     /// Schedules `id` to expire at `deadline`, replacing its previous deadline if it had one. A
@@ -664,6 +667,15 @@ mod tests {
         wheel.validate();
         expired.sort_unstable();
         expired
+    }
+
+    #[test]
+    fn reserve_more_than_usize_counts_is_ignored() {
+        // `Vec::reserve_exact` panicked with "capacity overflow".
+        let mut wheel = TimerWheel::new();
+        wheel.reserve(usize::MAX);
+        wheel.schedule(3, SECOND);
+        assert_eq!(advance(&mut wheel, 2 * SECOND), [3]);
     }
 
     #[test]

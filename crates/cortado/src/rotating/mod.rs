@@ -685,7 +685,9 @@ impl<K, V, S> Shared<K, V, S> {
     }
 
     /// Runs `op` after the rotations due by now, then the callback on what they expired, outside
-    /// the lock. Returns `op`'s result and the number of expired entries.
+    /// the lock. Returns `op`'s result and the number of expired entries. If `op` panics (a
+    /// `retain` predicate, a value's `Clone`, a key's `Hash`), the expired entries still reach
+    /// the callback before its panic does; a callback's panic is then dropped for `op`'s.
     fn with_map<R>(&self, op: impl FnOnce(&mut RotatingMap<K, V, S>) -> R) -> (R, usize) {
         let mut expired = Vec::new();
         let result = {
@@ -702,13 +704,26 @@ impl<K, V, S> Shared<K, V, S> {
                 }
                 state.rotations = due;
             }
-            op(&mut state.map)
+            // Caught, so that the entries already taken out of the map are not lost with the
+            // unwinding; the guard is dropped normally and the map stays valid (see `lock`).
+            catch_unwind(AssertUnwindSafe(|| op(&mut state.map)))
         };
         let count = expired.iter().map(Expired::len).sum();
-        if let Some(on_expire) = &self.on_expire {
-            expire_each(expired.into_iter().flatten(), on_expire);
+        let expire = || {
+            if let Some(on_expire) = &self.on_expire {
+                expire_each(expired.into_iter().flatten(), on_expire);
+            }
+        };
+        match result {
+            Ok(result) => {
+                expire();
+                (result, count)
+            }
+            Err(payload) => {
+                let _ = catch_unwind(AssertUnwindSafe(expire));
+                resume_unwind(payload)
+            }
         }
-        (result, count)
     }
 
     /// How long the cleaner may sleep: until the next rotation is due, at most one interval, at

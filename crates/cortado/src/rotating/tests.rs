@@ -389,6 +389,47 @@ fn time_cache_callback_panic_still_passes_every_batch_then_raises() {
     assert!(map.is_empty());
 }
 
+/// A value whose `Clone` panics.
+#[derive(Debug)]
+struct PanickyClone(u32);
+
+impl Clone for PanickyClone {
+    fn clone(&self) -> Self {
+        panic!("clone of {}", self.0)
+    }
+}
+
+#[test]
+fn time_cache_operation_panics_expired_entries_still_reach_callback() {
+    // The rotations an operation does first take entries out of the map; before, a panic in
+    // the operation itself (a `retain` predicate, a value's `Clone`) dropped them unheard.
+    for operation in ["retain", "get"] {
+        let clock = ManualClock::new();
+        let (log, record) = recorder();
+        let map = TimeCacheMap::builder(2 * HOUR)
+            .buckets(3)
+            .clock(clock.clone())
+            .on_expire(move |k: u32, v: PanickyClone| record(k, v.0))
+            .build()
+            .unwrap();
+        map.insert(1, PanickyClone(10));
+        clock.set(HOUR + HOUR / 2);
+        map.insert(2, PanickyClone(20));
+        // Two rotations due: the second expires key 1; key 2 stays.
+        clock.set(3 * HOUR + HOUR / 2);
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| match operation {
+            "retain" => map.retain(|_, _| panic!("the predicate panics")),
+            _ => drop(map.get(&2)),
+        }));
+        assert!(
+            outcome.is_err(),
+            "{operation}: the panic reaches the caller"
+        );
+        assert_eq!(sorted(&log), vec![(1, 10)], "{operation}");
+        assert!(map.contains_key(&2) && !map.contains_key(&1), "{operation}");
+    }
+}
+
 #[test]
 fn time_cache_builder_bad_settings_return_error() {
     let err = TimeCacheMap::<u32, u32>::builder(Duration::ZERO)
