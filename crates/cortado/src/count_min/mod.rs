@@ -788,7 +788,8 @@ impl<K: Hash + Eq, C: Counter> TopK<K, C> {
         self.heap.len()
     }
 
-    /// Whether no key has been added yet (or since [`clear`](Self::clear)).
+    /// Whether no key is tracked: none has been added with a count above zero yet (or since
+    /// [`clear`](Self::clear)).
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }

@@ -3,7 +3,8 @@
 //!
 //! An entry lives through exactly N - 1 rotations after its last insert and is handed to the expiry
 //! callback by the N-th, so a [`TimeCacheMap`] entry with expiration T is present for at least T
-//! and gone once T·(1 + 1/(N - 1)) has passed.
+//! and gone once T·(1 + 1/(N - 1)) has passed (plus under N ns of rounding, which matters only
+//! for an expiration of a few nanoseconds; see *The schedule* below).
 //!
 //! # Design
 //!
