@@ -73,6 +73,7 @@ use crate::stats::CacheStats;
 use crate::timer_wheel::TimerWheel;
 
 mod invariants;
+mod lifetimes;
 
 /// Computes an entry's weight.
 pub(crate) type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u32 + Send + Sync>;

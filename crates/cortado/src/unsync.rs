@@ -452,6 +452,85 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         self.shard.memory_bytes()
     }
 
+    /// The lifetime left to `key`: `None` if it is absent or expired, `Some(None)` if it has
+    /// no deadline.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut cache = cortado::unsync::Cache::new(10);
+    /// cache.insert_with_ttl("session", 1, Duration::from_secs(60));
+    /// cache.insert("config", 2);
+    /// assert!(cache.expires_after("session").flatten().is_some());
+    /// assert_eq!(cache.expires_after("config"), Some(None));
+    /// assert_eq!(cache.expires_after("absent"), None);
+    /// ```
+    pub fn expires_after<Q>(&self, key: &Q) -> Option<Option<Duration>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.shard
+            .expires_after(self.shard.hash(key), key, self.now())
+    }
+
+    /// Gives the live `key` a new lifetime from now (`Some`), as
+    /// [`insert_with_ttl`](Self::insert_with_ttl) would but keeping its value and its standing
+    /// with the eviction policy, or takes its deadline away (`None`: it stays until evicted or
+    /// removed, or until its next write gives it the cache's lifetime again; with a time to
+    /// idle, its next read starts one). Returns false, changing nothing, if the key is absent
+    /// or expired. A lifetime of zero expires the entry at once (`RemovalCause::Expired`).
+    pub fn set_expires_after<Q>(&mut self, key: &Q, ttl: Option<Duration>) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if ttl.is_some() {
+            self.uses_time = true;
+        }
+        let now = self.now();
+        let hash = self.shard.hash(key);
+        let found = self.shard.set_expires_after(hash, key, now, ttl);
+        self.notify();
+        found
+    }
+
+    /// Entries that have a deadline, counting expired ones not yet removed.
+    pub fn len_with_deadline(&self) -> usize {
+        self.shard.timed_len()
+    }
+
+    /// Visits the live entries stored at positions `cursor..` (0 to start), looking at no more
+    /// than `count` positions, and returns the cursor to continue from, or `None` once the end
+    /// is reached.
+    ///
+    /// Entries keep their position for as long as they stay in the cache, so a scan continued
+    /// until `None` visits every entry that was in the cache for the whole scan exactly once,
+    /// whatever is inserted or removed between the calls; entries inserted meanwhile may or may
+    /// not be visited.
+    ///
+    /// ```
+    /// let mut cache = cortado::unsync::Cache::new(100);
+    /// for i in 0..50 {
+    ///     cache.insert(i, i);
+    /// }
+    /// let (mut cursor, mut seen) = (Some(0), Vec::new());
+    /// while let Some(at) = cursor {
+    ///     cursor = cache.scan(at, 8, |k, _| seen.push(*k));
+    ///     cache.remove(&(seen.len() as i32 + 100)); // writes between calls are fine
+    /// }
+    /// seen.sort();
+    /// assert_eq!(seen, (0..50).collect::<Vec<_>>());
+    /// ```
+    pub fn scan(&self, cursor: usize, count: usize, visit: impl FnMut(&K, &V)) -> Option<usize> {
+        self.shard.scan(cursor, count, self.now(), visit)
+    }
+
+    /// A live entry picked at random (each about equally likely), or `None` if there is none.
+    pub fn random_entry(&self) -> Option<(&K, &V)> {
+        self.shard
+            .random_entry(crate::random::random_seed(), self.now())
+    }
+
     /// Panics if an internal invariant is broken. For tests and fuzzing.
     #[doc(hidden)]
     pub fn validate(&self) {

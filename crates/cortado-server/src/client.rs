@@ -1,0 +1,258 @@
+//! Clients: each connection's own state, and the registry `CLIENT LIST`, `CLIENT KILL` and
+//! `INFO clients` read.
+//!
+//! A connection owns its [`Client`] (the selected database, the protocol version, whether it
+//! authenticated) and shares a [`ClientInfo`] with the registry: the figures other clients may
+//! read (`CLIENT LIST`) and the flag that asks it to close (`CLIENT KILL`).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::Notify;
+
+/// Whether replies are sent (`CLIENT REPLY`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReplyMode {
+    /// Every reply.
+    #[default]
+    On,
+    /// None.
+    Off,
+    /// None for the next command.
+    Skip,
+    /// The command after `CLIENT REPLY SKIP`: its reply is dropped, then replies resume.
+    Skipping,
+}
+
+/// What a connection knows of its client. See the [module docs](self).
+#[derive(Debug)]
+pub struct Client {
+    /// The client's id (`CLIENT ID`).
+    pub id: u64,
+    /// The selected database.
+    pub db: usize,
+    /// The protocol version: 2 or 3.
+    pub resp: u8,
+    /// Whether the client may run commands (it authenticated, or no password is set).
+    pub authenticated: bool,
+    /// Shared with the registry.
+    pub info: Arc<ClientInfo>,
+    /// Close once the replies so far are written (`QUIT`, a protocol error).
+    pub close_after_reply: bool,
+    /// `CLIENT REPLY`.
+    pub reply_mode: ReplyMode,
+    /// Set by `MONITOR`: the connection then streams the commands of others.
+    pub wants_monitor: bool,
+    /// Set by `SHUTDOWN`: the server stops after this reply.
+    pub shutdown: bool,
+}
+
+impl Client {
+    /// A new client of the registry's, authenticated if no password is required.
+    pub fn new(info: Arc<ClientInfo>, authenticated: bool) -> Self {
+        Self {
+            id: info.id,
+            db: 0,
+            resp: 2,
+            authenticated,
+            info,
+            close_after_reply: false,
+            reply_mode: ReplyMode::On,
+            wants_monitor: false,
+            shutdown: false,
+        }
+    }
+
+    /// Selects database `db`.
+    pub fn select(&mut self, db: usize) {
+        self.db = db;
+        self.info.db.store(db, Ordering::Relaxed);
+    }
+}
+
+/// Flags of [`ClientInfo::flags`], as `CLIENT LIST` shows them.
+pub mod flag {
+    /// `O`: a monitor.
+    pub const MONITOR: u8 = 1;
+    /// `x`: in a transaction.
+    pub const MULTI: u8 = 2;
+    /// `P`: subscribed.
+    pub const PUBSUB: u8 = 4;
+    /// `e`: its keys are not evicted (`CLIENT NO-EVICT on`).
+    pub const NO_EVICT: u8 = 8;
+}
+
+/// What other clients may see of a client, and its kill switch.
+#[derive(Debug)]
+pub struct ClientInfo {
+    /// The client's id.
+    pub id: u64,
+    /// The peer's address.
+    pub addr: SocketAddr,
+    /// The server's address the client connected to.
+    pub laddr: SocketAddr,
+    /// The socket's file descriptor (`fd=`), or -1.
+    pub fd: i64,
+    /// When the client connected.
+    pub created: Instant,
+    /// `CLIENT SETNAME`'s name.
+    pub name: Mutex<Option<String>>,
+    /// The selected database.
+    pub db: AtomicUsize,
+    /// Milliseconds after `created` of the last command.
+    pub last_interaction: AtomicU64,
+    /// The command-table id of the last command, plus one (0: none yet).
+    pub last_command: AtomicUsize,
+    /// Protocol version.
+    pub resp: AtomicU8,
+    /// [`flag`]s.
+    pub flags: AtomicU8,
+    /// Bytes in the query buffer.
+    pub query_buffer: AtomicUsize,
+    /// Bytes waiting in the output buffer.
+    pub output_buffer: AtomicUsize,
+    /// Set by `CLIENT KILL`.
+    killed: AtomicBool,
+    kill: Notify,
+}
+
+impl ClientInfo {
+    /// Asks the client's connection to close.
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::SeqCst);
+        self.kill.notify_one();
+    }
+
+    /// Whether the client was asked to close.
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once the client is asked to close.
+    pub async fn killed(&self) {
+        if !self.is_killed() {
+            self.kill.notified().await;
+        }
+    }
+
+    /// Sets or clears flag `f`.
+    pub fn set_flag(&self, f: u8, on: bool) {
+        if on {
+            self.flags.fetch_or(f, Ordering::Relaxed);
+        } else {
+            self.flags.fetch_and(!f, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether flag `f` is set.
+    pub fn has_flag(&self, f: u8) -> bool {
+        self.flags.load(Ordering::Relaxed) & f != 0
+    }
+
+    /// Records a command of id `command` now.
+    #[inline]
+    pub fn touch(&self, command: usize) {
+        let ms = self.created.elapsed().as_millis() as u64;
+        self.last_interaction.store(ms, Ordering::Relaxed);
+        self.last_command.store(command + 1, Ordering::Relaxed);
+    }
+
+    /// Seconds since the last command.
+    pub fn idle_seconds(&self) -> u64 {
+        let now = self.created.elapsed().as_millis() as u64;
+        now.saturating_sub(self.last_interaction.load(Ordering::Relaxed)) / 1000
+    }
+
+    /// The client's name, or empty.
+    pub fn name(&self) -> String {
+        self.name
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .unwrap_or_default()
+    }
+}
+
+/// Every connected client, by id.
+#[derive(Debug, Default)]
+pub struct Clients {
+    map: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
+    next_id: AtomicU64,
+}
+
+impl Clients {
+    /// Registers a new connection and returns its shared info, or `None` when `maxclients`
+    /// are connected already.
+    pub fn register(
+        &self,
+        addr: SocketAddr,
+        laddr: SocketAddr,
+        fd: i64,
+        maxclients: u64,
+    ) -> Option<Arc<ClientInfo>> {
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() as u64 >= maxclients {
+            return None;
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let info = Arc::new(ClientInfo {
+            id,
+            addr,
+            laddr,
+            fd,
+            created: Instant::now(),
+            name: Mutex::new(None),
+            db: AtomicUsize::new(0),
+            last_interaction: AtomicU64::new(0),
+            last_command: AtomicUsize::new(0),
+            resp: AtomicU8::new(2),
+            flags: AtomicU8::new(0),
+            query_buffer: AtomicUsize::new(0),
+            output_buffer: AtomicUsize::new(0),
+            killed: AtomicBool::new(false),
+            kill: Notify::new(),
+        });
+        map.insert(id, info.clone());
+        Some(info)
+    }
+
+    /// Removes a closed connection.
+    pub fn unregister(&self, id: u64) {
+        self.map
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+    }
+
+    /// Every client, by id.
+    pub fn all(&self) -> Vec<Arc<ClientInfo>> {
+        self.map
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// The client of id `id`.
+    pub fn get(&self, id: u64) -> Option<Arc<ClientInfo>> {
+        self.map
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&id)
+            .cloned()
+    }
+
+    /// The number of connected clients.
+    pub fn len(&self) -> usize {
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Whether no client is connected.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

@@ -1,0 +1,413 @@
+//! Keyspace commands: `DEL`, `UNLINK`, `EXISTS`, `TYPE`, `KEYS`, `SCAN`, `RENAME`,
+//! `RENAMENX`, `RANDOMKEY`, `TOUCH`, `COPY`, `MOVE`, `OBJECT` and `MEMORY USAGE`.
+//!
+//! Commands over several keys lock all their shards first, so `RENAME` and `COPY` are atomic
+//! even when the two keys live in different shards.
+
+use super::flags::*;
+use super::{syntax_error, Args, CmdResult, Command, Ctx, Keys, Run, KEY1, NO_KEYS};
+use crate::glob::glob_match;
+use crate::keyspace::{Expire, Value};
+use crate::protocol::ErrorReply;
+
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    keys: Keys,
+    summary: &'static str,
+    since: &'static str,
+    handler: super::Handler,
+) -> Command {
+    Command {
+        name,
+        arity,
+        flags,
+        keys,
+        group: "generic",
+        since,
+        summary,
+        run: Run::Handler(handler),
+    }
+}
+
+const ALL_KEYS: Keys = Keys {
+    first: 1,
+    last: -1,
+    step: 1,
+};
+const TWO_KEYS: Keys = Keys {
+    first: 1,
+    last: 2,
+    step: 1,
+};
+const SUB_KEY: Keys = Keys {
+    first: 2,
+    last: 2,
+    step: 1,
+};
+
+const OBJECT: &[Command] = &[
+    cmd(
+        "encoding",
+        3,
+        READONLY,
+        SUB_KEY,
+        "Returns the internal encoding of a Redis object.",
+        "2.2.3",
+        object_encoding,
+    ),
+    cmd(
+        "help",
+        2,
+        LOADING | STALE,
+        NO_KEYS,
+        "Returns helpful text about the different subcommands.",
+        "6.2.0",
+        object_help,
+    ),
+    cmd(
+        "refcount",
+        3,
+        READONLY,
+        SUB_KEY,
+        "Returns the reference count of a value of a key.",
+        "2.2.3",
+        object_refcount,
+    ),
+];
+
+const MEMORY: &[Command] = &[
+    cmd(
+        "help",
+        2,
+        LOADING | STALE,
+        NO_KEYS,
+        "Returns helpful text about the different subcommands.",
+        "4.0.0",
+        memory_help,
+    ),
+    cmd(
+        "usage",
+        -3,
+        READONLY,
+        SUB_KEY,
+        "Estimates the memory usage of a key.",
+        "4.0.0",
+        memory_usage,
+    ),
+];
+
+/// The keyspace family's commands.
+pub const COMMANDS: &[Command] = &[
+    cmd("copy", -3, WRITE | DENYOOM, TWO_KEYS, "Copies the value of a key to a new key.", "6.2.0", copy),
+    cmd("del", -2, WRITE, ALL_KEYS, "Deletes one or more keys.", "1.0.0", del),
+    cmd("exists", -2, READONLY | FAST, ALL_KEYS, "Determines whether one or more keys exist.", "1.0.0", exists),
+    cmd("keys", 2, READONLY, NO_KEYS, "Returns all key names that match a pattern.", "1.0.0", keys),
+    Command {
+        name: "memory",
+        arity: -2,
+        flags: 0,
+        keys: NO_KEYS,
+        group: "server",
+        since: "4.0.0",
+        summary: "A container for memory diagnostics commands.",
+        run: Run::Container(MEMORY),
+    },
+    cmd("move", 3, WRITE | FAST, KEY1, "Moves a key to another database.", "1.0.0", move_key),
+    Command {
+        name: "object",
+        arity: -2,
+        flags: 0,
+        keys: NO_KEYS,
+        group: "generic",
+        since: "2.2.3",
+        summary: "A container for object introspection commands.",
+        run: Run::Container(OBJECT),
+    },
+    cmd("rename", 3, WRITE, TWO_KEYS, "Renames a key and overwrites the destination.", "1.0.0", rename),
+    cmd("renamenx", 3, WRITE | FAST, TWO_KEYS, "Renames a key only when the target key name doesn't exist.", "1.0.0", renamenx),
+    cmd("touch", -2, READONLY | FAST, ALL_KEYS, "Returns the number of existing keys out of those specified after updating the time they were last accessed.", "3.2.1", touch),
+    cmd("type", 2, READONLY | FAST, KEY1, "Determines the type of value stored at a key.", "1.0.0", type_of),
+    cmd("unlink", -2, WRITE | FAST, ALL_KEYS, "Asynchronously deletes one or more keys.", "4.0.0", del),
+];
+
+/// `DEL key [key ...]` and `UNLINK`: the number of keys removed.
+fn del(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let keys = args.from(1);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock_keys(keys.iter());
+    let removed = keys
+        .iter()
+        .filter(|key| locked.shard(key).remove(db, key).is_some())
+        .count();
+    ctx.reply.int(removed as i64);
+    Ok(())
+}
+
+/// `EXISTS key [key ...]`: how many of the keys exist (a key named twice counts twice).
+fn exists(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let keys = args.from(1);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock_keys(keys.iter());
+    let n = keys
+        .iter()
+        .filter(|key| locked.shard(key).contains(db, key))
+        .count();
+    ctx.reply.int(n as i64);
+    Ok(())
+}
+
+/// `TOUCH key [key ...]`: how many exist; each counts as an access.
+fn touch(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let keys = args.from(1);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock_keys(keys.iter());
+    let n = keys
+        .iter()
+        .filter(|key| locked.shard(key).lookup_write(db, key).is_some())
+        .count();
+    ctx.reply.int(n as i64);
+    Ok(())
+}
+
+/// `TYPE key`: `string`, ..., or `none`.
+fn type_of(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let name = locked
+        .shard(key)
+        .peek(db, key)
+        .map_or("none", |v| v.kind().name());
+    ctx.reply.simple(name);
+    Ok(())
+}
+
+/// `KEYS pattern`: every key of the database matching the pattern.
+fn keys(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let pattern = args.get(1);
+    let all = pattern == b"*";
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock_all();
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    for (_, shard) in locked.shards() {
+        if let Some(cache) = shard.db_ref(db) {
+            for (key, _) in cache.iter() {
+                if all || glob_match(pattern, key.as_slice(), false) {
+                    found.push(key.as_slice().to_vec());
+                }
+            }
+        }
+    }
+    drop(locked);
+    ctx.reply.array(found.len());
+    for key in found {
+        ctx.reply.bulk(&key);
+    }
+    Ok(())
+}
+
+/// Takes `src` out of `db` with its expiry time: `None` if missing.
+fn take(
+    locked: &mut crate::keyspace::Locked<'_>,
+    db: usize,
+    key: &[u8],
+) -> Option<(Value, Option<i64>)> {
+    let shard = locked.shard(key);
+    let at = shard.expire_time(db, key)?;
+    let value = shard.remove(db, key)?;
+    Some((value, at))
+}
+
+fn expire_of(at: Option<i64>) -> Expire {
+    at.map_or(Expire::Never, Expire::AtMillis)
+}
+
+fn rename_generic(ctx: &mut Ctx<'_>, args: Args<'_>, nx: bool) -> CmdResult {
+    let (src, dst) = (args.get(1), args.get(2));
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock_keys([src, dst]);
+    if !locked.shard(src).contains(db, src) {
+        return Err(ErrorReply::err("no such key"));
+    }
+    if src == dst {
+        if nx {
+            ctx.reply.int(0);
+        } else {
+            ctx.reply.ok();
+        }
+        return Ok(());
+    }
+    if nx && locked.shard(dst).contains(db, dst) {
+        ctx.reply.int(0);
+        return Ok(());
+    }
+    let (value, at) = take(&mut locked, db, src).expect("checked live");
+    locked.shard(dst).set(db, dst, value, expire_of(at));
+    if nx {
+        ctx.reply.int(1);
+    } else {
+        ctx.reply.ok();
+    }
+    Ok(())
+}
+
+/// `RENAME key newkey`: OK; the value and its lifetime move, replacing `newkey`.
+fn rename(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    rename_generic(ctx, args, false)
+}
+
+/// `RENAMENX key newkey`: 1 if renamed, 0 if `newkey` exists.
+fn renamenx(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    rename_generic(ctx, args, true)
+}
+
+fn db_index(ctx: &Ctx<'_>, arg: &[u8]) -> Result<usize, ErrorReply> {
+    let n = super::args::parse_int(arg)?;
+    if n < 0 || n as usize >= ctx.server.keyspace.databases() {
+        return Err(ErrorReply::err("DB index is out of range"));
+    }
+    Ok(n as usize)
+}
+
+/// `COPY source destination [DB destination-db] [REPLACE]`: 1 if copied, 0 if not.
+fn copy(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let (src, dst) = (args.get(1), args.get(2));
+    let src_db = ctx.db();
+    let mut dst_db = src_db;
+    let mut replace = false;
+    let mut i = 3;
+    while i < args.len() {
+        if args.is(i, "replace") {
+            replace = true;
+        } else if args.is(i, "db") && i + 1 < args.len() {
+            dst_db = db_index(ctx, args.get(i + 1))?;
+            i += 1;
+        } else {
+            return Err(syntax_error());
+        }
+        i += 1;
+    }
+    if src == dst && src_db == dst_db {
+        return Err(ErrorReply::err(
+            "source and destination objects are the same",
+        ));
+    }
+    let mut locked = ctx.server.keyspace.lock_keys([src, dst]);
+    let Some(at) = locked.shard(src).expire_time(src_db, src) else {
+        ctx.reply.int(0);
+        return Ok(());
+    };
+    let value = locked
+        .shard(src)
+        .peek(src_db, src)
+        .cloned()
+        .expect("live key");
+    if locked.shard(dst).contains(dst_db, dst) && !replace {
+        ctx.reply.int(0);
+        return Ok(());
+    }
+    locked.shard(dst).set(dst_db, dst, value, expire_of(at));
+    ctx.reply.int(1);
+    Ok(())
+}
+
+/// `MOVE key db`: 1 if moved, 0 if missing here or present there.
+fn move_key(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let src_db = ctx.db();
+    let dst_db = db_index(ctx, args.get(2))?;
+    if src_db == dst_db {
+        return Err(ErrorReply::err(
+            "source and destination objects are the same",
+        ));
+    }
+    let mut locked = ctx.server.keyspace.lock(key);
+    if !locked.shard(key).contains(src_db, key) || locked.shard(key).contains(dst_db, key) {
+        ctx.reply.int(0);
+        return Ok(());
+    }
+    let (value, at) = take(&mut locked, src_db, key).expect("checked live");
+    locked.shard(key).set(dst_db, key, value, expire_of(at));
+    ctx.reply.int(1);
+    Ok(())
+}
+
+/// The value at the `OBJECT` subcommand's key, if any.
+fn object_value(ctx: &mut Ctx<'_>, args: Args<'_>) -> Option<Value> {
+    let key = args.get(2);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    locked.shard(key).peek(db, key).cloned()
+}
+
+/// `OBJECT ENCODING key`: `int`, `embstr` or `raw` for strings; nil if missing.
+fn object_encoding(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    match object_value(ctx, args) {
+        Some(value) => ctx.reply.bulk(value.encoding().as_bytes()),
+        None => ctx.reply.null(),
+    }
+    Ok(())
+}
+
+/// `OBJECT REFCOUNT key`: 1, or Redis's count for its shared small integers; nil if missing.
+fn object_refcount(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    match object_value(ctx, args) {
+        Some(Value::Str(s)) => {
+            let shared =
+                crate::protocol::parse_i64(s.as_slice()).is_some_and(|n| (0..10_000).contains(&n));
+            ctx.reply.int(if shared { i64::from(i32::MAX) } else { 1 });
+        }
+        None => ctx.reply.null(),
+    }
+    Ok(())
+}
+
+fn object_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
+    super::server::help(
+        ctx,
+        "OBJECT",
+        &[
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+        ],
+    );
+    Ok(())
+}
+
+/// `MEMORY USAGE key [SAMPLES count]`: the bytes the key and its value take; nil if missing.
+fn memory_usage(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    match args.len() {
+        3 => {}
+        5 if args.is(3, "samples") => {
+            args.int(4)?;
+        }
+        _ => return Err(syntax_error()),
+    }
+    let key = args.get(2);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    match locked.shard(key).memory_usage(db, key) {
+        Some(bytes) => ctx.reply.int(bytes as i64),
+        None => ctx.reply.null(),
+    }
+    Ok(())
+}
+
+fn memory_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
+    super::server::help(
+        ctx,
+        "MEMORY",
+        &[
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value. Nested values are",
+            "    sampled up to <count> times (default: 5, 0 means sample all).",
+        ],
+    );
+    Ok(())
+}

@@ -1,0 +1,1043 @@
+//! String commands: `GET`, `SET` and its variants, counters, ranges and bits.
+//!
+//! Strings are binary-safe byte strings of up to `proto-max-bulk-len` bytes; integers and floats
+//! are strings that parse as one. Commands that change a string in place (`APPEND`, `INCR`,
+//! `SETRANGE`, `SETBIT`) keep the key's lifetime; `SET` without `KEEPTTL` clears it.
+
+use super::args::parse_int;
+use super::flags::*;
+use super::{syntax_error, wrong_type, Args, CmdResult, Command, Ctx, Keys, Run, KEY1};
+use crate::keyspace::{Expire, Shard, Value};
+use crate::protocol::ErrorReply;
+
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    keys: Keys,
+    summary: &'static str,
+    since: &'static str,
+    handler: super::Handler,
+) -> Command {
+    Command {
+        name,
+        arity,
+        flags,
+        keys,
+        group: "string",
+        since,
+        summary,
+        run: Run::Handler(handler),
+    }
+}
+
+const ALL_KEYS: Keys = Keys {
+    first: 1,
+    last: -1,
+    step: 1,
+};
+const PAIRS: Keys = Keys {
+    first: 1,
+    last: -1,
+    step: 2,
+};
+const TWO_KEYS: Keys = Keys {
+    first: 1,
+    last: 2,
+    step: 1,
+};
+
+/// The string family's commands.
+pub const COMMANDS: &[Command] = &[
+    cmd(
+        "append",
+        3,
+        WRITE | DENYOOM,
+        KEY1,
+        "Appends a string to the value of a key.",
+        "2.0.0",
+        append,
+    ),
+    cmd(
+        "bitcount",
+        -2,
+        READONLY,
+        KEY1,
+        "Counts the set bits of a string.",
+        "2.6.0",
+        bitcount,
+    ),
+    cmd(
+        "decr",
+        2,
+        WRITE | DENYOOM | FAST,
+        KEY1,
+        "Decrements the integer value of a key by one.",
+        "1.0.0",
+        decr,
+    ),
+    cmd(
+        "decrby",
+        3,
+        WRITE | DENYOOM | FAST,
+        KEY1,
+        "Decrements a number from the integer value of a key.",
+        "1.0.0",
+        decrby,
+    ),
+    cmd(
+        "get",
+        2,
+        READONLY | FAST,
+        KEY1,
+        "Returns the string value of a key.",
+        "1.0.0",
+        get,
+    ),
+    cmd(
+        "getbit",
+        3,
+        READONLY | FAST,
+        KEY1,
+        "Returns a bit value by offset.",
+        "2.2.0",
+        getbit,
+    ),
+    cmd(
+        "getdel",
+        2,
+        WRITE | FAST,
+        KEY1,
+        "Returns the string value of a key after deleting the key.",
+        "6.2.0",
+        getdel,
+    ),
+    cmd(
+        "getex",
+        -2,
+        WRITE | FAST,
+        KEY1,
+        "Returns the string value of a key after setting its expiration time.",
+        "6.2.0",
+        getex,
+    ),
+    cmd(
+        "getrange",
+        4,
+        READONLY,
+        KEY1,
+        "Returns a substring of the string stored at a key.",
+        "2.4.0",
+        getrange,
+    ),
+    cmd(
+        "getset",
+        3,
+        WRITE | DENYOOM | FAST,
+        KEY1,
+        "Returns the previous string value of a key after setting it to a new value.",
+        "1.0.0",
+        getset,
+    ),
+    cmd(
+        "incr",
+        2,
+        WRITE | DENYOOM | FAST,
+        KEY1,
+        "Increments the integer value of a key by one.",
+        "1.0.0",
+        incr,
+    ),
+    cmd(
+        "incrby",
+        3,
+        WRITE | DENYOOM | FAST,
+        KEY1,
+        "Increments the integer value of a key by a number.",
+        "1.0.0",
+        incrby,
+    ),
+    cmd(
+        "incrbyfloat",
+        3,
+        WRITE | DENYOOM | FAST,
+        KEY1,
+        "Increment the floating point value of a key by a number.",
+        "2.6.0",
+        incrbyfloat,
+    ),
+    cmd(
+        "lcs",
+        -3,
+        READONLY,
+        TWO_KEYS,
+        "Finds the longest common substring.",
+        "7.0.0",
+        lcs,
+    ),
+    cmd(
+        "mget",
+        -2,
+        READONLY | FAST,
+        ALL_KEYS,
+        "Atomically returns the string values of one or more keys.",
+        "1.0.0",
+        mget,
+    ),
+    cmd(
+        "mset",
+        -3,
+        WRITE | DENYOOM,
+        PAIRS,
+        "Atomically creates or modifies the string values of one or more keys.",
+        "1.0.1",
+        mset,
+    ),
+    cmd(
+        "msetnx",
+        -3,
+        WRITE | DENYOOM,
+        PAIRS,
+        "Atomically modifies the string values of one or more keys only when all keys don't exist.",
+        "1.0.1",
+        msetnx,
+    ),
+    cmd(
+        "psetex",
+        4,
+        WRITE | DENYOOM,
+        KEY1,
+        "Sets both string value and expiration time in milliseconds of a key.",
+        "2.6.0",
+        psetex,
+    ),
+    cmd(
+        "set",
+        -3,
+        WRITE | DENYOOM,
+        KEY1,
+        "Sets the string value of a key, ignoring its type.",
+        "1.0.0",
+        set,
+    ),
+    cmd(
+        "setbit",
+        4,
+        WRITE | DENYOOM,
+        KEY1,
+        "Sets or clears the bit at offset of the string value.",
+        "2.2.0",
+        setbit,
+    ),
+    cmd(
+        "setex",
+        4,
+        WRITE | DENYOOM,
+        KEY1,
+        "Sets the string value and expiration time of a key.",
+        "2.0.0",
+        setex,
+    ),
+    cmd(
+        "setnx",
+        3,
+        WRITE | DENYOOM | FAST,
+        KEY1,
+        "Set the string value of a key only when the key doesn't exist.",
+        "1.0.0",
+        setnx,
+    ),
+    cmd(
+        "setrange",
+        4,
+        WRITE | DENYOOM,
+        KEY1,
+        "Overwrites a part of a string value with another by an offset.",
+        "2.2.0",
+        setrange,
+    ),
+    cmd(
+        "strlen",
+        2,
+        READONLY | FAST,
+        KEY1,
+        "Returns the length of a string value.",
+        "2.2.0",
+        strlen,
+    ),
+];
+
+/// The string bytes of a value, or `WRONGTYPE`.
+fn string(value: &Value) -> Result<&[u8], ErrorReply> {
+    value.as_str().map(|s| s.as_slice()).ok_or_else(wrong_type)
+}
+
+/// Reads the string at `key` for a reading command: `None` if absent.
+fn read<'s>(shard: &'s mut Shard, db: usize, key: &[u8]) -> Result<Option<&'s [u8]>, ErrorReply> {
+    shard.lookup_read(db, key).map(string).transpose()
+}
+
+/// The longest string the server keeps, as `proto-max-bulk-len` sets it.
+fn check_length(ctx: &Ctx<'_>, len: u64) -> CmdResult {
+    if len > ctx.server.settings().proto_max_bulk_len {
+        return Err(ErrorReply::err(
+            "string exceeds maximum allowed size (proto-max-bulk-len)",
+        ));
+    }
+    Ok(())
+}
+
+/// `GET key`: the value, or nil.
+fn get(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    match read(locked.shard(key), db, key)? {
+        Some(bytes) => ctx.reply.bulk(bytes),
+        None => ctx.reply.null(),
+    }
+    Ok(())
+}
+
+/// The expiry options of `SET` and `GETEX`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExpireOption {
+    None,
+    /// EX, PX, EXAT or PXAT, as a Unix time in milliseconds.
+    At(i64),
+    KeepTtl,
+    Persist,
+}
+
+/// Parses an expiry option's number (`EX 10`) into a Unix time in milliseconds, with Redis's
+/// errors: not an integer, or not positive, or overflowing.
+fn expire_at(
+    value: &[u8],
+    unit_ms: i64,
+    absolute: bool,
+    now_ms: i64,
+    command: &str,
+) -> Result<i64, ErrorReply> {
+    let n = parse_int(value)?;
+    let invalid = || ErrorReply::err(format!("invalid expire time in '{command}' command"));
+    if n <= 0 {
+        return Err(invalid());
+    }
+    let ms = n.checked_mul(unit_ms).ok_or_else(invalid)?;
+    if absolute {
+        Ok(ms)
+    } else {
+        ms.checked_add(now_ms).ok_or_else(invalid)
+    }
+}
+
+/// `SET key value [NX | XX] [GET] [EX s | PX ms | EXAT t | PXAT t | KEEPTTL]`: OK, or nil when
+/// NX/XX stopped it; with GET, the old value (or nil) instead.
+fn set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let (mut nx, mut xx, mut get) = (false, false, false);
+    let mut expire = ExpireOption::None;
+    let now_ms = ctx.server.keyspace.time().now_millis() as i64;
+    let mut i = 3;
+    while i < args.len() {
+        let next = (i + 1 < args.len()).then(|| args.get(i + 1));
+        let timed = |unit, absolute| -> Result<ExpireOption, ErrorReply> {
+            Ok(ExpireOption::At(expire_at(
+                next.ok_or_else(syntax_error)?,
+                unit,
+                absolute,
+                now_ms,
+                "set",
+            )?))
+        };
+        if args.is(i, "nx") && !xx {
+            nx = true;
+        } else if args.is(i, "xx") && !nx {
+            xx = true;
+        } else if args.is(i, "get") {
+            get = true;
+        } else if args.is(i, "keepttl") && expire == ExpireOption::None {
+            expire = ExpireOption::KeepTtl;
+        } else if expire == ExpireOption::None
+            && next.is_some()
+            && (args.is(i, "ex") || args.is(i, "px") || args.is(i, "exat") || args.is(i, "pxat"))
+        {
+            expire = match args.get(i).to_ascii_lowercase().as_slice() {
+                b"ex" => timed(1000, false)?,
+                b"px" => timed(1, false)?,
+                b"exat" => timed(1000, true)?,
+                _ => timed(1, true)?,
+            };
+            i += 1;
+        } else {
+            return Err(syntax_error());
+        }
+        i += 1;
+    }
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let shard = locked.shard(key);
+    let old = match shard.lookup_write(db, key) {
+        Some(value) if get => Some(Some(string(value)?.to_vec())),
+        Some(_) => Some(None),
+        None => None,
+    };
+    let exists = old.is_some();
+    if (nx && exists) || (xx && !exists) {
+        match old.flatten() {
+            Some(bytes) if get => ctx.reply.bulk(&bytes),
+            _ => ctx.reply.null(),
+        }
+        return Ok(());
+    }
+    let value = Value::string(args.get(2));
+    let expire = match expire {
+        ExpireOption::None | ExpireOption::Persist => Expire::Never,
+        ExpireOption::KeepTtl => Expire::Keep,
+        ExpireOption::At(at) => Expire::AtMillis(at),
+    };
+    shard.set(db, key, value, expire);
+    if get {
+        match old.flatten() {
+            Some(bytes) => ctx.reply.bulk(&bytes),
+            None => ctx.reply.null(),
+        }
+    } else {
+        ctx.reply.ok();
+    }
+    Ok(())
+}
+
+/// `SETNX key value`: 1 if set, 0 if the key existed.
+fn setnx(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let shard = locked.shard(key);
+    if shard.lookup_write(db, key).is_some() {
+        ctx.reply.int(0);
+    } else {
+        shard.set(db, key, Value::string(args.get(2)), Expire::Never);
+        ctx.reply.int(1);
+    }
+    Ok(())
+}
+
+fn set_with_ttl(ctx: &mut Ctx<'_>, args: Args<'_>, unit_ms: i64, command: &str) -> CmdResult {
+    let key = args.get(1);
+    let now_ms = ctx.server.keyspace.time().now_millis() as i64;
+    let at = expire_at(args.get(2), unit_ms, false, now_ms, command)?;
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    locked
+        .shard(key)
+        .set(db, key, Value::string(args.get(3)), Expire::AtMillis(at));
+    ctx.reply.ok();
+    Ok(())
+}
+
+/// `SETEX key seconds value`: OK.
+fn setex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    set_with_ttl(ctx, args, 1000, "setex")
+}
+
+/// `PSETEX key milliseconds value`: OK.
+fn psetex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    set_with_ttl(ctx, args, 1, "psetex")
+}
+
+/// `GETSET key value`: the old value or nil; the key loses its lifetime.
+fn getset(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let shard = locked.shard(key);
+    let old = shard
+        .lookup_read(db, key)
+        .map(string)
+        .transpose()?
+        .map(<[u8]>::to_vec);
+    shard.set(db, key, Value::string(args.get(2)), Expire::Never);
+    match old {
+        Some(bytes) => ctx.reply.bulk(&bytes),
+        None => ctx.reply.null(),
+    }
+    Ok(())
+}
+
+/// `GETDEL key`: the value (then deleted) or nil.
+fn getdel(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let shard = locked.shard(key);
+    match read(shard, db, key)? {
+        Some(_) => {
+            let value = shard.remove(db, key).expect("a live key");
+            ctx.reply.bulk(string(&value)?);
+        }
+        None => ctx.reply.null(),
+    }
+    Ok(())
+}
+
+/// `GETEX key [EX s | PX ms | EXAT t | PXAT t | PERSIST]`: the value or nil, then the lifetime
+/// changed as asked.
+fn getex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let now_ms = ctx.server.keyspace.time().now_millis() as i64;
+    let mut expire = ExpireOption::None;
+    let mut i = 2;
+    while i < args.len() {
+        let next = (i + 1 < args.len()).then(|| args.get(i + 1));
+        let unit = match args.get(i).to_ascii_lowercase().as_slice() {
+            b"ex" => Some((1000, false)),
+            b"px" => Some((1, false)),
+            b"exat" => Some((1000, true)),
+            b"pxat" => Some((1, true)),
+            _ => None,
+        };
+        match (unit, next) {
+            (Some((unit, absolute)), Some(next)) if expire == ExpireOption::None => {
+                expire = ExpireOption::At(expire_at(next, unit, absolute, now_ms, "getex")?);
+                i += 1;
+            }
+            (None, _) if args.is(i, "persist") && expire == ExpireOption::None => {
+                expire = ExpireOption::Persist;
+            }
+            _ => return Err(syntax_error()),
+        }
+        i += 1;
+    }
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let shard = locked.shard(key);
+    let Some(bytes) = read(shard, db, key)? else {
+        ctx.reply.null();
+        return Ok(());
+    };
+    ctx.reply.bulk(bytes);
+    match expire {
+        ExpireOption::At(at) => {
+            shard.set_expire_time(db, key, Some(at));
+        }
+        ExpireOption::Persist => {
+            shard.set_expire_time(db, key, None);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `MGET key [key ...]`: each value, nil for a missing key or one that is not a string.
+fn mget(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let keys = args.from(1);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock_keys(keys.iter());
+    ctx.reply.array(keys.len());
+    for key in keys.iter() {
+        match locked
+            .shard(key)
+            .lookup_read(db, key)
+            .and_then(Value::as_str)
+        {
+            Some(s) => ctx.reply.bulk(s.as_slice()),
+            None => ctx.reply.null(),
+        }
+    }
+    Ok(())
+}
+
+/// `MSET key value [key value ...]`: OK; all are written at once.
+fn mset(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    if args.len() % 2 == 0 {
+        return Err(super::arity_error("mset"));
+    }
+    let db = ctx.db();
+    let mut locked = ctx
+        .server
+        .keyspace
+        .lock_keys(args.from(1).iter().step_by(2));
+    for i in (1..args.len()).step_by(2) {
+        let key = args.get(i);
+        locked
+            .shard(key)
+            .set(db, key, Value::string(args.get(i + 1)), Expire::Never);
+    }
+    ctx.reply.ok();
+    Ok(())
+}
+
+/// `MSETNX key value [key value ...]`: 1 if all were written, 0 (and none) if any existed.
+fn msetnx(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    if args.len() % 2 == 0 {
+        return Err(super::arity_error("msetnx"));
+    }
+    let db = ctx.db();
+    let mut locked = ctx
+        .server
+        .keyspace
+        .lock_keys(args.from(1).iter().step_by(2));
+    for i in (1..args.len()).step_by(2) {
+        let key = args.get(i);
+        if locked.shard(key).lookup_write(db, key).is_some() {
+            ctx.reply.int(0);
+            return Ok(());
+        }
+    }
+    for i in (1..args.len()).step_by(2) {
+        let key = args.get(i);
+        locked
+            .shard(key)
+            .set(db, key, Value::string(args.get(i + 1)), Expire::Never);
+    }
+    ctx.reply.int(1);
+    Ok(())
+}
+
+/// Adds `by` to the integer at `key` (0 if absent), keeping its lifetime.
+fn add(ctx: &mut Ctx<'_>, key: &[u8], by: i64) -> CmdResult {
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let shard = locked.shard(key);
+    let current = match shard.lookup_write(db, key) {
+        Some(value) => parse_int(string(value)?)?,
+        None => 0,
+    };
+    let new = current
+        .checked_add(by)
+        .ok_or_else(|| ErrorReply::err("increment or decrement would overflow"))?;
+    let mut digits = itoa::Buffer::new();
+    shard.set(
+        db,
+        key,
+        Value::string(digits.format(new).as_bytes()),
+        Expire::Keep,
+    );
+    ctx.reply.int(new);
+    Ok(())
+}
+
+/// `INCR key`: the new value.
+fn incr(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    add(ctx, args.get(1), 1)
+}
+
+/// `DECR key`: the new value.
+fn decr(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    add(ctx, args.get(1), -1)
+}
+
+/// `INCRBY key increment`: the new value.
+fn incrby(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let by = args.int(2)?;
+    add(ctx, args.get(1), by)
+}
+
+/// `DECRBY key decrement`: the new value.
+fn decrby(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let by = args.int(2)?;
+    if by == i64::MIN {
+        return Err(ErrorReply::err("decrement would overflow"));
+    }
+    add(ctx, args.get(1), -by)
+}
+
+/// `INCRBYFLOAT key increment`: the new value, as Redis prints it (computed in C's `long
+/// double`, printed with 17 decimals and trailing zeros trimmed).
+fn incrbyfloat(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let by = args.get(2);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let shard = locked.shard(key);
+    let current = match shard.lookup_write(db, key) {
+        Some(value) => string(value)?.to_vec(),
+        None => b"0".to_vec(),
+    };
+    let sum = crate::float::add_decimal(&current, by)?;
+    shard.set(db, key, Value::string(sum.as_bytes()), Expire::Keep);
+    ctx.reply.bulk(sum.as_bytes());
+    Ok(())
+}
+
+/// `APPEND key value`: the new length.
+fn append(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let shard = locked.shard(key);
+    let mut bytes = match shard.lookup_write(db, key) {
+        Some(value) => string(value)?.to_vec(),
+        None => Vec::new(),
+    };
+    check_length(ctx, (bytes.len() + args.get(2).len()) as u64)?;
+    bytes.extend_from_slice(args.get(2));
+    let len = bytes.len();
+    shard.set(
+        db,
+        key,
+        Value::Str(crate::keyspace::CompactBytes::from_vec(bytes)),
+        Expire::Keep,
+    );
+    ctx.reply.int(len as i64);
+    Ok(())
+}
+
+/// `STRLEN key`: the length, 0 if absent.
+fn strlen(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let len = read(locked.shard(key), db, key)?.map_or(0, <[u8]>::len);
+    ctx.reply.int(len as i64);
+    Ok(())
+}
+
+/// Redis's inclusive range `start..=end` of a string of `len` bytes (or bits): negative
+/// positions count from the end, both are clamped into the string, and `None` means empty
+/// (including a negative start past a negative end, which Redis answers before clamping).
+fn string_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
+    if start < 0 && end < 0 && start > end {
+        return None;
+    }
+    let len = len as i64;
+    let from_end = |i: i64| if i < 0 { (len + i).max(0) } else { i };
+    let start = from_end(start);
+    let end = from_end(end).min(len - 1);
+    if len == 0 || start > end {
+        return None;
+    }
+    Some((start as usize, end as usize))
+}
+
+/// `GETRANGE key start end`: the substring (inclusive, negative from the end).
+fn getrange(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let (start, end) = (args.int(2)?, args.int(3)?);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let bytes = read(locked.shard(key), db, key)?.unwrap_or_default();
+    match string_range(start, end, bytes.len()) {
+        Some((s, e)) => ctx.reply.bulk(&bytes[s..=e]),
+        None => ctx.reply.bulk(b""),
+    }
+    Ok(())
+}
+
+/// `SETRANGE key offset value`: the new length; the gap, if any, is zero bytes.
+fn setrange(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let offset = args.int(2)?;
+    if offset < 0 {
+        return Err(ErrorReply::err("offset is out of range"));
+    }
+    let patch = args.get(3);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let shard = locked.shard(key);
+    let current = shard.lookup_write(db, key).map(string).transpose()?;
+    let Some(mut bytes) = current.map(<[u8]>::to_vec) else {
+        if patch.is_empty() {
+            ctx.reply.int(0);
+            return Ok(());
+        }
+        check_length(ctx, offset as u64 + patch.len() as u64)?;
+        let mut bytes = vec![0; offset as usize];
+        bytes.extend_from_slice(patch);
+        let len = bytes.len();
+        shard.set(
+            db,
+            key,
+            Value::Str(crate::keyspace::CompactBytes::from_vec(bytes)),
+            Expire::Never,
+        );
+        ctx.reply.int(len as i64);
+        return Ok(());
+    };
+    if patch.is_empty() {
+        ctx.reply.int(bytes.len() as i64);
+        return Ok(());
+    }
+    check_length(ctx, offset as u64 + patch.len() as u64)?;
+    let end = offset as usize + patch.len();
+    if bytes.len() < end {
+        bytes.resize(end, 0);
+    }
+    bytes[offset as usize..end].copy_from_slice(patch);
+    let len = bytes.len();
+    shard.set(
+        db,
+        key,
+        Value::Str(crate::keyspace::CompactBytes::from_vec(bytes)),
+        Expire::Keep,
+    );
+    ctx.reply.int(len as i64);
+    Ok(())
+}
+
+/// A bit offset argument: a non-negative integer whose byte lies within `proto-max-bulk-len`.
+fn bit_offset(ctx: &Ctx<'_>, arg: &[u8]) -> Result<u64, ErrorReply> {
+    let error = || ErrorReply::err("bit offset is not an integer or out of range");
+    let offset = crate::protocol::parse_i64(arg).ok_or_else(error)?;
+    if offset < 0 || (offset as u64 >> 3) >= ctx.server.settings().proto_max_bulk_len {
+        return Err(error());
+    }
+    Ok(offset as u64)
+}
+
+/// `SETBIT key offset value`: the bit's old value.
+fn setbit(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let offset = bit_offset(ctx, args.get(2))?;
+    let on = match args.get(3) {
+        b"1" => true,
+        b"0" => false,
+        _ => return Err(ErrorReply::err("bit is not an integer or out of range")),
+    };
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let shard = locked.shard(key);
+    let current = shard.lookup_write(db, key).map(string).transpose()?;
+    let existed = current.is_some();
+    let mut bytes = current.map(<[u8]>::to_vec).unwrap_or_default();
+    let byte = (offset >> 3) as usize;
+    if bytes.len() <= byte {
+        bytes.resize(byte + 1, 0);
+    }
+    let mask = 1u8 << (7 - (offset & 7));
+    let old = bytes[byte] & mask != 0;
+    if on {
+        bytes[byte] |= mask;
+    } else {
+        bytes[byte] &= !mask;
+    }
+    let expire = if existed { Expire::Keep } else { Expire::Never };
+    shard.set(
+        db,
+        key,
+        Value::Str(crate::keyspace::CompactBytes::from_vec(bytes)),
+        expire,
+    );
+    ctx.reply.int(i64::from(old));
+    Ok(())
+}
+
+/// `GETBIT key offset`: the bit, 0 past the end.
+fn getbit(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let offset = bit_offset(ctx, args.get(2))?;
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let bytes = read(locked.shard(key), db, key)?.unwrap_or_default();
+    let byte = (offset >> 3) as usize;
+    let bit = bytes
+        .get(byte)
+        .is_some_and(|b| b & (1 << (7 - (offset & 7))) != 0);
+    ctx.reply.int(i64::from(bit));
+    Ok(())
+}
+
+/// `BITCOUNT key [start end [BYTE | BIT]]`: the number of set bits in the range.
+fn bitcount(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(1);
+    let range = match args.len() {
+        2 => None,
+        4 | 5 => {
+            let bits = if args.len() == 5 {
+                if args.is(4, "bit") {
+                    true
+                } else if args.is(4, "byte") {
+                    false
+                } else {
+                    return Err(syntax_error());
+                }
+            } else {
+                false
+            };
+            Some((args.int(2)?, args.int(3)?, bits))
+        }
+        _ => return Err(syntax_error()),
+    };
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    let Some(bytes) = read(locked.shard(key), db, key)? else {
+        ctx.reply.int(0);
+        return Ok(());
+    };
+    let count = match range {
+        None => bytes.iter().map(|b| b.count_ones() as i64).sum(),
+        Some((start, end, false)) => match string_range(start, end, bytes.len()) {
+            Some((s, e)) => bytes[s..=e].iter().map(|b| b.count_ones() as i64).sum(),
+            None => 0,
+        },
+        Some((start, end, true)) => {
+            let total = bytes.len() * 8;
+            match string_range(start, end, total) {
+                Some((s, e)) => (s..=e)
+                    .filter(|&bit| bytes[bit >> 3] & (1 << (7 - (bit & 7))) != 0)
+                    .count() as i64,
+                None => 0,
+            }
+        }
+    };
+    ctx.reply.int(count);
+    Ok(())
+}
+
+/// A run of bytes common to both strings of `LCS`: inclusive ranges in each.
+#[derive(Clone, Copy)]
+struct Stretch {
+    a: (usize, usize),
+    b: (usize, usize),
+}
+
+impl Stretch {
+    fn len(&self) -> usize {
+        self.a.1 - self.a.0 + 1
+    }
+}
+
+/// `LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]`: the longest common subsequence
+/// of two strings, its length, or the ranges that match.
+fn lcs(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let (mut len_only, mut idx, mut with_len) = (false, false, false);
+    let mut min_len: i64 = 0;
+    let mut i = 3;
+    while i < args.len() {
+        if args.is(i, "len") {
+            len_only = true;
+        } else if args.is(i, "idx") {
+            idx = true;
+        } else if args.is(i, "withmatchlen") {
+            with_len = true;
+        } else if args.is(i, "minmatchlen") && i + 1 < args.len() {
+            min_len = args.int(i + 1)?.max(0);
+            i += 1;
+        } else {
+            return Err(syntax_error());
+        }
+        i += 1;
+    }
+    if len_only && idx {
+        return Err(ErrorReply::err(
+            "If you want both the length and indexes, please just use IDX.",
+        ));
+    }
+    let db = ctx.db();
+    let (k1, k2) = (args.get(1), args.get(2));
+    let mut locked = ctx.server.keyspace.lock_keys([k1, k2]);
+    let a = locked
+        .shard(k1)
+        .lookup_read(db, k1)
+        .map(|v| v.as_str().map(|s| s.as_slice().to_vec()))
+        .unwrap_or(Some(Vec::new()));
+    let b = locked
+        .shard(k2)
+        .lookup_read(db, k2)
+        .map(|v| v.as_str().map(|s| s.as_slice().to_vec()))
+        .unwrap_or(Some(Vec::new()));
+    let (Some(a), Some(b)) = (a, b) else {
+        return Err(ErrorReply::err(
+            "The specified keys must contain string values",
+        ));
+    };
+    drop(locked);
+    let cells = (a.len() as u64 + 1).saturating_mul(b.len() as u64 + 1);
+    if cells.saturating_mul(4) > ctx.server.settings().proto_max_bulk_len {
+        return Err(ErrorReply::err(
+            "Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
+        ));
+    }
+    // table[i][j]: the LCS length of a[..i] and b[..j].
+    let width = b.len() + 1;
+    let mut table = vec![0u32; (a.len() + 1) * width];
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            table[i * width + j] = if a[i - 1] == b[j - 1] {
+                table[(i - 1) * width + j - 1] + 1
+            } else {
+                table[(i - 1) * width + j].max(table[i * width + j - 1])
+            };
+        }
+    }
+    let total = table[a.len() * width + b.len()] as usize;
+    if len_only {
+        ctx.reply.int(total as i64);
+        return Ok(());
+    }
+    // Walk back from the end, collecting the subsequence and the stretches that match.
+    let mut sequence = vec![0u8; total];
+    let mut stretches: Vec<Stretch> = Vec::new();
+    let (mut i, mut j, mut k) = (a.len(), b.len(), total);
+    let mut current: Option<Stretch> = None;
+    let keep = |stretch: Option<Stretch>, stretches: &mut Vec<Stretch>| {
+        if let Some(stretch) = stretch.filter(|s| s.len() as i64 >= min_len) {
+            stretches.push(stretch);
+        }
+    };
+    while i > 0 && j > 0 {
+        if a[i - 1] == b[j - 1] {
+            k -= 1;
+            sequence[k] = a[i - 1];
+            let (ai, bj) = (i - 1, j - 1);
+            match &mut current {
+                Some(s) if s.a.0 == ai + 1 && s.b.0 == bj + 1 => {
+                    s.a.0 = ai;
+                    s.b.0 = bj;
+                }
+                _ => {
+                    keep(current.take(), &mut stretches);
+                    current = Some(Stretch {
+                        a: (ai, ai),
+                        b: (bj, bj),
+                    });
+                }
+            }
+            i -= 1;
+            j -= 1;
+        } else if table[(i - 1) * width + j] > table[i * width + j - 1] {
+            i -= 1;
+        } else {
+            j -= 1;
+        }
+    }
+    keep(current, &mut stretches);
+    if !idx {
+        ctx.reply.bulk(&sequence);
+        return Ok(());
+    }
+    ctx.reply.map(2);
+    ctx.reply.bulk(b"matches");
+    ctx.reply.array(stretches.len());
+    for s in &stretches {
+        ctx.reply.array(if with_len { 3 } else { 2 });
+        for (from, to) in [s.a, s.b] {
+            ctx.reply.array(2);
+            ctx.reply.int(from as i64);
+            ctx.reply.int(to as i64);
+        }
+        if with_len {
+            ctx.reply.int(s.len() as i64);
+        }
+    }
+    ctx.reply.bulk(b"len");
+    ctx.reply.int(total as i64);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_range_follows_redis_clamping() {
+        assert_eq!(string_range(0, -1, 5), Some((0, 4)));
+        assert_eq!(string_range(0, -100, 5), Some((0, 0)));
+        assert_eq!(string_range(-3, -1, 5), Some((2, 4)));
+        assert_eq!(string_range(-1, -3, 5), None);
+        assert_eq!(string_range(2, 100, 5), Some((2, 4)));
+        assert_eq!(string_range(6, 10, 5), None);
+        assert_eq!(string_range(0, 0, 0), None);
+    }
+}

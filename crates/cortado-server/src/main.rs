@@ -1,0 +1,118 @@
+//! `cortado-server [config-file] [--directive value ...]`: a Redis-compatible cache server.
+
+use std::process::ExitCode;
+
+use cortado_server::config::Config;
+use cortado_server::keyspace::TimeSource;
+use cortado_server::{memory, server};
+
+#[global_allocator]
+static ALLOCATOR: cortado_server::sys::CountingAllocator = cortado_server::sys::CountingAllocator;
+
+fn main() -> ExitCode {
+    memory::counting_installed();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("Usage: cortado-server [/path/to/cortado.conf] [--port 6379] [--bind 127.0.0.1 ...] [--requirepass secret] [--<directive> <value> ...]");
+        println!("Directives and their syntax are redis.conf's; flags override the file.");
+        return ExitCode::SUCCESS;
+    }
+    if args.iter().any(|a| a == "--version" || a == "-v") {
+        println!("cortado-server {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
+    let config = match Config::from_args(&args) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("cortado-server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let settings = config.settings();
+    if let Err(e) = init_logging(&settings.loglevel, &settings.logfile) {
+        eprintln!("cortado-server: {e}");
+        return ExitCode::FAILURE;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("cortado-server: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let server = match server::Server::new(config, TimeSource::System) {
+            Ok(server) => server,
+            Err(e) => {
+                eprintln!("cortado-server: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let listeners = match server::bind(&settings.bind, settings.port).await {
+            Ok(listeners) => listeners,
+            Err(e) => {
+                eprintln!("cortado-server: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        for listener in &listeners {
+            if let Ok(addr) = listener.local_addr() {
+                tracing::info!("ready to accept connections on {addr}");
+            }
+        }
+        server::serve(server, listeners, stop_signal()).await;
+        ExitCode::SUCCESS
+    })
+}
+
+/// Resolves at SIGINT or SIGTERM.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).expect("install the SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => tracing::warn!("received SIGINT, scheduling shutdown"),
+            _ = term.recv() => tracing::warn!("received SIGTERM, scheduling shutdown"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Logs through `tracing` at Redis's `loglevel`, to standard output or `logfile`.
+fn init_logging(loglevel: &str, logfile: &str) -> Result<(), String> {
+    use tracing::Level;
+    let level = match loglevel {
+        "debug" => Some(Level::DEBUG),
+        "verbose" => Some(Level::INFO),
+        "notice" => Some(Level::INFO),
+        "warning" => Some(Level::WARN),
+        _ => None,
+    };
+    let Some(level) = level else {
+        return Ok(());
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_target(false);
+    if logfile.is_empty() {
+        builder.init();
+    } else {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(logfile)
+            .map_err(|e| format!("cannot open logfile {logfile}: {e}"))?;
+        builder
+            .with_ansi(false)
+            .with_writer(std::sync::Mutex::new(file))
+            .init();
+    }
+    Ok(())
+}
