@@ -14,7 +14,7 @@
 //!   seen at least `lenient` times in the sketch's period is admitted outright, the way S3-FIFO
 //!   promotes any object used twice.
 //!
-//! With a *margin* of 1 (the adaptive policy chooses it, see [`Experts`](super::experts)), a
+//! With a *margin* of 1 (the adaptive policy chooses it, see [`Experts`](super::wtinylfu::experts)), a
 //! candidate must have been seen at least two more times than a victim that was seen at all.
 //! On a loop or a scan every key is seen as often as every other, but the victim, the least
 //! recently used, has not yet had this round's request while the candidate just had it: it
@@ -45,7 +45,7 @@
 //! 32 KiB per small cache.
 //! The period's floor is a default, not a rule: for a cache of under 1,000 entries the adaptive
 //! policy may switch to Caffeine's 10 x capacity ([`Admission::set_fast_aging`]) when a
-//! miniature shows that newly hot keys are being kept out (see [`Experts`](super::experts)).
+//! miniature shows that newly hot keys are being kept out (see [`Experts`](super::wtinylfu::experts)).
 //!
 //! No doorkeeper. The TinyLFU paper puts a Bloom filter in front of the sketch, so that a key's
 //! first occurrence only sets bits and one-hit wonders never reach the counters; the filter is

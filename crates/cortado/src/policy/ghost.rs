@@ -24,7 +24,7 @@
 //!   together) rather than two anywhere.
 //!   A false positive admits a cold key, which measurably costs hit ratio: with 6 bits per key
 //!   the simulator lost 1.3 points on average, with 10 bits 0.35, with 16 bits 0.05.
-//! - W-TinyLFU remembers as many keys as it holds entries ([`super::wtinylfu::GHOST_SHARE`]),
+//! - W-TinyLFU remembers as many keys as it holds entries ([`GHOST_SHARE`](super::wtinylfu::segments::GHOST_SHARE)),
 //!   so the filter costs two bytes per cache entry.
 //!
 //! # References

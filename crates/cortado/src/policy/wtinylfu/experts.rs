@@ -69,7 +69,7 @@
 //!   stepping only, and 82 cells within a point of the best reference on the default seed
 //!   instead of 81; thresholds of 5, 7, 15 and 20 averaged 42.365 / 42.364 / 42.364 /
 //!   42.359%, and 1 and 3 gave 42.366 / 42.382% on the default seed. The cache starts in the 3%
-//!   mode ([`START_MODE`]).
+//!   mode ([`START_MODE`](super::mode::START_MODE)).
 //!
 //!   **Two memories.** A short memory follows a workload that changes, but is fooled by one whose
 //!   modes take turns: on `zigzag` (passes over 2,000 keys, alternately up and down) LRU hits only
@@ -178,7 +178,7 @@
 //!   current mode's miniature trade places, and the lead changes sign. A mode step resets the
 //!   lead and gives the twin the new mode's score, since the twin then starts over in the new
 //!   mode. Switching margins moves no entry, so unlike a mode it may flip at once. The cache
-//!   starts with the margin ([`START_MARGIN`]).
+//!   starts with the margin ([`START_MARGIN`](super::mode::START_MARGIN)).
 //!
 //! Measured on the 84 reference cells (seeds default, 1 and 2; with protected at 80% of the
 //!   main space and a ghost of half the capacity, before both changed): 42.19 / 42.16 / 42.17% and
@@ -261,71 +261,13 @@
 
 use hashbrown::HashTable;
 
-use super::admission::Admission;
+use super::mode::{mode_of, Mode, MODES};
+use super::segments::Segments;
+use crate::policy::admission::Admission;
 #[cfg(doc)]
-use super::admission::MIN_SAMPLE_ENTRIES;
-use super::wtinylfu::{Mode, Segments};
+use crate::policy::admission::MIN_SAMPLE_ENTRIES;
 use crate::random::mix64;
 
-/// The modes the experts choose from, from frequency-biased to recency-biased.
-pub(crate) const MODES: [Mode; 7] = [
-    Mode {
-        window: 0.01,
-        lenient: 0,
-        ghost: false,
-        margin: 0,
-    },
-    Mode {
-        window: 0.03,
-        lenient: 0,
-        ghost: true,
-        margin: 0,
-    },
-    Mode {
-        window: 0.10,
-        lenient: 0,
-        ghost: true,
-        margin: 0,
-    },
-    Mode {
-        window: 0.20,
-        lenient: 3,
-        ghost: true,
-        margin: 0,
-    },
-    Mode {
-        window: 0.35,
-        lenient: 2,
-        ghost: true,
-        margin: 0,
-    },
-    // A segmented LRU: every candidate is admitted (its count is at least 1), and only what is
-    // read again in probation reaches the protected segment.
-    Mode {
-        window: 0.01,
-        lenient: 1,
-        ghost: true,
-        margin: 0,
-    },
-    Mode {
-        window: 1.00,
-        lenient: 0,
-        ghost: true,
-        margin: 0,
-    },
-];
-/// The mode a cache starts in (a 3% window).
-pub const START_MODE: usize = 1;
-/// The admission margin a cache starts with (see [`Mode::margin`]).
-pub const START_MARGIN: u8 = 1;
-
-/// The mode at `index` in [`MODES`] with admission margin `margin`.
-pub(crate) fn mode_of(index: usize, margin: u8) -> Mode {
-    Mode {
-        margin,
-        ..MODES[index]
-    }
-}
 /// The most entries a miniature holds.
 pub const MINI_ENTRIES: u64 = 2_048;
 /// A decision every this many times the miniature capacity, in sampled requests.
@@ -759,6 +701,7 @@ impl Experts {
 
 #[cfg(test)]
 mod tests {
+    use super::super::mode::START_MODE;
     use super::*;
 
     /// Admission sized for a cache of `entries` entries.
@@ -888,7 +831,7 @@ mod tests {
 
     #[test]
     fn new_cache_of_min_sample_entries_has_no_aging_twin() {
-        let entries = super::super::admission::MIN_SAMPLE_ENTRIES;
+        let entries = crate::policy::admission::MIN_SAMPLE_ENTRIES;
         let admission = sized(entries);
         let experts = Experts::new(entries as u64, entries, false, START_MODE, 1, &admission);
         assert!(experts.alt.is_none());
