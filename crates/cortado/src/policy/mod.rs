@@ -19,12 +19,13 @@
 //!   caches) replay the requests under seven candidate modes, an eighth that tries the other
 //!   admission margin and, in caches of under 1,000 entries, a ninth that tries the other
 //!   aging period of the sketch; the cache follows the copies that hit most. On the simulator's
-//!   84 reference cells (21 real traces at 1%, 5%, 10% and 25% of their keys) it averages 42.40%
-//!   against 40.2% for Caffeine 2.6.2, 40.5% for S3-FIFO and 34.3% for LRU; taking the best of
-//!   the reference policies in each cell separately averages 42.32%.
+//!   84 reference cells (21 real traces at 1%, 5%, 10% and 25% of their keys) its mean hit ratio
+//!   is above Caffeine 2.6.2's, S3-FIFO's and LRU's, and above the best reference policy of each
+//!   cell taken separately: `docs/hit-ratios-84.md` has the table, and
+//!   `docs/decisions/0106-default-policy.md` the figures as first written here.
 //! - [`EvictionPolicy::tiny_lfu_static`]: the same with the window fixed at 1% and no miniatures
-//!   (40.97% on the same cells), for small caches where eight or nine miniature copies cost too
-//!   much memory.
+//!   (a lower mean on the same cells), for small caches where eight or nine miniature copies cost
+//!   too much memory.
 //! - [`EvictionPolicy::lru`]: least recently used.
 //! - [`EvictionPolicy::lfu`]: least frequently used, ties broken by recency.
 //! - [`EvictionPolicy::redis_lru`], [`EvictionPolicy::redis_lfu`]: Redis's approximations, which
@@ -371,7 +372,8 @@ impl Policy {
 
     /// Applies deferred reads to the entries at the eviction ends of the queues: each such entry
     /// with reads (`take` returns and clears an entry's count) is treated as read now and moves
-    /// away from the end, until the ends hold unread entries or [`FOLD_LIMIT`](wtinylfu::FOLD_LIMIT) entries moved.
+    /// away from the end, until the ends hold unread entries or
+    /// [`FOLD_LIMIT`](wtinylfu::FOLD_LIMIT) entries moved.
     /// Call before [`evict`](Self::evict).
     pub(crate) fn fold_deferred(&mut self, take: impl FnMut(u32) -> u8) {
         if let Policy::TinyLfu(p) = self {

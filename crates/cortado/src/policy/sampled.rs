@@ -16,15 +16,9 @@
 //!   draws are what that approximates. The approximation is not exact: in Redis a key's chance
 //!   of being drawn depends on where it sits in the table (a key sharing its bucket, or behind
 //!   occupied buckets, is drawn less often), so some keys outlive others for reasons that have
-//!   nothing to do with their use. Replayed against redis-server 7.0.15 (5 samples, log factor
-//!   10, LFU decay off, Redis's LRU clock sped up to about 100 requests a tick, 1,000-byte
-//!   values at 1,000 keys; 500,000 requests of `cortado-sim gen` streams over 100,000 keys),
-//!   Zipf 0.99, Zipf 0.8 and scan+Zipf at 1,000, 10,000 and 50,000 keys agreed within 0.7
-//!   points: LRU within 0.12, random and LFU 0.1 to 0.7 points lower in Redis at the two
-//!   smaller sizes. On a loop over all 100,000 keys at 50,000 the unevenness lets Redis hit
-//!   more: 18.8% against 16.9% (random), 25.6% against 21.8% (LFU), 0.9% against 0.2% (LRU).
-//!   A model of Redis's table and sampling gave 18.8%, 26.2% and 1.5% there, and with uniform
-//!   draws put in its place, this module's numbers within 0.1 points.
+//!   nothing to do with their use. Replayed against redis-server, the two agree within a point
+//!   on skewed streams, while on a loop the unevenness lets Redis hit more (see
+//!   `docs/decisions/0130-sampled-uniform-draws.md`).
 //! - **The pool.** [`POOL_SIZE`] (16, Redis's `EVPOOL_SIZE`) candidates kept in ascending
 //!   score, the best last. A score is the idle time (LRU) or 255 minus the decayed counter (LFU),
 //!   computed when the entry is sampled and not refreshed afterwards, as in Redis: an entry used
@@ -38,9 +32,8 @@
 //! - **The newest entry.** Redis evicts before it executes each command, so a write that takes
 //!   the memory over the limit is paid for before the next command, and the key just written is
 //!   a candidate then. Here eviction runs right after the insert, and the entry just inserted
-//!   is not sampled in that eviction, unless it is the only entry left. In the model above,
-//!   letting it be sampled as Redis does moved the loop's random and LFU hit ratios by 0.02
-//!   points.
+//!   is not sampled in that eviction, unless it is the only entry left (letting it be sampled
+//!   as Redis does made almost no difference: see `docs/decisions/0131-sampled-newest-entry.md`).
 //! - **The clock.** Redis stamps keys with a 24-bit clock in seconds (LRU) and a 16-bit clock in
 //!   minutes (LFU decay). A policy here has no wall clock: by default its clock ticks once per
 //!   insert, read and update, so idle times and decay periods count requests. Replaying a trace,
@@ -58,13 +51,10 @@
 //!   the decayed value without storing it; a use stores it. Redis's default period is one minute,
 //!   which means nothing in requests; the default here is *auto*: a new period starts once
 //!   [`AUTO_DECAY_TICKS_PER_ENTRY`] (10) ticks per resident entry have passed, so decay keeps
-//!   the same pace relative to the cache's turnover at any size. On 12 of the shared traces at
-//!   4 sizes each (1% to 25% of their keys), the mean hit ratio was 46.7% with 1 tick per
-//!   entry, 48.0% with 10, 47.9% and 48.1% with fixed periods of 4 and 10 times the capacity,
-//!   and 47.4% without decay (`redis-lru`: 46.3%). Short periods lose the hot set of
-//!   frequency-skewed traces (`2_pools`, `multi2`); without decay, stale favourites crowd out
-//!   recency-skewed ones (`sprite`, `orm-busy`). A period of 0 never decays (Redis's
-//!   `lfu-decay-time 0`).
+//!   the same pace relative to the cache's turnover at any size. Short periods lose the hot set
+//!   of frequency-skewed traces (`2_pools`, `multi2`); without decay, stale favourites crowd out
+//!   recency-skewed ones (`sprite`, `orm-busy`); see `docs/decisions/0132-lfu-auto-decay.md`. A
+//!   period of 0 never decays (Redis's `lfu-decay-time 0`).
 //! - **Weights.** Each round evicts one candidate, until the weighted size fits.
 //! - **Random** draws a uniform resident entry (not the newest) and needs no pool, clock or
 //!   counter.

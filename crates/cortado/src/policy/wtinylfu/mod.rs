@@ -8,50 +8,39 @@
 //! - **Window** (LRU): absorbs bursts, so an entry that is reused soon after its first access
 //!   gets hits before frequency decides its fate.
 //! - **Main** (the rest) is a segmented LRU: *probation* holds entries admitted from the window;
-//!   a hit in probation promotes to *protected*, which may hold up to [`PROTECTED_SHARE`](segments::PROTECTED_SHARE) (65%) of
-//!   the main space; the overflow of protected is demoted back to probation's MRU end. Caffeine
-//!   gives protected 80%. A smaller share leaves more of the main space to probation, where a
-//!   key that was hot once but is no longer reused is evicted sooner. Measured on the
-//!   simulator's 84 reference cells (seeds default, 1 and 2), 65% against 80%: mean 42.20 /
-//!   42.17 / 42.18% against 42.19 / 42.16 / 42.17%, cells within a point of the best reference
-//!   74 / 74 / 74 against 73 / 74 / 74, worst cell -2.41 / -2.93 / -2.56 against -2.71 / -2.94
-//!   / -2.90; a drifting Zipf stream (`cortado-sim gen --dist drift+zipf:0.99 --keys 100000
-//!   --requests 1000000`, the peer benchmark's seed) gained 0.5, 0.9 and 0.1 points at 1,000,
-//!   10,000 and 50,000 entries. 50% did better on that stream (another 0.05-0.3 points) but
-//!   worse on the cells (mean 42.15 / 42.10 / 42.10%), as did a twin miniature choosing between
-//!   50% and 80% per workload (42.17 / 42.12 / 42.12%).
+//!   a hit in probation promotes to *protected*, which may hold up to
+//!   [`PROTECTED_SHARE`](segments::PROTECTED_SHARE) (65%) of the main space; the overflow of
+//!   protected is demoted back to probation's MRU end. Caffeine gives protected 80%; a smaller
+//!   share leaves more of the main space to probation, where a key that was hot once but is no
+//!   longer reused is evicted sooner (see `docs/decisions/0100-protected-share.md`).
 //! - **Eviction.** When over capacity, window entries past the window's maximum move to probation
 //!   as candidates; then each candidate duels the probation LRU victim through
 //!   [`Admission`](super::admission) and the loser is evicted. Once candidates run out the victims
 //!   come from probation, then protected, then the window. The steady state of an unweighted
 //!   cache, one entry over with the window one over its own bound, is a single duel, which
-//!   `Segments::evict_one` does without the general loops (2% of the instructions of the peer
-//!   benchmark's workload A, replayed by its `replay` binary).
-//! - **Returning candidates.** Rejected candidates are remembered in a [`Ghost`](super::ghost::Ghost) of [`GHOST_SHARE`](segments::GHOST_SHARE)
-//!   (all of) the capacity; one that comes back while remembered has a short reuse distance and is
-//!   admitted without a duel. On the simulator's 84 reference cells a ghost of half the capacity
-//!   raised the mean hit ratio of a fixed 10% window from 40.86% to 41.38%. With the adaptive modes
-//!   (before the adaptive aging period), a ghost of the whole capacity instead of half raised the
-//!   mean from 42.20 / 42.17 / 42.18% to 42.28 / 42.25 / 42.26% (seeds default, 1 and 2) and the
-//!   cells within a point of the best reference from 74 to 78 / 76 / 76; the large traces
-//!   (`cloudphysics-io`, `p3` and `multi2` at 10-25% of their keys) gained up to 1.9 points, while
-//!   small caches lost up to 1.5 (`cpp` at 5%). 0.75 and 1.25 did worse on the mean or the worst
-//!   cell (42.23 / 42.21 / 42.21%; worst -3.08 / -3.45 / -4.06), and 2 lost 4.4 points on `gli` at
-//!   25%. The cost: a second byte per entry.
-//! - **Modes.** A [`Mode`](mode::Mode) sets the window's share of the capacity and how lenient and how strict
-//!   admission is (the margin a candidate must win by).
+//!   `Segments::evict_one` does without the general loops (see
+//!   `docs/decisions/0103-single-duel-eviction.md`).
+//! - **Returning candidates.** Rejected candidates are remembered in a
+//!   [`Ghost`](super::ghost::Ghost) of [`GHOST_SHARE`](segments::GHOST_SHARE) (all of) the
+//!   capacity; one that comes back while remembered has a short reuse distance and is admitted
+//!   without a duel. The whole capacity rather than half did better on the reference traces' mean,
+//!   for a second byte per entry (see `docs/decisions/0101-ghost-admission.md`).
+//! - **Modes.** A [`Mode`](mode::Mode) sets the window's share of the capacity and how lenient
+//!   and how strict admission is (the margin a candidate must win by).
 //!   [`EvictionPolicy::tiny_lfu`](super::EvictionPolicy::tiny_lfu) lets [`Experts`] pick the mode
 //!   from miniature copies of the cache; the static variant keeps [`STATIC_MODE`] (a 1% window).
 //!   A mode change moves the bounds at once and lets entries follow lazily: the window's overflow
 //!   becomes admission candidates on the next eviction and protected's overflow is demoted, at
-//!   most [`QUEUE_TRANSFER_LIMIT`](segments::QUEUE_TRANSFER_LIMIT) entries at the change and at each later promotion, so a large
-//!   change never stalls one call. An overflow past that limit (the step from the segmented LRU
-//!   to LRU in a cache of over about 1,550 entries) waits for promotions: demoting it at every
-//!   eviction as well cost the 84 reference cells 0.003 points (`p3` at 190,636 entries 0.19),
-//!   since the entries it keeps protected are the frequent ones.
+//!   most [`QUEUE_TRANSFER_LIMIT`](segments::QUEUE_TRANSFER_LIMIT) entries at the change and at
+//!   each later promotion, so a large change never stalls one call. An overflow past that limit
+//!   (the step from the segmented LRU to LRU in a cache of over about 1,550 entries) waits for
+//!   promotions, since the entries it keeps protected are the frequent ones (see
+//!   `docs/decisions/0104-lazy-mode-change.md`).
 //! - **Weights.** Every bound is in weight units; an entry heavier than the whole capacity is
 //!   evicted at once, one heavier than the window enters at the window's LRU end so it is judged
 //!   right away.
+//! - **Deferred reads.** A cache whose readers share the policy may count a read on the entry and
+//!   tell the policy only when the entry nears eviction ([`Deferral`], [`MAX_DEFERRED`]).
 //!
 //! # References
 //!
@@ -73,27 +62,22 @@ use super::admission::Admission;
 /// Most deferred reads of one entry counted at once (a sketch counter's ceiling).
 pub const MAX_DEFERRED: u8 = 15;
 
-/// Most entries one [`Policy::fold_deferred`](super::Policy::fold_deferred) moves; past it, an entry with deferred reads may
-/// be evicted as if unread (the bound keeps one insert's work small when nearly every entry has
-/// been read since it was last looked at).
+/// Most entries one [`Policy::fold_deferred`](super::Policy::fold_deferred) moves; past it, an
+/// entry with deferred reads may be evicted as if unread (the bound keeps one insert's work
+/// small when nearly every entry has been read since it was last looked at).
 pub(crate) const FOLD_LIMIT: usize = 64;
 
 /// Which reads may be deferred: counted on the entry by the reader (a byte in its slot, no
 /// lock, no shared counter) and applied to the policy only when the entry reaches the eviction
-/// end of its queue ([`Policy::fold_deferred`](super::Policy::fold_deferred)), as CLOCK does; every deferred read is also
-/// applied when the cache first becomes full, before admission compares anyone. W-TinyLFU
-/// defers every read except those of the keys its adaptive miniatures sample: those are told
-/// to the policy at once (the single-threaded cache) or replayed through the read buffer in
-/// order (the concurrent one), since the miniatures simulate each read when it happens.
+/// end of its queue ([`Policy::fold_deferred`](super::Policy::fold_deferred)), as CLOCK does;
+/// every deferred read is also applied when the cache first becomes full, before admission
+/// compares anyone. W-TinyLFU defers every read except those of the keys its adaptive
+/// miniatures sample: those are told to the policy at once (the single-threaded cache) or
+/// replayed through the read buffer in order (the concurrent one), since the miniatures
+/// simulate each read when it happens. Window reads are deferred like the others.
 ///
-/// Measured with the peer benchmark, deferral took the concurrent cache's all-hit workload
-/// (B, one thread) from 0.30x to 0.77-0.85x quick_cache's throughput. On the 84 reference
-/// cells it cost the adaptive policy 0.01 points of mean hit ratio (41.99% against 42.00% with
-/// every read applied at once) and the static one 0.08 (40.90% against 40.98%). A first
-/// version kept reads of window entries eager once the cache was full, believing them costly
-/// to defer; with window ends folded like the others that costs nothing (41.985% with them
-/// eager, 41.993% deferred), while eager window reads kept the hottest keys of the all-hit
-/// workload, which sit in the window, on the read buffer.
+/// Deferral keeps concurrent readers off the read buffer for a hit ratio cost of hundredths of
+/// a point: the measurements are in `docs/decisions/0107-read-deferral.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Deferral {
     /// Every read is replayed.
@@ -236,9 +220,8 @@ impl WTinyLfu {
         self.consult_experts(hash, weight);
     }
 
-    /// Inline, so that [`access_batch`](Self::access_batch) keeps it inlined now that
-    /// [`consult_experts`](Self::consult_experts) is small (out of line it cost workload B
-    /// 0.1% more instructions).
+    /// Inline, so that [`access_batch`](Self::access_batch) keeps it inlined (see
+    /// `docs/decisions/0105-hot-path-inlining.md`).
     #[inline]
     pub(crate) fn access(&mut self, i: u32) {
         let hash = self.segments.hash_of(i);
@@ -337,8 +320,8 @@ impl WTinyLfu {
 
     /// Replays the request in the miniatures, if this policy has them, and follows the mode
     /// they choose. Only a leading policy has them (shard 0 of a concurrent cache): the others
-    /// test the option here, inline, and skip the call, whose register saves had cost every
-    /// insert about 16 instructions.
+    /// test the option here, inline, and skip the call and its register saves (see
+    /// `docs/decisions/0105-hot-path-inlining.md`).
     #[inline]
     fn consult_experts(&mut self, hash: u32, weight: u32) {
         if self.experts.is_some() {

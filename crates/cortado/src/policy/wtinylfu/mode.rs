@@ -27,7 +27,8 @@ pub(crate) const STATIC_MODE: Mode = Mode {
     margin: 0,
 };
 
-/// The modes the experts choose from, from frequency-biased to recency-biased.
+/// The modes the experts choose from, from frequency-biased to recency-biased: the cache moves
+/// one step at a time, so the order matters (see `docs/decisions/0112-mode-table.md`).
 pub(crate) const MODES: [Mode; 7] = [
     Mode {
         window: 0.01,

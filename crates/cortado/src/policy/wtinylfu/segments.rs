@@ -9,11 +9,14 @@ use crate::policy::deque::{impl_linked, Deque, NIL};
 use crate::policy::ghost::Ghost;
 use crate::sketch::MAX_COUNT;
 
-/// Share of the main space that protected may hold.
+/// Share of the main space that protected may hold: less than Caffeine's 80%, so that a key
+/// no longer reused leaves probation sooner (see `docs/decisions/0100-protected-share.md`).
 pub const PROTECTED_SHARE: f64 = 0.65;
-/// Most entries moved between queues by one operation while bounds change.
+/// Most entries moved between queues by one operation while bounds change, so that a large
+/// mode change never stalls one call (see `docs/decisions/0104-lazy-mode-change.md`).
 pub const QUEUE_TRANSFER_LIMIT: usize = 1_000;
-/// Rejected candidates remembered, as a share of the capacity in entries.
+/// Rejected candidates remembered, as a share of the capacity in entries: all of it, which
+/// did better than half on the reference traces (see `docs/decisions/0101-ghost-admission.md`).
 pub const GHOST_SHARE: f64 = 1.0;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +57,8 @@ pub(crate) fn fold_hash(hash: u64) -> u32 {
 }
 
 /// The queues, bounds and ghost of one W-TinyLFU cache, without the sketch: the real policy and
-/// its miniature copies in [`Experts`](super::experts::Experts) share this code and consult one sketch.
+/// its miniature copies in [`Experts`](super::experts::Experts) share this code and consult one
+/// sketch.
 #[derive(Debug, Clone)]
 pub(crate) struct Segments {
     pub(super) nodes: Vec<Node>,
@@ -249,8 +253,8 @@ impl Segments {
         self.demote_from_protected();
     }
 
-    /// Demotes protected's overflow, if any (the test inline: two promotions in three of the
-    /// peer benchmark's workload A find protected within its bound, and skip the call).
+    /// Demotes protected's overflow, if any (the test inline: most promotions find protected
+    /// within its bound and skip the call; see `docs/decisions/0105-hot-path-inlining.md`).
     #[inline]
     fn demote_from_protected(&mut self) {
         if self.protected_weight > self.protected_max {
@@ -335,8 +339,8 @@ impl Segments {
     ///
     /// The duel comes first: a candidate that loses leaves from the window directly. Moved to
     /// probation's MRU end and unlinked from there at once, as the general path does it, it
-    /// left every queue as this does, after two more list updates (the common case: 89% of
-    /// the duels of the peer benchmark's workload A).
+    /// left every queue as this does, after two more list updates, and losing is the common
+    /// case (see `docs/decisions/0103-single-duel-eviction.md`).
     fn evict_one(&mut self, admission: &mut Admission, evicted: &mut Vec<u32>) -> bool {
         if self.weighted
             || self.maximum == 0
@@ -491,8 +495,7 @@ impl Segments {
 
     /// Indices from most to least likely to be evicted: probation, window, then protected,
     /// each from its LRU end, stably ordered by sketch frequency. A counting sort: frequencies
-    /// are 0 to 15, and each is looked up once (as a comparison sort's key, it was looked up at
-    /// every comparison, most of the cost of a shard's first fill).
+    /// are 0 to 15, and each is looked up once (see `docs/decisions/0105-hot-path-inlining.md`).
     pub(crate) fn coldest(&self, admission: &Admission) -> Vec<u32> {
         let keyed: Vec<(u8, u32)> = self
             .probation
