@@ -20,8 +20,8 @@
 //!   admission margin and, in caches of under 1,000 entries, a ninth that tries the other
 //!   aging period of the sketch; the cache follows the copies that hit most. On the simulator's
 //!   84 reference cells (21 real traces at 1%, 5%, 10% and 25% of their keys) its mean hit ratio
-//!   is above Caffeine 2.6.2's, S3-FIFO's and LRU's, and above the best reference policy of each
-//!   cell taken separately: `docs/hit-ratios-84.md` has the table, and
+//!   is above Caffeine 2.6.2's, S3-FIFO's and LRU's, and above the mean of the best reference
+//!   policy of each cell taken separately: `docs/hit-ratios-84.md` has the table, and
 //!   `docs/decisions/0106-default-policy.md` the figures as first written here.
 //! - [`EvictionPolicy::tiny_lfu_static`]: the same with the window fixed at 1% and no miniatures
 //!   (a lower mean on the same cells), for small caches where eight or nine miniature copies cost
