@@ -6,6 +6,11 @@
 //! of items were inserted (for a filter of one or two expected items, whose few bits the sizing
 //! formulas misjudge, up to about twice it).
 //!
+//! The filter takes the **key itself** (any `Hash` type) and hashes it with its own seeded
+//! SipHash, as [`CountMin`](crate::count_min::CountMin) does; the cache's
+//! [`FrequencySketch`](crate::sketch::FrequencySketch) instead takes a 64-bit hash that the
+//! caller computed.
+//!
 //! ```
 //! use cortado::bloom::BloomFilter;
 //! # fn main() -> Result<(), cortado::bloom::BloomError> {
@@ -43,8 +48,8 @@
 //!   behave like `k` independent hashes. Double hashing (`x += y; y += i` on the 64-bit hash,
 //!   then mapped) did not: the mapping keeps the high bits, where the `y += i` terms vanish, and
 //!   a key whose step `y / 2^64` lies near a fraction of small denominator probed only a few
-//!   distinct bits, enough to raise the rate 1.8 times at 1,000 items and 1e-5, 3.4 times at 10
-//!   items and 0.1%.
+//!   distinct bits, which raised the false-positive rate (see
+//!   `docs/decisions/0141-bloom-probe-hashing.md`).
 //! - **Beyond `n`.** Nothing stops more inserts, but the rate climbs as
 //!   `(1 - e^(-k N / m))^k`; [`BloomFilter::estimated_fpr`] reports it from the bits actually set
 //!   and [`BloomFilter::len_estimate`] estimates how many distinct keys went in.

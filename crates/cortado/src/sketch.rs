@@ -3,6 +3,28 @@
 //! [`FrequencySketch::frequency`] never under-counts a key's increments since the last aging, up to
 //! the counter limit of 15; it may over-count when keys collide in all four of their counters.
 //!
+//! The sketch takes a **64-bit hash of the key, not the key**: the caller hashes once and passes
+//! the same hash to [`increment`](FrequencySketch::increment),
+//! [`frequency`](FrequencySketch::frequency) and the others, as a cache does with the hash it
+//! already computed for its table. Two keys with the same hash are one key to the sketch. The
+//! standalone [`CountMin`](crate::count_min::CountMin) and
+//! [`BloomFilter`](crate::bloom::BloomFilter) differ: they take the key itself (any `Hash`
+//! type) and hash it with their own seeded SipHash.
+//!
+//! ```
+//! use std::hash::BuildHasher;
+//!
+//! use cortado::sketch::FrequencySketch;
+//!
+//! let hasher = std::collections::hash_map::RandomState::new();
+//! let mut sketch = FrequencySketch::new(1_000);
+//! let espresso = hasher.hash_one("espresso");
+//! sketch.increment(espresso);
+//! sketch.increment(espresso);
+//! assert_eq!(sketch.frequency(espresso), 2);
+//! assert_eq!(sketch.frequency(hasher.hash_one("ristretto")), 0);
+//! ```
+//!
 //! # Design
 //!
 //! This is a 4-bit Count-Min sketch laid out the way Caffeine's `FrequencySketch` is. Admission only
@@ -14,10 +36,9 @@
 //!   that block, at a position chosen by another 8 bits of the hash. A lookup therefore touches one
 //!   cache line instead of four. The blocks are aligned to 64 bytes: a plain `u64` array is
 //!   aligned to 16 by the allocator (large ones come from `mmap` at a page plus 16), and then
-//!   every block straddled two lines. Aligning them cut the L1 data read misses of the peer
-//!   benchmark's workload A by 7% (`replay cortado A` under callgrind's cache simulation: 7.41M
-//!   to 6.89M for the whole replay). The price: the table is zeroed when allocated (about half a
-//!   millisecond per MiB, paid by the insert that sizes it) instead of arriving as zeroed pages.
+//!   every block straddled two lines (see `docs/decisions/0123-sketch-block-alignment.md`). The
+//!   price: the table is zeroed when allocated (about half a millisecond per MiB, paid by the
+//!   insert that sizes it) instead of arriving as zeroed pages.
 //! - **Width.** The table holds `next_power_of_two(capacity)` words, i.e. 16 counters per cached
 //!   entry, at least one block. That is 8 bytes per entry of the cache.
 //! - **Aging.** Once the running count of successful increments reaches [`SAMPLE_FACTOR`] x
@@ -26,13 +47,13 @@
 //!   the odd counters' lost halves, as in the paper and in Caffeine: it keeps standing for the
 //!   counts still held, so after the first aging the next ones come after fewer new increments
 //!   (about 0.6 x the period over distinct keys, measured with `with_seed(1_000, 1)`).
-//! - **Keyed hash.** The caller passes a 64-bit hash of the key; the sketch mixes it with a random
-//!   per-instance seed before choosing the block and counters, so an attacker who knows the
-//!   cache's hash function still cannot precompute keys that share counters with a victim.
+//! - **Keyed hash.** The caller passes a 64-bit hash of the key (see above); the sketch mixes it
+//!   with a random per-instance seed before choosing the block and counters, so an attacker who
+//!   knows the cache's hash function still cannot precompute keys that share counters with a
+//!   victim.
 //! - **Plain update.** Every one of a key's four counters is incremented. Conservative update (only
-//!   the smallest ones) lowers over-counting, but with 16 counters per entry there is little of it:
-//!   on the simulator's 84 reference cells the adaptive W-TinyLFU's mean moved from 42.28% to
-//!   42.27% (measured before the adaptive aging period).
+//!   the smallest ones) lowers over-counting, but with 16 counters per entry there is little of it
+//!   to lower (see `docs/decisions/0124-sketch-plain-update.md`).
 //!
 //! # References
 //!
@@ -60,7 +81,9 @@ const RESET_MASK: u64 = 0x7777_7777_7777_7777;
 /// The low bit of every nibble: counts the odd counters whose half is lost when halving.
 const ONE_MASK: u64 = 0x1111_1111_1111_1111;
 
-/// A 4-bit, depth-4 Count-Min sketch with periodic aging. See the [module docs](self).
+/// A 4-bit, depth-4 Count-Min sketch with periodic aging, fed 64-bit key hashes that the caller
+/// computes (unlike [`CountMin`](crate::count_min::CountMin), which takes keys). See the
+/// [module docs](self).
 #[derive(Clone)]
 pub struct FrequencySketch {
     table: Box<[Block]>,
@@ -176,7 +199,8 @@ impl FrequencySketch {
         std::hint::black_box(self.table[block].0[0]);
     }
 
-    /// Counts one more occurrence of the key with this hash.
+    /// Counts one more occurrence of the key with this hash (the key's 64-bit hash, computed by
+    /// the caller: see the [module docs](self)).
     #[inline]
     pub fn increment(&mut self, hash: u64) {
         let (words, positions) = self.block_mut(hash);
@@ -243,8 +267,8 @@ impl FrequencySketch {
     /// reaches `sample_size`.
     ///
     /// Out of line and cold: inlined into `increment` and `increment_by`, its loop made them
-    /// save and restore more registers (five instead of three, seven instead of five) on every
-    /// call, for a pass that comes once per `sample_size` increments.
+    /// save and restore more registers on every call, for a pass that comes once per
+    /// `sample_size` increments (see `docs/decisions/0105-hot-path-inlining.md`).
     #[cold]
     #[inline(never)]
     pub fn age(&mut self) {

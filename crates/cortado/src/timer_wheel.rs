@@ -3,6 +3,8 @@
 //! Scheduling, rescheduling and cancelling take amortized constant time, and [`TimerWheel::advance`] hands
 //! back exactly the ids whose deadline is at or before the time it is given (never one early,
 //! never a due one left behind), at an amortized cost bounded by the number of levels per timer.
+//! [`TimerWheel::next_expiration`] tells when to advance next: a lower bound on the earliest
+//! deadline (a bucket's start), not the deadline itself.
 //!
 //! # Design
 //!
@@ -38,10 +40,8 @@
 //!   each timer's node is a cache miss, and a list makes every miss wait for the previous one,
 //!   as the next link is in the node. Walking an array, the addresses are known up front:
 //!   `advance` reads the deadlines of 64 ids at a time (`BATCH`) before filing any of them, so
-//!   those misses overlap. This took the cortado-bench expiry of a million timers with random
-//!   ids from 2x slower than a `BTreeMap` index to about 5x faster (its README has the
-//!   numbers); schedule-then-cancel became up to 2x slower (cancel reads the bucket's last id
-//!   and rewrites that id's node), still over 15x faster than the `BTreeMap`.
+//!   those misses overlap. Cancel pays for it: it reads the bucket's last id and rewrites that
+//!   id's node (see `docs/decisions/0140-timer-wheel-bucket-arrays.md`).
 //! - **The cascade.** [`advance`](TimerWheel::advance) repeatedly takes the earliest non-empty
 //!   bucket while it starts at or before `now`. When the whole bucket is due, its ids are handed
 //!   back without reading a deadline. Otherwise its due timers are handed back and the rest,
@@ -70,11 +70,10 @@
 //!   node did, plus the arrays' spare room: up to as much again while an array grows by
 //!   doubling, and an array shrinks by half when cancels leave it under a quarter full. An
 //!   emptied array is kept for its bucket's next use (the fine levels empty and refill every few
-//!   milliseconds; freeing every emptied array made `advance` about a quarter slower in a
-//!   one-off measurement) while the room so kept stays within the wheel's number of timers, or
-//!   4,096 ids for a small wheel, each array within a 64th of that; others are freed, so a
-//!   burst that is over leaves nothing behind. Fixed: 486 array headers of 24 bytes (about
-//!   11 KiB).
+//!   milliseconds, and freeing every emptied array slowed `advance`) while the room so kept stays
+//!   within the wheel's number of timers, or 4,096 ids for a small wheel, each array within a
+//!   64th of that; others are freed, so a burst that is over leaves nothing behind. Fixed: 486
+//!   array headers of 24 bytes (about 11 KiB).
 //!
 //! # References
 //!
@@ -428,8 +427,18 @@ impl TimerWheel {
         }
     }
 
-    /// When the earliest timer may be due: at or before every scheduled deadline (exact when the
-    /// earliest timers have reached the finest level), `None` when nothing is scheduled.
+    /// A lower bound on the earliest scheduled deadline, for sleeping until then: no timer is
+    /// due before the returned time, but none need be due at it. `None` when nothing is
+    /// scheduled.
+    ///
+    /// It is the start of the bucket that holds the earliest timers, not their deadline: early
+    /// by up to that bucket's span, which is under 64 ns for a deadline close to the wheel's
+    /// time but up to 1.63 days for one days away, and up to a turn of the wheel (6.5 days) for
+    /// one in the overflow. It is the earliest deadline itself once those timers have reached the
+    /// finest level (one deadline per bucket). With overdue timers (at or before the wheel's
+    /// time) it is at or before the earliest of them. So an [`advance`](Self::advance) to this
+    /// time may hand back nothing; it files the bucket's timers a level finer, and the next call
+    /// returns a later, closer bound (a timer takes at most one such step per level).
     pub fn next_expiration(&self) -> Option<u64> {
         if !self.buckets[DUE].is_empty() {
             return Some(self.due_min);
@@ -725,6 +734,28 @@ mod tests {
         assert_eq!(advance(&mut wheel, deadline), [7]);
         assert!(wheel.is_empty());
         assert_eq!(wheel.deadline(7), None);
+    }
+
+    #[test]
+    fn next_expiration_far_deadline_lower_bound_tightens_per_level() {
+        let mut wheel = TimerWheel::new();
+        // Three days and a few nanoseconds ahead: filed in the 1.63-day bucket that starts 1.37
+        // days before it.
+        let deadline = 3 * 86_400 * SECOND + 123_456_789;
+        wheel.schedule(7, deadline);
+        let mut bounds = Vec::new();
+        while let Some(bound) = wheel.next_expiration() {
+            assert!(bound <= deadline, "bound {bound} after the deadline");
+            assert!(bounds.last().is_none_or(|&last| bound > last), "{bounds:?}");
+            bounds.push(bound);
+            let expired = advance(&mut wheel, bound);
+            assert_eq!(expired.is_empty(), bound < deadline, "at {bound}");
+        }
+        // The first bound was a bucket's start, over a day early; each advance to a bound filed
+        // the timer at least a level finer, down to its own nanosecond.
+        assert!(deadline - bounds[0] > 86_400 * SECOND, "{bounds:?}");
+        assert_eq!(bounds.last(), Some(&deadline));
+        assert!(bounds.len() <= LEVELS, "{bounds:?}");
     }
 
     #[test]

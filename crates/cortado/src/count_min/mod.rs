@@ -5,6 +5,11 @@
 //! saturated first); with probability at least `1 - delta` it over-counts by at most
 //! `epsilon * N`, where `N` is the sum of everything added.
 //!
+//! [`CountMin`] and [`TopK`] take the **key itself** (any `Hash` type, or a borrowed form of it)
+//! and hash it once with their own seeded SipHash, as [`BloomFilter`](crate::bloom::BloomFilter)
+//! does. The cache's [`FrequencySketch`](crate::sketch::FrequencySketch) differs: it takes a
+//! 64-bit hash that the caller computed, and has 4-bit counters that age.
+//!
 //! ```
 //! use cortado::count_min::{CountMin, Dimensions, TopK};
 //! # fn main() -> Result<(), cortado::count_min::CountMinError> {

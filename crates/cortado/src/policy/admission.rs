@@ -14,14 +14,14 @@
 //!   seen at least `lenient` times in the sketch's period is admitted outright, the way S3-FIFO
 //!   promotes any object used twice.
 //!
-//! With a *margin* of 1 (the adaptive policy chooses it, see [`Experts`](super::experts)), a
-//! candidate must have been seen at least two more times than a victim that was seen at all.
-//! On a loop or a scan every key is seen as often as every other, but the victim, the least
-//! recently used, has not yet had this round's request while the candidate just had it: it
-//! wins by exactly one, and the cache swaps a key it will reuse soon for one it will reuse
-//! last, round after round. A victim never seen stays exempt: there one count is the whole
-//! difference between a newcomer seen twice and a one-hit wonder, and without the exemption a
-//! short trace with few repeats (`cloudphysics-io` at 25% of its keys) lost 4.0 points.
+//! With a *margin* of 1 (the adaptive policy chooses it, see
+//! [`Experts`](super::wtinylfu::experts)), a candidate must have been seen at least two more
+//! times than a victim that was seen at all. On a loop or a scan every key is seen as often as
+//! every other, but the victim, the least recently used, has not yet had this round's request
+//! while the candidate just had it: it wins by exactly one, and the cache swaps a key it will
+//! reuse soon for one it will reuse last, round after round. A victim never seen stays exempt:
+//! there one count is the whole difference between a newcomer seen twice and a one-hit wonder
+//! (see `docs/decisions/0117-admission-margin.md`).
 //!
 //! A pure comparison can be gamed: an attacker who keeps one hot victim in place (or who floods
 //! the sketch so that every victim looks hot) would lock newcomers out forever. So a *warm*
@@ -30,30 +30,25 @@
 //! chance. A tie is a loss of that kind only at the counters' ceiling (15), where a flooded
 //! victim and a truly hot candidate meet. Below it, a tie is what a loop looks like (every key
 //! seen as often as every other), and admitting by chance there only swaps a key the cache
-//! will reuse for one it has just used: Caffeine's rule, which lets ties in too, cost the loop
-//! trace 1.2 to 1.9 points at 5-25% of its keys. Keeping the chance for strict losses and
-//! saturated ties raised the 84 reference cells' mean by 0.06 points (0.05 with the fixed 1%
-//! window); dropping it altogether gains on the loops as well but cost `ps` 3.8 points at 5%
-//! of its keys, where the chance admissions are what refreshes a stale main space.
+//! will reuse for one it has just used. Caffeine's rule lets ties in too; this one did better
+//! on loops, and dropping the chance altogether cost a stale main space its refresh (see
+//! `docs/decisions/0120-random-admission.md`).
 //!
 //! The sketch covers at least [`MIN_SKETCH_ENTRIES`] (4,096) entries and ages at most once per
 //! 10 x [`MIN_SAMPLE_ENTRIES`] (10,000) increments. A small cache still sees many distinct keys
 //! between two agings; a table sized to the cache alone made their counters collide, and a period
-//! of 10 x capacity was shorter than the loops such caches are asked to hold. On the simulator's
-//! 84 reference cells the two minimums raised the mean hit ratio of a fixed 1% window by 0.14
-//! points (0.18 at a 10% window), and the loop trace at 5% of its keys from 0% to 4%; they cost
-//! 32 KiB per small cache.
+//! of 10 x capacity was shorter than the loops such caches are asked to hold. They cost 32 KiB per
+//! small cache (see `docs/decisions/0121-sketch-minimums.md`).
 //! The period's floor is a default, not a rule: for a cache of under 1,000 entries the adaptive
 //! policy may switch to Caffeine's 10 x capacity ([`Admission::set_fast_aging`]) when a
-//! miniature shows that newly hot keys are being kept out (see [`Experts`](super::experts)).
+//! miniature shows that newly hot keys are being kept out (see
+//! [`Experts`](super::wtinylfu::experts)).
 //!
 //! No doorkeeper. The TinyLFU paper puts a Bloom filter in front of the sketch, so that a key's
 //! first occurrence only sets bits and one-hit wonders never reach the counters; the filter is
-//! cleared at each aging. Measured on the 84 reference cells (default seed, before the adaptive
-//! aging period), with filters of 2.5 to 20 bits per increment of the aging period and one to three
-//! probes: 42.14-42.20% against 42.28% without. A key seen twice before an aging keeps one count
-//! through it without a doorkeeper and none with it, and with 16 counters per entry the table has
-//! few collisions for the filter to save.
+//! cleared at each aging. A key seen twice before an aging keeps one count through it without a
+//! doorkeeper and none with it, and with 16 counters per entry the table has few collisions for
+//! the filter to save (see `docs/decisions/0122-no-doorkeeper.md`).
 //!
 //! # References
 //!
@@ -66,15 +61,18 @@
 use crate::random::{random_seed, SmallRng};
 use crate::sketch::{FrequencySketch, SAMPLE_FACTOR};
 
-/// Candidates at least this frequent may be admitted by chance after losing.
+/// Candidates at least this frequent may be admitted by chance after losing: cold one-hit
+/// wonders never are.
 pub const WARM_FREQUENCY: u8 = 6;
 /// The counters' ceiling: a tie here may be a flooded victim, so it counts as a loss.
 const MAX_FREQUENCY: u8 = 15;
 /// A losing warm candidate is admitted once in this many comparisons (a power of two).
 pub const RANDOM_ADMIT_ODDS: u64 = 128;
-/// The sketch's table covers at least this many entries.
+/// The sketch's table covers at least this many entries, so that the many distinct keys a small
+/// cache sees between two agings do not share counters.
 pub const MIN_SKETCH_ENTRIES: usize = 4_096;
-/// The sketch ages at most every `SAMPLE_FACTOR` x this many increments.
+/// The sketch ages at most every `SAMPLE_FACTOR` x this many increments, so that loops longer
+/// than a small cache keep their counts.
 pub const MIN_SAMPLE_ENTRIES: usize = 1_000;
 
 /// The frequency sketch plus the admission rules.
@@ -163,8 +161,8 @@ impl Admission {
     /// Whether the candidate should replace the victim. `returning`: the candidate was turned
     /// away recently; `lenient`: candidates at least this frequent are admitted (0: never);
     /// `margin`: how many counts more than a victim seen at all the candidate needs beyond one.
-    /// Always inlined: out of line, every duel saved and restored seven registers around it
-    /// (0.8% of the instructions of the peer benchmark's workload A).
+    /// Always inlined: out of line, every duel saved and restored registers around it (see
+    /// `docs/decisions/0105-hot-path-inlining.md`).
     #[inline(always)]
     pub(crate) fn admit(
         &mut self,

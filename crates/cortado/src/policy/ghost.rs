@@ -22,10 +22,11 @@
 //!   The two generations' blocks for a key sit side by side in one 128-byte aligned pair, so a
 //!   lookup reads two adjacent lines (which the adjacent-line prefetchers of many CPUs fetch
 //!   together) rather than two anywhere.
-//!   A false positive admits a cold key, which measurably costs hit ratio: with 6 bits per key
-//!   the simulator lost 1.3 points on average, with 10 bits 0.35, with 16 bits 0.05.
-//! - W-TinyLFU remembers as many keys as it holds entries ([`super::wtinylfu::GHOST_SHARE`]),
-//!   so the filter costs two bytes per cache entry.
+//!   A false positive admits a cold key, which measurably costs hit ratio; fewer bits per key
+//!   cost more of it (see `docs/decisions/0102-ghost-filter-bits.md`).
+//! - W-TinyLFU remembers as many keys as it holds entries
+//!   ([`GHOST_SHARE`](super::wtinylfu::segments::GHOST_SHARE)), so the filter costs two bytes
+//!   per cache entry.
 //!
 //! # References
 //!

@@ -19,12 +19,13 @@
 //!   caches) replay the requests under seven candidate modes, an eighth that tries the other
 //!   admission margin and, in caches of under 1,000 entries, a ninth that tries the other
 //!   aging period of the sketch; the cache follows the copies that hit most. On the simulator's
-//!   84 reference cells (21 real traces at 1%, 5%, 10% and 25% of their keys) it averages 42.40%
-//!   against 40.2% for Caffeine 2.6.2, 40.5% for S3-FIFO and 34.3% for LRU; taking the best of
-//!   the reference policies in each cell separately averages 42.32%.
+//!   84 reference cells (21 real traces at 1%, 5%, 10% and 25% of their keys) its mean hit ratio
+//!   is above Caffeine 2.6.2's, S3-FIFO's and LRU's, and above the mean of the best reference
+//!   policy of each cell taken separately: `docs/hit-ratios-84.md` has the table, and
+//!   `docs/decisions/0106-default-policy.md` the figures as first written here.
 //! - [`EvictionPolicy::tiny_lfu_static`]: the same with the window fixed at 1% and no miniatures
-//!   (40.97% on the same cells), for small caches where eight or nine miniature copies cost too
-//!   much memory.
+//!   (a lower mean on the same cells), for small caches where eight or nine miniature copies cost
+//!   too much memory.
 //! - [`EvictionPolicy::lru`]: least recently used.
 //! - [`EvictionPolicy::lfu`]: least frequently used, ties broken by recency.
 //! - [`EvictionPolicy::redis_lru`], [`EvictionPolicy::redis_lfu`]: Redis's approximations, which
@@ -33,7 +34,6 @@
 
 mod admission;
 mod deque;
-mod experts;
 mod ghost;
 mod lfu;
 mod lru;
@@ -45,8 +45,8 @@ use std::fmt;
 use lfu::Lfu;
 use lru::Lru;
 use sampled::{Decay, Rule, Sampled, DEFAULT_LFU_LOG_FACTOR, DEFAULT_SAMPLES, MAX_SAMPLES};
-pub(crate) use wtinylfu::MAX_DEFERRED;
 use wtinylfu::{Adaptation, WTinyLfu};
+pub(crate) use wtinylfu::{Deferral, MAX_DEFERRED};
 
 /// Which eviction policy a cache uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -228,53 +228,6 @@ impl EvictionPolicy {
     }
 }
 
-/// Most entries one [`Policy::fold_deferred`] moves; past it, an entry with deferred reads may
-/// be evicted as if unread (the bound keeps one insert's work small when nearly every entry has
-/// been read since it was last looked at).
-pub(crate) const FOLD_LIMIT: usize = 64;
-
-/// Which reads may be deferred: counted on the entry by the reader (a byte in its slot, no
-/// lock, no shared counter) and applied to the policy only when the entry reaches the eviction
-/// end of its queue ([`Policy::fold_deferred`]), as CLOCK does; every deferred read is also
-/// applied when the cache first becomes full, before admission compares anyone. W-TinyLFU
-/// defers every read except those of the keys its adaptive miniatures sample: those are told
-/// to the policy at once (the single-threaded cache) or replayed through the read buffer in
-/// order (the concurrent one), since the miniatures simulate each read when it happens.
-///
-/// Measured with the peer benchmark, deferral took the concurrent cache's all-hit workload
-/// (B, one thread) from 0.30x to 0.77-0.85x quick_cache's throughput. On the 84 reference
-/// cells it cost the adaptive policy 0.01 points of mean hit ratio (41.99% against 42.00% with
-/// every read applied at once) and the static one 0.08 (40.90% against 40.98%). A first
-/// version kept reads of window entries eager once the cache was full, believing them costly
-/// to defer; with window ends folded like the others that costs nothing (41.985% with them
-/// eager, 41.993% deferred), while eager window reads kept the hottest keys of the all-hit
-/// workload, which sit in the window, on the read buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Deferral {
-    /// Every read is replayed.
-    Never,
-    /// Every read may be deferred.
-    Always,
-    /// Reads of keys the adaptive policy's miniatures sample are replayed (the miniatures
-    /// simulate each read when it happens), the others may be deferred.
-    Unsampled {
-        /// The miniatures' sample mask (see `experts::sampled`).
-        mask: u64,
-    },
-}
-
-impl Deferral {
-    /// Whether a read of the key with this hash may be deferred.
-    #[inline]
-    pub(crate) fn defers(self, hash: u64) -> bool {
-        match self {
-            Deferral::Never => false,
-            Deferral::Always => true,
-            Deferral::Unsampled { mask } => !experts::sampled(wtinylfu::fold_hash(hash), mask),
-        }
-    }
-}
-
 /// A policy instance; the shard forwards its events here.
 #[derive(Debug, Clone)]
 pub(crate) enum Policy {
@@ -419,7 +372,8 @@ impl Policy {
 
     /// Applies deferred reads to the entries at the eviction ends of the queues: each such entry
     /// with reads (`take` returns and clears an entry's count) is treated as read now and moves
-    /// away from the end, until the ends hold unread entries or [`FOLD_LIMIT`] entries moved.
+    /// away from the end, until the ends hold unread entries or
+    /// [`FOLD_LIMIT`](wtinylfu::FOLD_LIMIT) entries moved.
     /// Call before [`evict`](Self::evict).
     pub(crate) fn fold_deferred(&mut self, take: impl FnMut(u32) -> u8) {
         if let Policy::TinyLfu(p) = self {

@@ -10,50 +10,31 @@
 //! frequency admission, bursty recency-heavy traffic wants a large window and lenient admission,
 //! and a workload's needs change over time. Caffeine's hill climber nudges the window by the
 //! change in hit rate between long sample periods; on the simulator's reference traces it moved
-//! slowly and often the wrong way (mean 40.90% against 41.38% for the best fixed window on the
-//! same base policy). Measuring beats guessing: each candidate [`MODES`] entry runs a miniature
-//! W-TinyLFU ([`Segments`], the very code of the real cache) over the same requests, so their hit
-//! counts compare the modes on identical traffic.
+//! slowly and often the wrong way (see `docs/decisions/0110-miniature-experts.md`). Measuring
+//! beats guessing: each candidate [`MODES`] entry runs a miniature W-TinyLFU ([`Segments`], the
+//! very code of the real cache) over the same requests, so their hit counts compare the modes on
+//! identical traffic.
 //!
 //! - **Sampling.** A miniature holds at most [`MINI_ENTRIES`] (2,048) entries. For a larger cache
 //!   it replays only the keys whose hash falls in a 1/R slice, with R the power of two that brings
 //!   the capacity down to that size: spatial sampling (SHARDS) keeps every request of a sampled
 //!   key, so reuse distances and frequencies scale down faithfully. The miniatures read the real
-//!   cache's frequency sketch (a sampled key's count is its true count) and keep only their queues,
-//!   an index by hash and a ghost: about 43 bytes per miniature entry, so at most about 680 KiB per
-//!   cache (the policy's `memory_bytes()`, adaptive less static, after filling caches of 2,048
-//!   and 65,536 entries: 683 KiB), and a small fraction of a large cache's memory. A cache of up
-//!   to 2,048 entries pays for eight full copies (nine and a second sketch below 1,000 entries,
-//!   see *Aging period*); choose the static policy where that matters.
-//!
-//!   The size trades accuracy for work. In the peer benchmark's sharded cache the leader
-//!   shard's miniatures are 7% of workload A's instructions and 8% of B's (callgrind,
-//!   `replay cortado A|B`). At most 1,024 entries would save 1.3% of A's instructions and 5.5%
-//!   of B's, but on the 84 reference cells it gave 42.390 / 42.360 / 42.355 / 42.352 / 42.337
-//!   / 42.357% on seeds default and 1 to 5 (mean 42.359, against 42.372), and in `peers --only
-//!   hit` scan+Zipf at 50,000 fell from 68.45% to 68.14% (below mini-moka's 68.16%) and `loop`
-//!   at 50,000 from 43.09% to 38.43%, while drift+Zipf there rose from 84.56% to 84.99%.
-//!   4,096 gave a mean of 42.367%, 512 of 42.330%.
+//!   cache's frequency sketch (a sampled key's count is its true count) and keep only their
+//!   queues, an index by hash and a ghost: about 43 bytes per miniature entry, so at most about
+//!   680 KiB per cache, and a small fraction of a large cache's memory. A cache of up to 2,048
+//!   entries pays for eight full copies (nine and a second sketch below 1,000 entries, see
+//!   *Aging period*); choose the static policy where that matters. The size trades accuracy for
+//!   work: smaller miniatures cost hit ratio, larger ones gained little (see
+//!   `docs/decisions/0111-miniature-size.md`).
 //! - **Modes** ([`MODES`]), ordered from frequency-biased to recency-biased: a 1% window with
 //!   strict admission and no ghost, windows of 3% and 10% with ghost admission, 20% and 35%
 //!   windows with lenient admission (thresholds 3 and 2), a segmented LRU (a 1% window and every
 //!   candidate admitted: only the main space's split into probation and protected remains), and a
 //!   100% window (plain LRU). The first six were chosen greedily on the reference traces: each
-//!   member added the most to the per-cell best.
-//!
-//!   The segmented LRU came from the peer benchmark's drifting Zipf, whose hot set slides:
-//!   there a key's old count is a liability, yet a key read twice is still worth keeping. On
-//!   `cortado-sim gen --dist drift+zipf:0.99 --keys 100000 --requests 1000000 --seed
-//!   6523266247454` at 1,000 / 10,000 / 50,000 entries, the mode fixed from the start hits
-//!   51.27 / 71.94 / 85.54%, against 49.42 / 70.19 / 85.36% for the 100% window and 52.53 /
-//!   70.32 / 85.33% for S3-FIFO. Adaptive, the cache went from
-//!   52.71 / 70.42 / 85.12% to 52.71 / 71.65 / 85.12%. On the 84 reference cells it is neutral
-//!   (seeds default and 1 to 5: 42.385 / 42.351 / 42.365 / 42.342 / 42.340 / 42.350%, mean
-//!   42.356, against 42.358 without it, before the jump rule below). Its place in the order
-//!   matters, since the cache moves a step at a time: before LRU as above; last, 42.363% on the
-//!   default seed; third, fourth or fifth, 42.205 / 42.357 / 42.373%; instead of LRU, 42.356%.
-//!   Its miniature costs the peer benchmark's workload A 0.9% more instructions and 1.2% more
-//!   L1 read misses (`replay cortado A` under callgrind: 198.15M to 199.88M, 3.13M to 3.17M).
+//!   member added the most to the per-cell best. The segmented LRU is for workloads whose hot set
+//!   slides, where a key's old count is a liability, yet a key read twice is still worth keeping;
+//!   its place in the order matters, since the cache moves a step at a time (see
+//!   `docs/decisions/0112-mode-table.md`).
 //! - **Decisions.** Every [`PERIOD_FACTOR`] (4) x the miniature capacity sampled requests
 //!   ([`SAMPLED_PERIOD_FACTOR`], 3, when the miniatures replay a sample of the keys), each copy
 //!   adds its hits of the period to two scores: a short memory, decayed by [`SCORE_DECAY`]
@@ -63,13 +44,9 @@
 //!   keeps a brief lead (a phase of a cyclic workload) from flushing the main space, which a
 //!   jump to the LRU end does. Only a leader far ahead, by more than [`JUMP_SIGNIFICANCE`] (10)
 //!   times the square root of the current mode's score, is joined at once: a lead that size is
-//!   no phase's blip, and stepping towards it would spend periods in modes that all trail.
-//!   With the jump, the 84 reference cells gave 42.411 / 42.363 / 42.377 / 42.359 / 42.347 /
-//!   42.371% on seeds default and 1 to 5 (mean 42.371, better on every seed) against 42.356%
-//!   stepping only, and 82 cells within a point of the best reference on the default seed
-//!   instead of 81; thresholds of 5, 7, 15 and 20 averaged 42.365 / 42.364 / 42.364 /
-//!   42.359%, and 1 and 3 gave 42.366 / 42.382% on the default seed. The cache starts in the 3%
-//!   mode ([`START_MODE`]).
+//!   no phase's blip, and stepping towards it would spend periods in modes that all trail. The
+//!   cache starts in the 3% mode ([`START_MODE`](super::mode::START_MODE)). The rules, thresholds
+//!   and periods measured are in `docs/decisions/0113-mode-decision-rule.md`.
 //!
 //!   **Two memories.** A short memory follows a workload that changes, but is fooled by one whose
 //!   modes take turns: on `zigzag` (passes over 2,000 keys, alternately up and down) LRU hits only
@@ -79,95 +56,20 @@
 //!   memory's leader at the end of a period is credited with the hits its miniature makes in the
 //!   next one, decayed by [`RULE_DECAY`] (0.95): what following that memory would have earned. The
 //!   long memory leads once its credit exceeds the short one's by [`TWIN_SIGNIFICANCE`] times the
-//!   square root of the latter, the margin twin's test of chance. Measured on the 84 reference
-//!   cells, seeds default and 1 to 5: 42.35 / 42.33 / 42.33 / 42.32 / 42.32 / 42.34% (mean 42.332)
-//!   against 42.34 / 42.33 / 42.32 / 42.30 / 42.30 / 42.33% (42.323) with the short memory alone;
-//!   `zigzag` at 200 entries gained 0.75 and 0.85 points on seeds 3 and 4. On `cortado-sim gen
-//!   --dist alternate:L --keys 1500 --requests 2000000` (phases of L requests that take turns: a
-//!   loop over 1,500 keys, the strict mode's, and keys requested twice 300 first requests apart,
-//!   LRU's) at 1,000 entries, with L = 20,000, 100,000 and 400,000: 21.01 / 34.44 / 54.24%, against
-//!   5.90 / 34.44 / 54.24% with the short memory alone and 23.55 / 30.97 / 38.88% with a single
-//!   decay of 0.99. Single decays of 0.97, 0.99, 0.995 and 1 (for the twins' leads too) averaged
-//!   42.337 / 42.349 / 42.345 / 42.344% on the cells over seeds default and 1 to 4; 0.97 and 0.99
-//!   cost 3.5-15.4 points on the longer phases of that stream (0.97: 19.74 / 25.97 / 47.80%).
-//!   Without the significance test the long memory took over on any lead: 42.339% over the six
-//!   seeds, but scan+Zipf at 10,000 entries in the peer benchmark fell to quick_cache's level
-//!   (61.65% both). Credit decays of 0.9 and 0.99 instead of 0.95 did no better (42.35 / 42.35% on
-//!   the default seed, both without the significance test).
-//!
-//!   Other rules measured, on the 84 reference cells (default seed unless said; with the short
-//!   memory alone and before the aging twin, below, it gave 42.28%): moving only on a lead of
-//!   0.5, 1, 2 or 3 times the square root of the current score, 42.30 / 42.25 / 42.17 /
-//!   42.12%, the first with `cpp` at 5% 3.5 points below the best reference; jumping straight to
-//!   a leader that far ahead, 42.27-42.30% (seeds 1 and 2: 42.24-42.25 and 42.25-42.26%, no
-//!   better than the rule's 42.25 and 42.26%); periods of 1, 2, 3 and 6 x the miniature
-//!   capacity, 42.06 / 42.21 / 42.21 / 42.20%; shorter first periods (half or a quarter, for
-//!   the first 3 to 10 periods), 42.06-42.26%.
+//!   square root of the latter, the margin twin's test of chance (see
+//!   `docs/decisions/0114-two-memories.md`).
 //!
 //!   **Sampled caches decide a third sooner.** Shorter periods lose on small caches, whose
 //!   miniatures replay every request, but not on caches over [`MINI_ENTRIES`], which replay a
 //!   sample: their periods span as many requests (the miniature capacity times the sampling
 //!   rate is the capacity), yet the traces of the large cells are short for their capacity, so
-//!   4 periods' worth left them few decisions. With 3 for sampled caches only, the 84 cells
-//!   gave 42.375 / 42.347 / 42.367 / 42.348 / 42.346 / 42.364% on seeds default and 1 to 5
-//!   (mean 42.358), against 42.347 / 42.334 / 42.331 / 42.319 / 42.319 / 42.344% (42.332) with
-//!   4 everywhere, and 79 to 80 cells within a point of the best reference instead of 78 to 80;
-//!   2 gave 42.341 on average. On the peer benchmark's drift+Zipf stream (`cortado-sim gen
-//!   --dist drift+zipf:0.99 --keys 100000 --requests 1000000 --seed 6523266247454`) the
-//!   unsharded cache of 50,000 entries went from 84.88% to 85.12% (2: 85.24%); its experts
-//!   decided only three times in the million requests before. The same for the leader of a
-//!   sharded cache, whose miniatures see only its shard's keys, was measured with the peer
-//!   benchmark's strict replays (32 shards of under 2,048 entries, which replay every key of
-//!   their shard): drift+Zipf at 50,000 gained (84.55% to 84.90%, or 84.99% with 2), but at
-//!   10,000 it fell below quick_cache (70.03% against 70.09%), as did scan+Zipf with 3 (61.63%
-//!   against 61.65%); so a shard decides by its own sampling rate alone. With the segmented LRU
-//!   mode, a shorter period for miniatures of at least 1,000 entries alone (which spares the
-//!   10,000-entry cache's shards) was measured again: factors 3 and 2 took drift+Zipf at
-//!   50,000 to 84.88 / 85.00% and `loop` to 43.45 / 44.35% (from 84.55 / 43.09%), still below
-//!   quick_cache's 85.36% on drift, and cost the 84 cells 0.005 / 0.014 points (default seed,
-//!   with the jump rule), so the period stayed.
+//!   4 periods' worth left them few decisions. A shard of a sharded cache decides by its own
+//!   sampling rate alone (see `docs/decisions/0115-sampled-decision-period.md`).
 //!
-//!   What the miniatures can resolve sets the limit there. On that stream at 50,000 entries the
-//!   unsharded cache's miniatures (1,562 entries, one key in 32) score the 20%, 35%,
-//!   segmented-LRU and 100% modes within about 1% of one another in every period: in the fourth
-//!   period 4,266 / 4,286 / 4,264 / 4,246 hits of 4,686 requests, the 35% mode leading, and
-//!   over the five periods that count 20,677 / 20,666 / 20,698 / 20,593. Fixed from the
-//!   first request, the full-size caches rank them 85.19 / 85.31 / 85.54 / 85.36%: the
-//!   segmented LRU's lead over the 35% mode is about 11 hits a period, and the miniatures'
-//!   leader among the four changes from period to period (the 35% mode in three, the
-//!   segmented LRU in two), so a rule that found it sooner would follow noise elsewhere too.
-//!   (Scores printed by a throwaway knob in `decide`, `cortado-sim --trace peerdrift.keys
-//!   --format keys --sizes 50000 --policies wtinylfu`; the fixed modes by another.)
-//!
-//!   The sharded cache of the peer benchmark (`peers --only hit`, default seed) shows the same
-//!   limit, and that adapting sooner alone cannot beat quick_cache's 85.36% there. Fixed from
-//!   the start, its modes hit 76.47 / 83.73 / 84.49 / 85.14 / 85.26 / 85.55 / 85.35% on
-//!   drift+Zipf at 50,000, in [`MODES`] order; started in the 3% mode and sent to the segmented
-//!   LRU after 1,563 / 3,126 / 4,689 / 6,252 / 9,378 / 12,504 of the leader's sampled requests
-//!   (one to eight miniature capacities after its experts start), 85.55 / 85.55 / 85.48 /
-//!   85.38 / 85.21 / 85.01%; sent to the 35% mode after 1,563 / 3,126 / 6,252 instead, 85.26 /
-//!   85.27 / 85.16%. So the cache must reach the segmented LRU itself, not a mode tied with
-//!   it, within about three capacities. The miniatures cannot tell it apart so soon: they start
-//!   empty when the cache is half full and hit alike in every mode until they first evict,
-//!   about four capacities later (the whole warm-up), and in the next period the 35% mode beats
-//!   the segmented LRU on 40 requests to 20. The full cache agrees: counted per 50,000
-//!   requests, the 35% mode fixed hits more than the segmented LRU fixed from 400,000 to
-//!   550,000 requests (44,145 against 43,821 hits in the tenth block), the segmented LRU more
-//!   from 550,000 on. Measured with throwaway knobs, on that cell (seeds 1 to 3 in parentheses)
-//!   and on the 84 reference cells (default seed, 42.401% without):
-//!   - a sequential test inside each period, ending it early when the leading mode's lead over
-//!     the current one exceeds Z times the square root of the requests on which the two
-//!     miniatures differ (a paired test, far more sensitive than the square root of the
-//!     score), checked every half capacity: Z = 3 gave 85.10% (85.07 / 85.11 / 85.04%), 42.354%
-//!     (`cloudphysics-io` at 10% -1.6 points, the `multi` traces -0.4 to -0.5), and lifted `loop`
-//!     at 50,000 to 44.28%; jumping to the leader on such a lead, 85.10%, 42.211%; Z = 4,
-//!     84.97%; testing only until the first move, 84.87% and 42.371% (Z = 3) or 84.93% and
-//!     42.160% (Z = 2, jumping);
-//!   - starting the miniatures with the cache's residents (probation, window, protected, oldest
-//!     first), so that they evict when the cache does: 84.56% (unchanged), 42.279% (`zigzag` at
-//!     500 entries -1.6 points, `ps` at 154 -1.6); with the test above at Z = 2, jumping, and
-//!     a warm-up of two capacities, 85.30% (85.29 / 85.26 / 85.24%), the closest any rule came,
-//!     at 42.155%.
+//!   What the miniatures can resolve sets the limit of any such rule: where several modes hit
+//!   within about 1% of one another, the miniatures' leader among them changes from period to
+//!   period, so a rule that found the best of them sooner would follow noise elsewhere too. The
+//!   rules tried for such a workload are in `docs/decisions/0116-miniature-resolution-limit.md`.
 //! - **Admission margin.** Whether a candidate must beat the victim by two counts instead of
 //!   one (see [`Admission`]) is a second, independent choice: it pays on loops, scans and
 //!   zigzags, where every key is seen equally often, and costs on workloads whose keys are seen
@@ -178,77 +80,29 @@
 //!   current mode's miniature trade places, and the lead changes sign. A mode step resets the
 //!   lead and gives the twin the new mode's score, since the twin then starts over in the new
 //!   mode. Switching margins moves no entry, so unlike a mode it may flip at once. The cache
-//!   starts with the margin ([`START_MARGIN`]).
-//!
-//! Measured on the 84 reference cells (seeds default, 1 and 2; with protected at 80% of the
-//!   main space and a ghost of half the capacity, before both changed): 42.19 / 42.16 / 42.17% and
-//!   73 / 74 / 74 cells within a point of the best reference, worst cell -2.71 / -2.94 /
-//!   -2.90, against 42.05 / 42.07 / 42.04%, 68 cells and two cells more than 3 points below
-//!   without a margin; `scan`, `cs` and `zigzag` at 25% gained 3.1, 3.7 and 2.0 points.
-//!   Always keeping the margin did almost as well on the mean (42.16%) but left `zigzag` at 5%
-//!   at 0.97% (LRU: 4.76%), 3.8 points below the best reference in every seed. A first twin,
-//!   which switched as soon as the lead turned positive and kept its own score across mode
-//!   steps, gave 42.14 / 42.11 / 42.11%: early leads of a hit or two flipped `cs` at 5% away
-//!   from the margin it needed, for four periods. A significance factor of 0.3 or 1 instead of
-//!   0.5 did no better.
+//!   starts with the margin ([`START_MARGIN`](super::mode::START_MARGIN)). See
+//!   `docs/decisions/0117-admission-margin.md`.
 //! - **Aging period.** A cache below [`MIN_SAMPLE_ENTRIES`] (1,000) entries has a second
 //!   choice: whether its sketch ages every 10 x its capacity in increments (Caffeine's period)
 //!   or every 10 x 1,000 (the floor [`Admission`] keeps so that loops longer than a small cache
 //!   keep their counts). Neither suits every workload. The long period holds a stable subset of
-//!   a long loop (`loop` at 51 entries: 4.9% against 0%), but a hot key's count outlives its
-//!   popularity by thousands of requests, and ties go to the incumbent, so newly hot keys are
-//!   kept out of a small cache (`cpp` at 61 entries: 61.0% against 64.2%, `sprite` at 71:
-//!   22.2% against 25.1%). Such a cache replays every request (no sampling), so the experts
-//!   keep a second sketch at the other period, fed the same requests, and a ninth miniature,
-//!   the *aging twin*, running the current mode and margin over it. Its lead is weighed like
-//!   the margin twin's; when it is significant, the cache's admission and the twin's trade
-//!   places (each sketch keeps its counts and period) and so do the two miniatures. After a
-//!   mode step or a margin switch the aging twin follows the current mode and starts over.
-//!   Followers in a concurrent cache adopt the period with the mode. Cost: a second sketch
-//!   (32 KiB) and increment per request, in caches of under 1,000 entries only.
+//!   a long loop, but a hot key's count outlives its popularity by thousands of requests, and
+//!   ties go to the incumbent, so newly hot keys are kept out of a small cache. Such a cache
+//!   replays every request (no sampling), so the experts keep a second sketch at the other
+//!   period, fed the same requests, and a ninth miniature, the *aging twin*, running the current
+//!   mode and margin over it. Its lead is weighed like the margin twin's; when it is
+//!   significant, the cache's admission and the twin's trade places (each sketch keeps its
+//!   counts and period) and so do the two miniatures. After a mode step or a margin switch the
+//!   aging twin follows the current mode and starts over. Followers in a concurrent cache adopt
+//!   the period with the mode. Cost: a second sketch (32 KiB) and increment per request, in
+//!   caches of under 1,000 entries only (see `docs/decisions/0118-sketch-aging-period-twin.md`).
 //!
 //!   The twin's sketch also counts the reads the cache deferred before the experts existed,
 //!   which reach the cache's sketch when it first fills ([`Experts::record_deferred`]).
-//!
-//!   Measured on the 84 reference cells (seeds default, 1 and 2; with the short memory alone, see
-//!   *Decisions*): mean 42.34 / 42.33 / 42.32% against 42.28 / 42.25 / 42.26% without, cells within
-//!   a point of the best reference 80 / 78 / 78 against 78 / 76 / 76, worst cell -2.11 / -2.93 /
-//!   -2.56 against -2.99 / -2.93 / -2.68; `cpp` at 61 entries gained 2.65 points, `sprite` at 71
-//!   2.25, `zigzag` at 100 1.27, and `zigzag` at 200 lost 1.13. The figures that follow were
-//!   measured before the twin's sketch counted the deferred reads (42.35 / 42.33 / 42.33% then).
-//!   Always aging fast gave 41.96% (the loops and scans at 1-10% of their keys lost up to 5.4
-//!   points). Also measured: significance factors of 0, 0.3, 1 and 2 instead of 0.5 (42.34, 42.34,
-//!   42.37 and 42.36% on the default seed; 1 gave 42.33 and 42.32% on seeds 1 and 2), a fast period
-//!   of 10 x the larger of the capacity and 100 or 300 (42.36 / 42.33 / 42.34% and 42.32%), and a
-//!   choice for caches of 1,000 to 2,048 entries too, between 10 x and 5 x or 2.5 x the capacity
-//!   (42.35%, 42.35%): none clearly better.
-//!
-//!   That choice was measured again on the peer benchmark's drift+Zipf stream at 50,000
-//!   entries, whose 32 shards of 1,562 entries each lose to quick_cache (84.56% against
-//!   85.36%): a hot key's count outlives its popularity there too (`peers --only hit`,
-//!   throwaway knobs). Aging every cache's sketch after 10 x its capacity divided by 4, 8 or 12
-//!   gave 85.17 / 85.27 / 85.28% on that cell, but took `loop` at 50,000 from 43.09% to 40.93 /
-//!   29.27 / 22.81% and Zipf at 10,000 from 77.46% to about 76.5%. With the mode fixed, aging 8
-//!   times faster lifts the 3% and 10% modes (83.73 / 84.49% to 85.25 / 85.13%) but not the
-//!   20% and 35% ones (85.14 / 85.26% to 85.12 / 85.13%), nor the segmented LRU, the one mode
-//!   above quick_cache (85.55% to 85.46%): faster aging alone tops out below 85.36%. An aging
-//!   twin for caches of 1,000 to 2,048 entries, with a fast period of 10 x the capacity divided
-//!   by 4 or 8, lifted the cell to 84.73 / 84.75% (seeds 1 to 3: +0.06 / 0 / +0.05 and +0.07 /
-//!   +0.18 / +0.06 points), left the 84 reference cells as they were (4: unchanged on seeds
-//!   default and 1 to 5; 8: at most 0.001 points lower) and, with 4, cost `loop` at 50,000 2.09
-//!   points on seed 1. A tenth of a point on one stream did not pay for a second sketch and a
-//!   ninth miniature in such caches.
 //! - **Warm-up.** The miniatures start when the cache is half full, so their first period
 //!   ([`WARM_UP_PERIODS`]) mostly measures how fast each mode fills up, where the lenient modes
-//!   lead, not how it evicts; its hits are discarded. On a short trace (ps, 10,448 requests at 308
-//!   entries) that early lead used to walk the cache to the 35% window and back. Measured on the 84
-//!   reference cells (`cortado-sim --trace <the 21 traces> --sizes 1%,5%,10%,25% --policies
-//!   wtinylfu --seed N`, seeds 1 to 3): discarding the first period raised the mean by 0.06-0.08
-//!   points and the cells within a point of the best reference by 2; decay 0.9 instead of 0.8
-//!   added 0.01-0.02 points and 0-2 cells; requiring a strict lead over the current mode (ties
-//!   used to move towards the lower mode) changed the mean by -0.01 and took a drifting-Zipf
-//!   stream (`cortado-sim gen --dist drift+zipf:0.99 --keys 100000 --requests 1000000`) at
-//!   capacity 50,000 from 82.9% to 84.8%.
+//!   lead, not how it evicts; its hits are discarded (see
+//!   `docs/decisions/0119-experts-warm-up.md`).
 //!
 //! # References
 //!
@@ -261,92 +115,43 @@
 
 use hashbrown::HashTable;
 
-use super::admission::Admission;
+use super::mode::{mode_of, Mode, MODES};
+use super::segments::Segments;
+use crate::policy::admission::Admission;
 #[cfg(doc)]
-use super::admission::MIN_SAMPLE_ENTRIES;
-use super::wtinylfu::{Mode, Segments};
+use crate::policy::admission::MIN_SAMPLE_ENTRIES;
 use crate::random::mix64;
 
-/// The modes the experts choose from, from frequency-biased to recency-biased.
-pub(crate) const MODES: [Mode; 7] = [
-    Mode {
-        window: 0.01,
-        lenient: 0,
-        ghost: false,
-        margin: 0,
-    },
-    Mode {
-        window: 0.03,
-        lenient: 0,
-        ghost: true,
-        margin: 0,
-    },
-    Mode {
-        window: 0.10,
-        lenient: 0,
-        ghost: true,
-        margin: 0,
-    },
-    Mode {
-        window: 0.20,
-        lenient: 3,
-        ghost: true,
-        margin: 0,
-    },
-    Mode {
-        window: 0.35,
-        lenient: 2,
-        ghost: true,
-        margin: 0,
-    },
-    // A segmented LRU: every candidate is admitted (its count is at least 1), and only what is
-    // read again in probation reaches the protected segment.
-    Mode {
-        window: 0.01,
-        lenient: 1,
-        ghost: true,
-        margin: 0,
-    },
-    Mode {
-        window: 1.00,
-        lenient: 0,
-        ghost: true,
-        margin: 0,
-    },
-];
-/// The mode a cache starts in (a 3% window).
-pub const START_MODE: usize = 1;
-/// The admission margin a cache starts with (see [`Mode::margin`]).
-pub const START_MARGIN: u8 = 1;
-
-/// The mode at `index` in [`MODES`] with admission margin `margin`.
-pub(crate) fn mode_of(index: usize, margin: u8) -> Mode {
-    Mode {
-        margin,
-        ..MODES[index]
-    }
-}
-/// The most entries a miniature holds.
+/// The most entries a miniature holds: fewer lost hit ratio, more gained little for the work
+/// (see `docs/decisions/0111-miniature-size.md`).
 pub const MINI_ENTRIES: u64 = 2_048;
-/// A decision every this many times the miniature capacity, in sampled requests.
+/// A decision every this many times the miniature capacity, in sampled requests: shorter and
+/// longer periods did worse on the reference traces (see
+/// `docs/decisions/0113-mode-decision-rule.md`).
 pub const PERIOD_FACTOR: u64 = 4;
 /// [`PERIOD_FACTOR`] for miniatures that replay a sample of the keys (a cache over
-/// [`MINI_ENTRIES`] entries).
+/// [`MINI_ENTRIES`] entries), whose large caches' traces left them few decisions (see
+/// `docs/decisions/0115-sampled-decision-period.md`).
 pub const SAMPLED_PERIOD_FACTOR: u64 = 3;
-/// Each period's scores keep this share of the previous ones.
+/// Each period's scores keep this share of the previous ones: the short memory, which follows a
+/// changing workload.
 pub const SCORE_DECAY: f64 = 0.9;
-/// The long memory's decay: each period's slow scores keep this share of the previous ones.
+/// The long memory's decay: each period's slow scores keep this share of the previous ones, so
+/// that modes taking turns average out (see `docs/decisions/0114-two-memories.md`).
 pub const SLOW_DECAY: f64 = 0.99;
-/// The decay of what following each memory's leader would have hit.
+/// The decay of what following each memory's leader would have hit (see
+/// `docs/decisions/0114-two-memories.md`).
 pub const RULE_DECAY: f64 = 0.95;
-/// Periods whose hits are discarded before the first decision.
+/// Periods whose hits are discarded before the first decision: the first measures how fast
+/// each mode fills up, not how it evicts (see `docs/decisions/0119-experts-warm-up.md`).
 pub const WARM_UP_PERIODS: u64 = 1;
 /// The twin takes over only when its lead exceeds this many times the square root of the
 /// current mode's score: a hit count's standard deviation is about its square root, so a lead
 /// smaller than half of that is as likely noise as a difference.
 pub const TWIN_SIGNIFICANCE: f64 = 0.5;
 /// The cache moves straight to the leading mode, instead of one step towards it, when the
-/// leader's score exceeds the current mode's by this many times the square root of the latter.
+/// leader's score exceeds the current mode's by this many times the square root of the latter:
+/// a lead that size is no phase's blip (see `docs/decisions/0113-mode-decision-rule.md`).
 pub const JUMP_SIGNIFICANCE: f64 = 10.0;
 /// Where [`Experts`] keeps the twin among its miniatures: after one per mode.
 const TWIN: usize = MODES.len();
@@ -759,6 +564,7 @@ impl Experts {
 
 #[cfg(test)]
 mod tests {
+    use super::super::mode::START_MODE;
     use super::*;
 
     /// Admission sized for a cache of `entries` entries.
@@ -888,7 +694,7 @@ mod tests {
 
     #[test]
     fn new_cache_of_min_sample_entries_has_no_aging_twin() {
-        let entries = super::super::admission::MIN_SAMPLE_ENTRIES;
+        let entries = crate::policy::admission::MIN_SAMPLE_ENTRIES;
         let admission = sized(entries);
         let experts = Experts::new(entries as u64, entries, false, START_MODE, 1, &admission);
         assert!(experts.alt.is_none());

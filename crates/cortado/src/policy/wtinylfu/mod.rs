@@ -8,50 +8,39 @@
 //! - **Window** (LRU): absorbs bursts, so an entry that is reused soon after its first access
 //!   gets hits before frequency decides its fate.
 //! - **Main** (the rest) is a segmented LRU: *probation* holds entries admitted from the window;
-//!   a hit in probation promotes to *protected*, which may hold up to [`PROTECTED_SHARE`] (65%) of
-//!   the main space; the overflow of protected is demoted back to probation's MRU end. Caffeine
-//!   gives protected 80%. A smaller share leaves more of the main space to probation, where a
-//!   key that was hot once but is no longer reused is evicted sooner. Measured on the
-//!   simulator's 84 reference cells (seeds default, 1 and 2), 65% against 80%: mean 42.20 /
-//!   42.17 / 42.18% against 42.19 / 42.16 / 42.17%, cells within a point of the best reference
-//!   74 / 74 / 74 against 73 / 74 / 74, worst cell -2.41 / -2.93 / -2.56 against -2.71 / -2.94
-//!   / -2.90; a drifting Zipf stream (`cortado-sim gen --dist drift+zipf:0.99 --keys 100000
-//!   --requests 1000000`, the peer benchmark's seed) gained 0.5, 0.9 and 0.1 points at 1,000,
-//!   10,000 and 50,000 entries. 50% did better on that stream (another 0.05-0.3 points) but
-//!   worse on the cells (mean 42.15 / 42.10 / 42.10%), as did a twin miniature choosing between
-//!   50% and 80% per workload (42.17 / 42.12 / 42.12%).
+//!   a hit in probation promotes to *protected*, which may hold up to
+//!   [`PROTECTED_SHARE`](segments::PROTECTED_SHARE) (65%) of the main space; the overflow of
+//!   protected is demoted back to probation's MRU end. Caffeine gives protected 80%; a smaller
+//!   share leaves more of the main space to probation, where a key that was hot once but is no
+//!   longer reused is evicted sooner (see `docs/decisions/0100-protected-share.md`).
 //! - **Eviction.** When over capacity, window entries past the window's maximum move to probation
 //!   as candidates; then each candidate duels the probation LRU victim through
 //!   [`Admission`](super::admission) and the loser is evicted. Once candidates run out the victims
 //!   come from probation, then protected, then the window. The steady state of an unweighted
 //!   cache, one entry over with the window one over its own bound, is a single duel, which
-//!   `Segments::evict_one` does without the general loops (2% of the instructions of the peer
-//!   benchmark's workload A, replayed by its `replay` binary).
-//! - **Returning candidates.** Rejected candidates are remembered in a [`Ghost`] of [`GHOST_SHARE`]
-//!   (all of) the capacity; one that comes back while remembered has a short reuse distance and is
-//!   admitted without a duel. On the simulator's 84 reference cells a ghost of half the capacity
-//!   raised the mean hit ratio of a fixed 10% window from 40.86% to 41.38%. With the adaptive modes
-//!   (before the adaptive aging period), a ghost of the whole capacity instead of half raised the
-//!   mean from 42.20 / 42.17 / 42.18% to 42.28 / 42.25 / 42.26% (seeds default, 1 and 2) and the
-//!   cells within a point of the best reference from 74 to 78 / 76 / 76; the large traces
-//!   (`cloudphysics-io`, `p3` and `multi2` at 10-25% of their keys) gained up to 1.9 points, while
-//!   small caches lost up to 1.5 (`cpp` at 5%). 0.75 and 1.25 did worse on the mean or the worst
-//!   cell (42.23 / 42.21 / 42.21%; worst -3.08 / -3.45 / -4.06), and 2 lost 4.4 points on `gli` at
-//!   25%. The cost: a second byte per entry.
-//! - **Modes.** A [`Mode`] sets the window's share of the capacity and how lenient and how strict
-//!   admission is (the margin a candidate must win by).
+//!   `Segments::evict_one` does without the general loops (see
+//!   `docs/decisions/0103-single-duel-eviction.md`).
+//! - **Returning candidates.** Rejected candidates are remembered in a
+//!   [`Ghost`](super::ghost::Ghost) of [`GHOST_SHARE`](segments::GHOST_SHARE) (all of) the
+//!   capacity; one that comes back while remembered has a short reuse distance and is admitted
+//!   without a duel. The whole capacity rather than half did better on the reference traces' mean,
+//!   for a second byte per entry (see `docs/decisions/0101-ghost-admission.md`).
+//! - **Modes.** A [`Mode`](mode::Mode) sets the window's share of the capacity and how lenient
+//!   and how strict admission is (the margin a candidate must win by).
 //!   [`EvictionPolicy::tiny_lfu`](super::EvictionPolicy::tiny_lfu) lets [`Experts`] pick the mode
 //!   from miniature copies of the cache; the static variant keeps [`STATIC_MODE`] (a 1% window).
 //!   A mode change moves the bounds at once and lets entries follow lazily: the window's overflow
 //!   becomes admission candidates on the next eviction and protected's overflow is demoted, at
-//!   most [`QUEUE_TRANSFER_LIMIT`] entries at the change and at each later promotion, so a large
-//!   change never stalls one call. An overflow past that limit (the step from the segmented LRU
-//!   to LRU in a cache of over about 1,550 entries) waits for promotions: demoting it at every
-//!   eviction as well cost the 84 reference cells 0.003 points (`p3` at 190,636 entries 0.19),
-//!   since the entries it keeps protected are the frequent ones.
+//!   most [`QUEUE_TRANSFER_LIMIT`](segments::QUEUE_TRANSFER_LIMIT) entries at the change and at
+//!   each later promotion, so a large change never stalls one call. An overflow past that limit
+//!   (the step from the segmented LRU to LRU in a cache of over about 1,550 entries) waits for
+//!   promotions, since the entries it keeps protected are the frequent ones (see
+//!   `docs/decisions/0104-lazy-mode-change.md`).
 //! - **Weights.** Every bound is in weight units; an entry heavier than the whole capacity is
 //!   evicted at once, one heavier than the window enters at the window's LRU end so it is judged
 //!   right away.
+//! - **Deferred reads.** A cache whose readers share the policy may count a read on the entry and
+//!   tell the policy only when the entry nears eviction ([`Deferral`], [`MAX_DEFERRED`]).
 //!
 //! # References
 //!
@@ -61,603 +50,57 @@
 //!    Middleware 2018.
 //! 3. B. Manes: Caffeine's `BoundedLocalCache` (eviction).
 
-use super::admission::Admission;
-use super::deque::{impl_linked, Deque, NIL};
-use super::experts::{mode_of, Experts, MODES, START_MARGIN, START_MODE};
-use super::ghost::Ghost;
-use super::Deferral;
-use crate::sketch::MAX_COUNT;
+pub(super) mod experts;
+pub(super) mod mode;
+pub(super) mod segments;
 
-/// Share of the main space that protected may hold.
-pub const PROTECTED_SHARE: f64 = 0.65;
+use self::experts::Experts;
+use self::mode::{mode_of, MODES, START_MARGIN, START_MODE, STATIC_MODE};
+use self::segments::{fold_hash, Queue, Segments};
+use super::admission::Admission;
+
 /// Most deferred reads of one entry counted at once (a sketch counter's ceiling).
 pub const MAX_DEFERRED: u8 = 15;
-/// Most entries moved between queues by one operation while bounds change.
-pub const QUEUE_TRANSFER_LIMIT: usize = 1_000;
-/// Rejected candidates remembered, as a share of the capacity in entries.
-pub const GHOST_SHARE: f64 = 1.0;
 
-/// How the policy splits its capacity and admits candidates.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Mode {
-    /// The window's share of the capacity, in [0, 1].
-    pub(crate) window: f64,
-    /// Candidates at least this frequent are admitted without a duel (0: never).
-    pub(crate) lenient: u8,
-    /// Whether returning candidates (in the ghost) are admitted without a duel.
-    pub(crate) ghost: bool,
-    /// How many more times than the victim a candidate must have been seen to win a duel,
-    /// less one (0: any more often wins).
-    pub(crate) margin: u8,
-}
+/// Most entries one [`Policy::fold_deferred`](super::Policy::fold_deferred) moves; past it, an
+/// entry with deferred reads may be evicted as if unread (the bound keeps one insert's work
+/// small when nearly every entry has been read since it was last looked at).
+pub(crate) const FOLD_LIMIT: usize = 64;
 
-/// The static policy's mode: Caffeine's 1% window and strict admission.
-pub(crate) const STATIC_MODE: Mode = Mode {
-    window: 0.01,
-    lenient: 0,
-    ghost: true,
-    margin: 0,
-};
-
+/// Which reads may be deferred: counted on the entry by the reader (a byte in its slot, no
+/// lock, no shared counter) and applied to the policy only when the entry reaches the eviction
+/// end of its queue ([`Policy::fold_deferred`](super::Policy::fold_deferred)), as CLOCK does;
+/// every deferred read is also applied when the cache first becomes full, before admission
+/// compares anyone. W-TinyLFU defers every read except those of the keys its adaptive
+/// miniatures sample: those are told to the policy at once (the single-threaded cache) or
+/// replayed through the read buffer in order (the concurrent one), since the miniatures
+/// simulate each read when it happens. Window reads are deferred like the others.
+///
+/// Deferral keeps concurrent readers off the read buffer for a hit ratio cost of hundredths of
+/// a point: the measurements are in `docs/decisions/0107-read-deferral.md`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-enum Queue {
-    None,
-    Window,
-    Probation,
-    Protected,
+pub(crate) enum Deferral {
+    /// Every read is replayed.
+    Never,
+    /// Every read may be deferred.
+    Always,
+    /// Reads of keys the adaptive policy's miniatures sample are replayed (the miniatures
+    /// simulate each read when it happens), the others may be deferred.
+    Unsampled {
+        /// The miniatures' sample mask (see `experts::sampled`).
+        mask: u64,
+    },
 }
 
-/// 16 bytes: the links, the key's hash folded to 32 bits (what the sketch, the ghost and the
-/// experts key on), and two tags. Weights live apart, only in weighted caches.
-#[derive(Debug, Clone, Copy)]
-struct Node {
-    prev: u32,
-    next: u32,
-    hash: u32,
-    queue: Queue,
-    /// Turned away recently (found in the ghost when inserted).
-    returning: bool,
-}
-impl_linked!(Node);
-
-const EMPTY: Node = Node {
-    prev: NIL,
-    next: NIL,
-    hash: 0,
-    queue: Queue::None,
-    returning: false,
-};
-
-/// Folds a 64-bit key hash into the 32 bits a node keeps. Two keys collide with probability
-/// 2^-32, and a collision only merges their frequency counts.
-#[inline]
-pub(crate) fn fold_hash(hash: u64) -> u32 {
-    (hash ^ (hash >> 32)) as u32
-}
-
-/// The queues, bounds and ghost of one W-TinyLFU cache, without the sketch: the real policy and
-/// its miniature copies in [`Experts`] share this code and consult one sketch.
-#[derive(Debug, Clone)]
-pub(crate) struct Segments {
-    nodes: Vec<Node>,
-    /// Entry weights by index, only in weighted caches (otherwise every weight is 1).
-    weights: Vec<u32>,
-    weighted: bool,
-    window: Deque,
-    probation: Deque,
-    protected: Deque,
-    maximum: u64,
-    window_max: u64,
-    protected_max: u64,
-    weighted_size: u64,
-    window_weight: u64,
-    protected_weight: u64,
-    pub(super) mode: Mode,
-    ghost: Ghost,
-    /// Evictions done by [`evict_one`](Self::evict_one), for tests.
-    #[cfg(test)]
-    single_duels: u64,
-}
-
-impl Segments {
-    pub(crate) fn new(maximum: u64, mode: Mode, weighted: bool) -> Self {
-        let mut segments = Self {
-            nodes: Vec::new(),
-            weights: Vec::new(),
-            weighted,
-            window: Deque::default(),
-            probation: Deque::default(),
-            protected: Deque::default(),
-            maximum: 0,
-            window_max: 0,
-            protected_max: 0,
-            weighted_size: 0,
-            window_weight: 0,
-            protected_weight: 0,
-            mode,
-            ghost: Ghost::default(),
-            #[cfg(test)]
-            single_duels: 0,
-        };
-        segments.set_maximum(maximum);
-        segments
-    }
-
-    pub(crate) fn maximum(&self) -> u64 {
-        self.maximum
-    }
-
-    pub(crate) fn weighted_size(&self) -> u64 {
-        self.weighted_size
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.window.len() + self.probation.len() + self.protected.len()
-    }
-
-    /// Sizes the ghost for a cache of `entries` entries.
-    pub(crate) fn size_ghost(&mut self, entries: usize) {
-        self.ghost
-            .set_capacity((entries as f64 * GHOST_SHARE) as usize);
-    }
-
-    /// Resets the bounds for a new capacity (eviction happens on the next `evict`).
-    pub(crate) fn set_maximum(&mut self, maximum: u64) {
-        self.maximum = maximum;
-        self.apply_mode();
-    }
-
-    /// Switches to `mode`: the bounds move now, entries follow lazily.
-    pub(crate) fn set_mode(&mut self, mode: Mode) {
-        self.mode = mode;
-        self.apply_mode();
-    }
-
-    fn apply_mode(&mut self) {
-        let main = (self.maximum as f64 * (1.0 - self.mode.window)) as u64;
-        self.window_max = self.maximum - main.min(self.maximum);
-        self.protected_max = (main as f64 * PROTECTED_SHARE) as u64;
-        self.demote_from_protected();
-    }
-
-    /// Grows the node array so that `i` is a valid index.
+impl Deferral {
+    /// Whether a read of the key with this hash may be deferred.
     #[inline]
-    fn ensure_node(&mut self, i: u32) {
-        if i as usize >= self.nodes.len() {
-            let len = (i as usize + 1).max(self.nodes.len() * 2).max(16);
-            self.resize_nodes(len);
+    pub(crate) fn defers(self, hash: u64) -> bool {
+        match self {
+            Deferral::Never => false,
+            Deferral::Always => true,
+            Deferral::Unsampled { mask } => !experts::sampled(fold_hash(hash), mask),
         }
-    }
-
-    fn resize_nodes(&mut self, len: usize) {
-        self.nodes
-            .reserve_exact(len.saturating_sub(self.nodes.len()));
-        self.nodes.resize(len, EMPTY);
-        if self.weighted {
-            self.weights
-                .reserve_exact(len.saturating_sub(self.weights.len()));
-            self.weights.resize(len, 0);
-        }
-    }
-
-    /// Reserves node storage for `entries` entries.
-    pub(crate) fn reserve(&mut self, entries: usize) {
-        if entries > self.nodes.len() {
-            self.resize_nodes(entries);
-        }
-    }
-
-    /// The weight of the entry at `i`.
-    #[inline]
-    fn weight(&self, i: u32) -> u64 {
-        if self.weighted {
-            u64::from(self.weights[i as usize])
-        } else {
-            1
-        }
-    }
-
-    /// Inserts the entry at `i` with its folded hash (see [`fold_hash`]) and weight (1 unless
-    /// the cache is weighted).
-    pub(crate) fn insert(&mut self, i: u32, hash: u32, weight: u32) {
-        self.ensure_node(i);
-        if self.weighted {
-            self.weights[i as usize] = weight;
-        }
-        let weight = self.weight(i);
-        self.weighted_size += weight;
-        self.window_weight += weight;
-        let returning = self.ghost.contains(u64::from(hash));
-        let node = &mut self.nodes[i as usize];
-        debug_assert_eq!(node.queue, Queue::None, "node {i} inserted twice");
-        *node = Node {
-            queue: Queue::Window,
-            returning,
-            hash,
-            ..EMPTY
-        };
-        if weight > self.window_max {
-            self.window.push_front(&mut self.nodes, i);
-        } else {
-            self.window.push_back(&mut self.nodes, i);
-        }
-    }
-
-    /// The entry at the eviction end of `queue`.
-    #[inline]
-    fn front(&self, queue: Queue) -> Option<u32> {
-        match queue {
-            Queue::Window => self.window.front(),
-            Queue::Probation => self.probation.front(),
-            Queue::Protected => self.protected.front(),
-            Queue::None => None,
-        }
-    }
-
-    /// The folded hash of the entry at `i` (or of the last one there, after its removal).
-    #[inline]
-    pub(crate) fn hash_of(&self, i: u32) -> u32 {
-        self.nodes[i as usize].hash
-    }
-
-    /// Loads the list neighbours of node `i`, which moving it to a queue's end rewrites, and
-    /// returns its hash (see [`WTinyLfu::access_batch`]).
-    #[inline]
-    fn prefetch_neighbours(&self, i: u32) -> u32 {
-        let node = self.nodes[i as usize];
-        for j in [node.prev, node.next] {
-            if let Some(neighbour) = self.nodes.get(j as usize) {
-                std::hint::black_box(neighbour.hash);
-            }
-        }
-        node.hash
-    }
-
-    pub(crate) fn access(&mut self, i: u32) {
-        match self.nodes[i as usize].queue {
-            Queue::Window => self.window.move_to_back(&mut self.nodes, i),
-            Queue::Probation => self.promote(i),
-            Queue::Protected => self.protected.move_to_back(&mut self.nodes, i),
-            Queue::None => debug_assert!(false, "access to absent node {i}"),
-        }
-    }
-
-    /// Moves a probation entry to protected, demoting protected's overflow.
-    fn promote(&mut self, i: u32) {
-        self.probation.unlink(&mut self.nodes, i);
-        self.protected.push_back(&mut self.nodes, i);
-        self.nodes[i as usize].queue = Queue::Protected;
-        self.protected_weight += self.weight(i);
-        self.demote_from_protected();
-    }
-
-    /// Demotes protected's overflow, if any (the test inline: two promotions in three of the
-    /// peer benchmark's workload A find protected within its bound, and skip the call).
-    #[inline]
-    fn demote_from_protected(&mut self) {
-        if self.protected_weight > self.protected_max {
-            self.demote_overflow();
-        }
-    }
-
-    #[inline(never)]
-    fn demote_overflow(&mut self) {
-        for _ in 0..QUEUE_TRANSFER_LIMIT {
-            if self.protected_weight <= self.protected_max {
-                break;
-            }
-            let Some(i) = self.protected.front() else {
-                break;
-            };
-            self.protected.unlink(&mut self.nodes, i);
-            self.probation.push_back(&mut self.nodes, i);
-            self.nodes[i as usize].queue = Queue::Probation;
-            self.protected_weight -= self.weight(i);
-        }
-    }
-
-    /// A value was replaced: the entry may change weight (the caller records the use).
-    pub(crate) fn update(&mut self, i: u32, weight: u32) {
-        if self.weighted {
-            let old = u64::from(self.weights[i as usize]);
-            let new = u64::from(weight);
-            self.weights[i as usize] = weight;
-            self.weighted_size = self.weighted_size - old + new;
-            match self.nodes[i as usize].queue {
-                Queue::Window => self.window_weight = self.window_weight - old + new,
-                Queue::Protected => self.protected_weight = self.protected_weight - old + new,
-                _ => {}
-            }
-        }
-        self.access(i);
-    }
-
-    pub(crate) fn remove(&mut self, i: u32) {
-        let weight = self.weight(i);
-        match self.nodes[i as usize].queue {
-            Queue::Window => {
-                self.window.unlink(&mut self.nodes, i);
-                self.window_weight -= weight;
-            }
-            Queue::Probation => self.probation.unlink(&mut self.nodes, i),
-            Queue::Protected => {
-                self.protected.unlink(&mut self.nodes, i);
-                self.protected_weight -= weight;
-            }
-            Queue::None => {
-                debug_assert!(false, "removal of absent node {i}");
-                return;
-            }
-        }
-        self.weighted_size -= weight;
-        // The hash stays until the slot is reused (the experts' index looks it up).
-        self.nodes[i as usize].queue = Queue::None;
-    }
-
-    /// Evicts until the weighted size fits the maximum, pushing each victim's index.
-    pub(crate) fn evict(&mut self, admission: &mut Admission, evicted: &mut Vec<u32>) {
-        if self.weighted_size > self.maximum && !self.evict_one(admission, evicted) {
-            self.evict_general(admission, evicted);
-        }
-    }
-
-    /// The eviction of any state: the window's overflow moves to probation, then candidates
-    /// duel victims until the size fits ([`evict`](Self::evict) without
-    /// [`evict_one`](Self::evict_one)'s shortcut; the tests compare the two).
-    fn evict_general(&mut self, admission: &mut Admission, evicted: &mut Vec<u32>) {
-        let candidate = self.evict_from_window();
-        self.evict_from_main(candidate, admission, evicted);
-    }
-
-    /// The steady state of an unweighted cache, one insert over the maximum with the window
-    /// one over its own: the window's oldest entry moves to probation and duels probation's
-    /// oldest, as [`evict_from_window`](Self::evict_from_window) and
-    /// [`evict_from_main`](Self::evict_from_main) would do it, without their loops. False,
-    /// having changed nothing, in any other state.
-    ///
-    /// The duel comes first: a candidate that loses leaves from the window directly. Moved to
-    /// probation's MRU end and unlinked from there at once, as the general path does it, it
-    /// left every queue as this does, after two more list updates (the common case: 89% of
-    /// the duels of the peer benchmark's workload A).
-    fn evict_one(&mut self, admission: &mut Admission, evicted: &mut Vec<u32>) -> bool {
-        if self.weighted
-            || self.maximum == 0
-            || self.weighted_size != self.maximum + 1
-            || self.window_weight != self.window_max + 1
-        {
-            return false;
-        }
-        let (Some(candidate), Some(victim)) = (self.window.front(), self.probation.front()) else {
-            return false;
-        };
-        if self.duel(admission, candidate, victim) {
-            self.window_to_probation(candidate);
-            self.discard(victim, false, evicted);
-        } else {
-            self.discard(candidate, true, evicted);
-        }
-        #[cfg(test)]
-        {
-            self.single_duels += 1;
-        }
-        true
-    }
-
-    /// Moves the window's overflow to probation; returns the first moved entry.
-    fn evict_from_window(&mut self) -> u32 {
-        let mut first = NIL;
-        for _ in 0..QUEUE_TRANSFER_LIMIT {
-            if self.window_weight <= self.window_max {
-                break;
-            }
-            let Some(i) = self.window.front() else {
-                break;
-            };
-            self.window_to_probation(i);
-            if first == NIL {
-                first = i;
-            }
-        }
-        first
-    }
-
-    /// Whether `candidate` wins its duel against `victim` under the current mode.
-    #[inline(always)]
-    fn duel(&self, admission: &mut Admission, candidate: u32, victim: u32) -> bool {
-        let (c, v) = (self.nodes[candidate as usize], self.nodes[victim as usize]);
-        admission.admit(
-            u64::from(c.hash),
-            u64::from(v.hash),
-            c.returning && self.mode.ghost,
-            self.mode.lenient,
-            self.mode.margin,
-        )
-    }
-
-    /// Moves the window entry `i` to probation's MRU end, as a candidate.
-    #[inline(always)]
-    fn window_to_probation(&mut self, i: u32) {
-        self.window.unlink(&mut self.nodes, i);
-        self.probation.push_back(&mut self.nodes, i);
-        self.nodes[i as usize].queue = Queue::Probation;
-        self.window_weight -= self.weight(i);
-    }
-
-    /// Evicts the entry at `i`, remembering it in the ghost if it was a candidate turned away.
-    #[inline(always)]
-    fn discard(&mut self, i: u32, rejected: bool, evicted: &mut Vec<u32>) {
-        if rejected {
-            self.ghost.insert(u64::from(self.nodes[i as usize].hash));
-        }
-        self.remove(i);
-        evicted.push(i);
-    }
-
-    /// Candidates (from `candidate` towards probation's MRU end, then the window) duel the
-    /// victims (probation's LRU end, then protected, then the window) until the size fits.
-    fn evict_from_main(
-        &mut self,
-        mut candidate: u32,
-        admission: &mut Admission,
-        evicted: &mut Vec<u32>,
-    ) {
-        let mut victim_queue = Queue::Probation;
-        let mut candidate_queue = Queue::Probation;
-        let mut victim = self.probation.front().unwrap_or(NIL);
-        while self.weighted_size > self.maximum {
-            if candidate == NIL && candidate_queue == Queue::Probation {
-                candidate = self.window.front().unwrap_or(NIL);
-                candidate_queue = Queue::Window;
-            }
-            if candidate == NIL && victim == NIL {
-                match victim_queue {
-                    Queue::Probation => {
-                        victim = self.protected.front().unwrap_or(NIL);
-                        victim_queue = Queue::Protected;
-                        continue;
-                    }
-                    Queue::Protected => {
-                        victim = self.window.front().unwrap_or(NIL);
-                        victim_queue = Queue::Window;
-                        continue;
-                    }
-                    _ => break,
-                }
-            }
-            let evict;
-            let mut rejected = false;
-            if victim == NIL {
-                evict = candidate;
-                candidate = self.nodes[candidate as usize].next;
-                rejected = true;
-            } else if candidate == NIL {
-                evict = victim;
-                victim = self.nodes[victim as usize].next;
-            } else if candidate == victim {
-                evict = candidate;
-                victim = self.nodes[victim as usize].next;
-                candidate = NIL;
-            } else if self.weight(candidate) > self.maximum {
-                evict = candidate;
-                candidate = self.nodes[candidate as usize].next;
-            } else {
-                let (c_next, v_next) = (
-                    self.nodes[candidate as usize].next,
-                    self.nodes[victim as usize].next,
-                );
-                if self.duel(admission, candidate, victim) {
-                    evict = victim;
-                    victim = v_next;
-                } else {
-                    evict = candidate;
-                    rejected = true;
-                }
-                candidate = c_next;
-            }
-            // Advancing past `evict` above keeps both cursors valid after its removal, except
-            // when one cursor had moved onto the other's node; recheck that case.
-            if victim == evict {
-                victim = self.nodes[evict as usize].next;
-            }
-            if candidate == evict {
-                candidate = self.nodes[evict as usize].next;
-            }
-            self.discard(evict, rejected, evicted);
-        }
-    }
-
-    /// The current window bound, for introspection and tests.
-    pub(crate) fn window_maximum(&self) -> u64 {
-        self.window_max
-    }
-
-    /// Indices from most to least likely to be evicted: probation, window, then protected,
-    /// each from its LRU end, stably ordered by sketch frequency. A counting sort: frequencies
-    /// are 0 to 15, and each is looked up once (as a comparison sort's key, it was looked up at
-    /// every comparison, most of the cost of a shard's first fill).
-    pub(crate) fn coldest(&self, admission: &Admission) -> Vec<u32> {
-        let keyed: Vec<(u8, u32)> = self
-            .probation
-            .iter(&self.nodes)
-            .chain(self.window.iter(&self.nodes))
-            .chain(self.protected.iter(&self.nodes))
-            .map(|i| {
-                let hash = u64::from(self.nodes[i as usize].hash);
-                (admission.sketch.frequency(hash), i)
-            })
-            .collect();
-        let mut starts = [0usize; MAX_COUNT as usize + 2];
-        for &(frequency, _) in &keyed {
-            starts[usize::from(frequency) + 1] += 1;
-        }
-        for f in 1..starts.len() {
-            starts[f] += starts[f - 1];
-        }
-        let mut order = vec![NIL; keyed.len()];
-        for (frequency, i) in keyed {
-            let at = &mut starts[usize::from(frequency)];
-            order[*at] = i;
-            *at += 1;
-        }
-        order
-    }
-
-    pub(crate) fn clear(&mut self) {
-        self.nodes.clear();
-        self.window.clear();
-        self.probation.clear();
-        self.protected.clear();
-        self.ghost.clear();
-        self.weighted_size = 0;
-        self.window_weight = 0;
-        self.protected_weight = 0;
-    }
-
-    pub(crate) fn weight_of(&self, i: u32) -> u32 {
-        self.weight(i) as u32
-    }
-
-    /// Heap bytes of the nodes, the weights and the ghost.
-    pub(crate) fn memory_bytes(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>()
-            + self.weights.capacity() * 4
-            + self.ghost.memory_bytes()
-    }
-
-    /// Panics unless the queues, tags and weights agree; returns every linked index.
-    pub(crate) fn validate(&self) -> Vec<u32> {
-        let mut all = Vec::new();
-        let mut sum = |deque: &Deque, queue: Queue| {
-            let members = deque.validate(&self.nodes);
-            let mut weight = 0;
-            for &i in &members {
-                assert_eq!(
-                    self.nodes[i as usize].queue, queue,
-                    "node {i} in wrong queue"
-                );
-                weight += self.weight(i);
-            }
-            all.extend_from_slice(&members);
-            weight
-        };
-        let window = sum(&self.window, Queue::Window);
-        let probation = sum(&self.probation, Queue::Probation);
-        let protected = sum(&self.protected, Queue::Protected);
-        assert_eq!(window, self.window_weight, "window weight");
-        assert_eq!(protected, self.protected_weight, "protected weight");
-        assert_eq!(
-            window + probation + protected,
-            self.weighted_size,
-            "weighted size"
-        );
-        assert!(
-            self.window_max + self.protected_max <= self.maximum,
-            "window and protected bounds exceed the maximum"
-        );
-        let tagged = self.nodes.iter().filter(|n| n.queue != Queue::None).count();
-        assert_eq!(tagged, all.len(), "tagged nodes outside every queue");
-        all
     }
 }
 
@@ -777,9 +220,8 @@ impl WTinyLfu {
         self.consult_experts(hash, weight);
     }
 
-    /// Inline, so that [`access_batch`](Self::access_batch) keeps it inlined now that
-    /// [`consult_experts`](Self::consult_experts) is small (out of line it cost workload B
-    /// 0.1% more instructions).
+    /// Inline, so that [`access_batch`](Self::access_batch) keeps it inlined (see
+    /// `docs/decisions/0105-hot-path-inlining.md`).
     #[inline]
     pub(crate) fn access(&mut self, i: u32) {
         let hash = self.segments.hash_of(i);
@@ -824,7 +266,7 @@ impl WTinyLfu {
     /// Only a probation fold can change another queue's end (its promotion may demote
     /// protected's end), so only then are the ends looked at again.
     pub(crate) fn fold_deferred(&mut self, mut take: impl FnMut(u32) -> u8) {
-        let mut budget = super::FOLD_LIMIT;
+        let mut budget = FOLD_LIMIT;
         loop {
             let mut promoted = false;
             for queue in [Queue::Protected, Queue::Probation, Queue::Window] {
@@ -878,8 +320,8 @@ impl WTinyLfu {
 
     /// Replays the request in the miniatures, if this policy has them, and follows the mode
     /// they choose. Only a leading policy has them (shard 0 of a concurrent cache): the others
-    /// test the option here, inline, and skip the call, whose register saves had cost every
-    /// insert about 16 instructions.
+    /// test the option here, inline, and skip the call and its register saves (see
+    /// `docs/decisions/0105-hot-path-inlining.md`).
     #[inline]
     fn consult_experts(&mut self, hash: u32, weight: u32) {
         if self.experts.is_some() {
@@ -1173,7 +615,7 @@ mod tests {
             moved += 1;
             1
         });
-        assert_eq!(moved, crate::policy::FOLD_LIMIT);
+        assert_eq!(moved, FOLD_LIMIT);
         p.validate();
     }
 
@@ -1402,71 +844,5 @@ mod tests {
             "adaptive hit ratio {}",
             hits as f64 / total as f64
         );
-    }
-
-    #[test]
-    fn set_mode_shrinking_window_moves_overflow_lazily() {
-        let mut p = Segments::new(
-            100,
-            Mode {
-                window: 0.5,
-                ..STATIC_MODE
-            },
-            false,
-        );
-        let mut admission = Admission::new(Some(6));
-        admission.ensure_capacity(100);
-        let mut evicted = Vec::new();
-        // Past the capacity, so the window holds exactly its half.
-        for i in 0..150u32 {
-            p.insert(i, fold_hash(mix64(u64::from(i))), 1);
-            p.evict(&mut admission, &mut evicted);
-            for j in evicted.drain(..) {
-                assert!(j < i, "evicted {j} at {i}");
-            }
-        }
-        assert_eq!(p.window_maximum(), 50);
-        assert_eq!(p.window.len(), 50);
-        p.set_mode(STATIC_MODE);
-        assert_eq!(p.window_maximum(), 1);
-        // Nothing moved yet; the next insertion's eviction moves the window's overflow.
-        assert_eq!(p.window.len(), 50);
-        p.insert(150, fold_hash(mix64(150)), 1);
-        p.evict(&mut admission, &mut evicted);
-        assert_eq!(p.window.len(), 1);
-        assert_eq!(p.weighted_size(), 100);
-        p.validate();
-    }
-
-    #[test]
-    fn evict_returning_candidate_admitted_over_hot_victim() {
-        let mut p = Segments::new(10, STATIC_MODE, false);
-        p.size_ghost(10);
-        let mut admission = Admission::new(Some(7));
-        admission.ensure_capacity(10);
-        let mut evicted = Vec::new();
-        for i in 0..10u32 {
-            let hash = fold_hash(mix64(u64::from(i)));
-            for _ in 0..10 {
-                admission.record(u64::from(hash));
-            }
-            p.insert(i, hash, 1);
-            p.evict(&mut admission, &mut evicted);
-        }
-        // A cold newcomer loses to the hot residents and is remembered as rejected...
-        let cold = fold_hash(mix64(1_000));
-        admission.record(u64::from(cold));
-        p.insert(10, cold, 1);
-        p.evict(&mut admission, &mut evicted);
-        p.insert(11, fold_hash(mix64(1_001)), 1);
-        p.evict(&mut admission, &mut evicted);
-        assert!(evicted.contains(&10), "evicted {evicted:?}");
-        // ...so when it comes back it is admitted without a duel.
-        evicted.clear();
-        p.insert(10, cold, 1);
-        p.insert(12, fold_hash(mix64(1_002)), 1);
-        p.evict(&mut admission, &mut evicted);
-        assert!(!evicted.contains(&10), "evicted {evicted:?}");
-        p.validate();
     }
 }
