@@ -37,6 +37,7 @@ use std::time::Duration;
 
 use hashbrown::DefaultHashBuilder;
 
+pub use crate::builder::Asynchronous;
 use crate::builder::{BuildError, CacheBuilder};
 use crate::stats::CacheStats;
 use crate::sync::{self, Inner};
@@ -44,10 +45,6 @@ use crate::sync::{self, Inner};
 /// The same as [`sync::Compute`], [`sync::Iter`] and [`sync::Scheduler`], here so that async
 /// code needs only this module.
 pub use crate::sync::{Compute, Iter, Scheduler};
-
-/// Builds the [`future::Cache`](Cache) (marker for [`CacheBuilder`]).
-#[derive(Debug)]
-pub enum Asynchronous {}
 
 /// A thread-safe cache with async loaders. See the [module docs](self).
 pub struct Cache<K, V, S = DefaultHashBuilder> {

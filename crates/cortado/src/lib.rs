@@ -125,6 +125,7 @@
 #![warn(missing_docs)]
 
 pub mod bloom;
+mod build_error;
 pub mod builder;
 pub mod count_min;
 pub mod expiry;
@@ -133,6 +134,9 @@ mod loader;
 // shuttle's schedulers do not run under Miri.
 #[cfg(all(test, not(miri)))]
 mod model_check;
+// Reads the source files, which Miri's isolation forbids.
+#[cfg(all(test, not(miri)))]
+mod module_graph;
 pub mod notification;
 pub mod policy;
 mod random;

@@ -68,7 +68,6 @@ use crate::expiry::{Deadlines, ExpiryRules};
 use crate::notification::RemovalCause;
 use crate::policy::{Deferral, EvictionPolicy, Policy, MAX_DEFERRED};
 use crate::read_buffer::ReadBuffer;
-use crate::scheduler::Alarm;
 use crate::stats::CacheStats;
 use crate::timer_wheel::TimerWheel;
 
@@ -83,6 +82,15 @@ const NO_DEADLINE: u64 = u64::MAX;
 /// The most entries a cache counting entries may hold: slots are named by `u32` indices, one
 /// value short of `u32::MAX` (the builder's limit, and `set_max_capacity`'s).
 pub(crate) const MAX_ENTRIES: u64 = u32::MAX as u64 - 1;
+
+/// Wakes whoever runs the cache's maintenance in the background (the concurrent cache's
+/// scheduler) by a deadline that a read under a shared borrow brought forward: such a read
+/// cannot file it in the wheel, and no front end sees it. A trait here, implemented above, so
+/// that the core does not name its front ends.
+pub(crate) trait Alarm: Send + Sync + std::fmt::Debug {
+    /// Makes sure maintenance runs by `deadline` (cache clock).
+    fn wake_by(&self, deadline: u64);
+}
 
 /// Everything a shard is built from, shared by the front ends' builders.
 pub(crate) struct ShardConfig<K, V> {
@@ -99,7 +107,29 @@ pub(crate) struct ShardConfig<K, V> {
     /// [`adopt_policy_mode`](Shard::adopt_policy_mode)) instead of choosing it.
     pub(crate) follower: bool,
     /// The concurrent cache's scheduler, to wake when a read brings an expiration forward.
-    pub(crate) alarm: Option<Alarm>,
+    pub(crate) alarm: Option<Arc<dyn Alarm>>,
+}
+
+impl<K, V> ShardConfig<K, V> {
+    /// At most `max_capacity` entries (`None`: unbounded) under `policy`, and nothing else: no
+    /// weigher, no expiry, no stats, no listener.
+    pub(crate) fn plain(max_capacity: Option<u64>, policy: EvictionPolicy) -> Self {
+        Self {
+            max_capacity,
+            initial_capacity: 0,
+            policy,
+            weigher: None,
+            rules: ExpiryRules {
+                ttl: None,
+                tti: None,
+                custom: None,
+            },
+            record_stats: false,
+            notify: false,
+            follower: false,
+            alarm: None,
+        }
+    }
 }
 
 impl<K, V> Clone for ShardConfig<K, V> {
@@ -186,7 +216,7 @@ struct MovedDeadlines {
     /// [`Shard::next_expiration`] knows of them.
     earliest: AtomicU64,
     /// Wakes the scheduler, if the cache has one, by a deadline a read brought forward.
-    alarm: Option<Alarm>,
+    alarm: Option<Arc<dyn Alarm>>,
 }
 
 /// What a read of the concurrent cache loads from its shard, on one cache line: the table,

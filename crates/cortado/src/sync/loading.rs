@@ -45,7 +45,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{read, Cache, Inner};
-use crate::loader::{LoadGuard, Outcome, Role};
+use crate::loader::{LoadGuard, OnDrop, Outcome, Role};
 use crate::notification::RemovalCause;
 use crate::shard::{hash_key, Shard};
 use crate::shim::block_on;
@@ -88,24 +88,6 @@ impl Drop for Running {
                 running.remove(at);
             }
         });
-    }
-}
-
-/// Runs its closure when dropped, unless [disarmed](Self::disarm) first: what must happen
-/// however a loader run ends, a panic and a dropped future included.
-pub(crate) struct OnDrop<F: FnMut()>(pub(crate) Option<F>);
-
-impl<F: FnMut()> OnDrop<F> {
-    pub(crate) fn disarm(mut self) {
-        self.0 = None;
-    }
-}
-
-impl<F: FnMut()> Drop for OnDrop<F> {
-    fn drop(&mut self) {
-        if let Some(f) = &mut self.0 {
-            f();
-        }
     }
 }
 

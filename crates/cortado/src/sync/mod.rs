@@ -190,17 +190,18 @@ use std::time::{Duration, Instant};
 
 use hashbrown::DefaultHashBuilder;
 
+pub use crate::builder::Synchronized;
 use crate::builder::{BuildError, CacheBuilder, Concurrent};
 use crate::loader::{LoadGuard, Loading};
 use crate::notification::{Hearing, Listener, RemovalCause};
+use crate::policy::EvictionPolicy;
 use crate::read_buffer::{ReadBuffer, DRAIN_EVERY};
-use crate::scheduler::PacerHandle;
 pub use crate::scheduler::Scheduler;
+use crate::scheduler::{Maintained, PacerHandle};
 use crate::shard::{hash_key, Shard, ShardConfig};
 use crate::stats::CacheStats;
 use crate::time::{duration_nanos, Clock};
 
-pub(crate) use loading::OnDrop;
 pub use loading::{Compute, Entry, RefEntry};
 
 /// Absent keys a shard remembers for `negative_ttl` when its capacity does not count entries
@@ -221,10 +222,6 @@ pub const MAX_SHARDS: usize = 1 << 16;
 
 /// No mode published yet.
 const NO_MODE: u8 = u8::MAX;
-
-/// Builds the [`sync::Cache`](Cache) (marker for [`CacheBuilder`]).
-#[derive(Debug)]
-pub enum Synchronized {}
 
 /// A value alone on its cache lines (two, for the adjacent-line prefetcher).
 #[repr(align(128))]
@@ -574,21 +571,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
         let negatives = |i: usize| {
             builder.negative_ttl.map(|_| {
                 let max = negatives_capacity(per_shard(i).max_capacity, builder.weigher.is_some());
-                let config = ShardConfig::<K, ()> {
-                    max_capacity: Some(max),
-                    initial_capacity: 0,
-                    policy: crate::policy::EvictionPolicy::lru(),
-                    weigher: None,
-                    rules: crate::expiry::ExpiryRules {
-                        ttl: None,
-                        tti: None,
-                        custom: None,
-                    },
-                    record_stats: false,
-                    notify: false,
-                    follower: false,
-                    alarm: None,
-                };
+                let config = ShardConfig::<K, ()>::plain(Some(max), EvictionPolicy::lru());
                 Mutex::new(Shard::new(&config, builder.hasher.clone()))
             })
         };
@@ -955,6 +938,25 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         if let Some(negatives) = &self.slot(hash).negatives {
             lock(negatives).remove(hash, key, 0);
         }
+    }
+}
+
+impl<K, V, S> Maintained for Inner<K, V, S>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+    S: BuildHasher + Send + Sync + 'static,
+{
+    fn run_pending_tasks(&self) {
+        Inner::run_pending_tasks(self);
+    }
+
+    fn next_expiration(&self) -> Option<u64> {
+        Inner::next_expiration(self)
+    }
+
+    fn now(&self) -> u64 {
+        Inner::now(self)
     }
 }
 
