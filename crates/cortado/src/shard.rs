@@ -92,6 +92,21 @@ pub(crate) trait Alarm: Send + Sync + std::fmt::Debug {
     fn wake_by(&self, deadline: u64);
 }
 
+/// Whether a written entry's deadline has passed already (a lifetime of zero).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Born {
+    Live,
+    Expired,
+}
+
+/// Whether the deferred reads at the policy's queue ends still need applying before an
+/// eviction ([`Shard::evict_to_fit`]), or an insert has just applied them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fold {
+    Needed,
+    Done,
+}
+
 /// Everything a shard is built from, shared by the front ends' builders.
 pub(crate) struct ShardConfig<K, V> {
     /// Maximum total weight; `None` for an unbounded cache.
@@ -241,7 +256,7 @@ struct Index<K, V> {
     /// Whether the shard's copy of the policy's [`Deferral`] is `Always` (with W-TinyLFU, the
     /// case of every shard but the concurrent cache's leader once it is half full; the other
     /// policies, and an unbounded shard's LRU, never defer), so that [`Shard::defer_read`]
-    /// need not read the deferral. Set with that copy, in [`evict`](Shard::evict).
+    /// need not read the deferral. Set with that copy, in [`evict_to_fit`](Shard::evict_to_fit).
     defers_all: bool,
 }
 
@@ -509,7 +524,7 @@ where
         let i = self.find(hash, key)?;
         if self.index.timed {
             if !self.read_deadlines.is_empty() {
-                return self.get_shared_moving(i, now);
+                return self.get_shared_and_move_deadline(i, now);
             }
             if self.is_expired(i, now) {
                 // Left for `advance`, which removes it and queues the notification.
@@ -525,7 +540,7 @@ where
     /// peer benchmark's workload A, which has no expiry, took about three instructions more
     /// (callgrind, `replay cortado A`).
     #[inline(never)]
-    fn get_shared_moving(&self, i: u32, now: u64) -> Option<Hit<'_, V>> {
+    fn get_shared_and_move_deadline(&self, i: u32, now: u64) -> Option<Hit<'_, V>> {
         let deadline = self.deadline(i);
         if deadline.is_some_and(|d| d <= now) {
             return None;
@@ -689,7 +704,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let i = self.get_slot_untold(hash, key, now)?;
+        let i = self.get_slot_unrecorded(hash, key, now)?;
         self.record_use(i, hash);
         Some(i)
     }
@@ -698,7 +713,7 @@ where
     /// ([`record_use`](Self::record_use), [`record_mutation`](Self::record_mutation)): the
     /// stats and the expiry rules count it here.
     #[inline]
-    pub(crate) fn get_slot_untold<Q>(&mut self, hash: u64, key: &Q, now: u64) -> Option<u32>
+    pub(crate) fn get_slot_unrecorded<Q>(&mut self, hash: u64, key: &Q, now: u64) -> Option<u32>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -757,7 +772,7 @@ where
         self.policy_mut().update(i, weight);
         self.advance(now);
         if self.value_in(i).is_some() {
-            self.fit(i, weight, false);
+            self.fit(i, weight, Fold::Needed);
         }
     }
 
@@ -818,14 +833,14 @@ where
         now: u64,
         ttl: Option<Duration>,
     ) -> u32 {
-        self.insert_then(hash, key, value, now, ttl, None::<fn(&K)>)
+        self.insert_with_before_write(hash, key, value, now, ttl, None::<fn(&K)>)
     }
 
     /// [`insert`](Self::insert), calling `before_write` (if any) with the key once the user's
     /// callbacks (the weigher, the expiry rules) have run and before anything changes: what
     /// the caller does there (superseding a load of the key) is then never done for a write
     /// that one of them stopped by panicking.
-    pub(crate) fn insert_then(
+    pub(crate) fn insert_with_before_write(
         &mut self,
         hash: u64,
         key: K,
@@ -835,88 +850,132 @@ where
         before_write: Option<impl FnOnce(&K)>,
     ) -> u32 {
         let weight = self.weigher.as_ref().map_or(1, |weigh| weigh(&key, &value));
-        let mut folded = false;
-        let i = if let Some(i) = self.find(hash, &key) {
-            // With no wheel no entry has a deadline, and with no rule or lifetime this write
-            // gives none: the common untimed replacement skips the deadline logic.
-            let timed = self.wheel.is_some() || ttl.is_some() || self.rules.is_active();
-            let (expired, deadlines) = if timed {
-                let expired = self.is_expired(i, now);
-                let current = (!expired).then(|| self.deadline(i));
-                let deadlines =
-                    (self.rules.is_active() || ttl.is_some() || current.flatten().is_some())
-                        .then(|| self.rules.on_write(&key, &value, now, ttl, current));
-                (expired, deadlines)
-            } else {
-                (false, None)
-            };
-            if let Some(before_write) = before_write {
-                before_write(&key);
-            }
-            if expired {
-                self.count_evicted_weight(i);
-            }
-            let slot = self.index.slots[i as usize].as_mut().expect("live slot");
-            let old = std::mem::replace(&mut slot.value, value);
-            // A replacement counts as a read, deferred like one; a weighed entry's new weight
-            // must reach the policy now.
-            if self.weigher.is_some() || !self.defer_read_at(i, hash) {
-                self.policy_mut().update(i, weight);
-            }
-            let born_expired = self.set_deadlines_at(i, deadlines, now);
-            let cause = if expired {
-                RemovalCause::Expired
-            } else {
-                RemovalCause::Replaced
-            };
-            self.notify_removal(key, old, cause);
-            if born_expired {
-                // The weighted size is back below what it was: nothing to evict.
-                self.expire_at_once(i);
-                return i;
-            }
-            if self.weigher.is_none() {
-                // The weighted size did not change: there is nothing to evict. Nor can the
-                // deferral that `evict` refreshes have changed: the policy sizes itself (and
-                // starts sampling) only on an insert of a new key or a new maximum.
-                debug_assert!({
-                    let deferral = self.deferral;
-                    deferral == self.policy_mut().deferral()
-                });
-                return i;
-            }
-            i
+        if let Some(i) = self.find(hash, &key) {
+            return self.replace_existing(i, hash, key, value, weight, now, ttl, before_write);
+        }
+        self.insert_new(hash, key, value, weight, now, ttl, before_write)
+    }
+
+    /// [`insert_with_before_write`](Self::insert_with_before_write) of a key held in the live
+    /// slot `i`: the value is replaced in place (an expired one is reported as expired, a live
+    /// one as replaced), and the policy hears of it as a read, or with a weigher as a new
+    /// weight, which may then need evicting for.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn replace_existing(
+        &mut self,
+        i: u32,
+        hash: u64,
+        key: K,
+        value: V,
+        weight: u32,
+        now: u64,
+        ttl: Option<Duration>,
+        before_write: Option<impl FnOnce(&K)>,
+    ) -> u32 {
+        // With no wheel no entry has a deadline, and with no rule or lifetime this write gives
+        // none: the common untimed replacement skips the deadline logic.
+        let timed = self.wheel.is_some() || ttl.is_some() || self.rules.is_active();
+        let (expired, deadlines) = if timed {
+            let expired = self.is_expired(i, now);
+            let current = (!expired).then(|| self.deadline(i));
+            let deadlines =
+                (self.rules.is_active() || ttl.is_some() || current.flatten().is_some())
+                    .then(|| self.rules.on_write(&key, &value, now, ttl, current));
+            (expired, deadlines)
         } else {
-            let deadlines = (self.rules.is_active() || ttl.is_some())
-                .then(|| self.rules.on_write(&key, &value, now, ttl, None));
-            if let Some(before_write) = before_write {
-                before_write(&key);
-            }
-            let i = self.allocate(Entry::new(key, value));
-            let Self {
-                index: Index { table, slots, .. },
-                hasher,
-                ..
-            } = self;
-            table.insert_unique(hash, i, |&j| match &slots[j as usize] {
-                Some(entry) => hash_key(hasher, &entry.key),
-                None => unreachable!("the table names only live slots"),
-            });
-            folded = self.fold_before_insert();
-            self.policy_mut().insert(i, hash, weight);
-            if self.set_deadlines_at(i, deadlines, now) {
-                self.expire_at_once(i);
-                self.evict_folded(folded);
-                return i;
-            }
-            i
+            (false, None)
         };
-        self.fit(i, weight, folded);
+        if let Some(before_write) = before_write {
+            before_write(&key);
+        }
+        if expired {
+            self.count_evicted_weight(i);
+        }
+        let slot = self.index.slots[i as usize].as_mut().expect("live slot");
+        let old = std::mem::replace(&mut slot.value, value);
+        // A replacement counts as a read, deferred like one; a weighed entry's new weight must
+        // reach the policy now.
+        if self.weigher.is_some() || !self.defer_read_at(i, hash) {
+            self.policy_mut().update(i, weight);
+        }
+        let born = self.set_write_deadlines(i, deadlines, now);
+        let cause = if expired {
+            RemovalCause::Expired
+        } else {
+            RemovalCause::Replaced
+        };
+        self.notify_removal(key, old, cause);
+        if born == Born::Expired {
+            // The weighted size is back below what it was: nothing to evict.
+            self.expire_at_once(i);
+            return i;
+        }
+        if self.weigher.is_none() {
+            // The weighted size did not change: there is nothing to evict. Nor can the deferral
+            // that eviction refreshes have changed: the policy sizes itself (and starts
+            // sampling) only on an insert of a new key or a new maximum.
+            debug_assert!({
+                let deferral = self.deferral;
+                deferral == self.policy_mut().deferral()
+            });
+            return i;
+        }
+        self.refit(i, weight);
+        i
+    }
+
+    /// [`fit`](Self::fit) after a weighed replacement. Out of line, so that the insert of a new
+    /// key is the one path with `fit` inlined into it: with both, each insert of workload A
+    /// (unweighted) took more instructions.
+    #[inline(never)]
+    fn refit(&mut self, i: u32, weight: u32) {
+        self.fit(i, weight, Fold::Needed);
+    }
+
+    /// [`insert_with_before_write`](Self::insert_with_before_write) of a key the shard does not
+    /// hold: a new slot, filed in the table, the policy and (with a deadline) the wheel, then
+    /// eviction to fit.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn insert_new(
+        &mut self,
+        hash: u64,
+        key: K,
+        value: V,
+        weight: u32,
+        now: u64,
+        ttl: Option<Duration>,
+        before_write: Option<impl FnOnce(&K)>,
+    ) -> u32 {
+        let deadlines = (self.rules.is_active() || ttl.is_some())
+            .then(|| self.rules.on_write(&key, &value, now, ttl, None));
+        if let Some(before_write) = before_write {
+            before_write(&key);
+        }
+        let i = self.allocate(Entry::new(key, value));
+        let Self {
+            index: Index { table, slots, .. },
+            hasher,
+            ..
+        } = self;
+        table.insert_unique(hash, i, |&j| match &slots[j as usize] {
+            Some(entry) => hash_key(hasher, &entry.key),
+            None => unreachable!("the table names only live slots"),
+        });
+        let fold = self.fold_before_insert();
+        self.policy_mut().insert(i, hash, weight);
+        if self.set_write_deadlines(i, deadlines, now) == Born::Expired {
+            self.expire_at_once(i);
+            self.evict_to_fit(fold);
+            return i;
+        }
+        self.fit(i, weight, fold);
         i
     }
 
     /// Removes the live slot `i`'s entry, just written with a lifetime of zero, as expired. Out
-    /// of line: inlined into `insert_then`, the removal cost workload A of the peer benchmark
+    /// of line: inlined into the insert, the removal cost workload A of the peer benchmark
     /// at 75% reads 0.3% more instructions (`replay cortado A 600000 75` under callgrind:
     /// 198.43M against 197.78M), though it never runs there.
     #[cold]
@@ -925,37 +984,42 @@ where
         self.remove_index(i, RemovalCause::Expired);
     }
 
-    /// Gives the live slot `i` the deadlines a write at `now` computed, if any; true if they
-    /// have passed already (a lifetime of zero), so that the caller removes the entry as
-    /// expired instead of keeping it, or evicting a live one to make room for it. The test for
-    /// none is inlined: as a call, it cost every insert of workload A about 20 instructions.
+    /// Gives the live slot `i` the deadlines a write at `now` computed, if any, and says
+    /// whether the entry is born [expired](Born::Expired) (a lifetime of zero), so that the
+    /// caller removes it as expired instead of keeping it, or evicting a live one to make room
+    /// for it. The test for none is inlined: as a call, it cost every insert of workload A
+    /// about 20 instructions.
     #[inline(always)]
-    fn set_deadlines_at(&mut self, i: u32, deadlines: Option<Deadlines>, now: u64) -> bool {
+    fn set_write_deadlines(&mut self, i: u32, deadlines: Option<Deadlines>, now: u64) -> Born {
         match deadlines {
-            None => false,
-            Some(deadlines) => self.set_deadlines_passed(i, deadlines, now),
+            None => Born::Live,
+            Some(deadlines) => self.set_some_write_deadlines(i, deadlines, now),
         }
     }
 
-    /// [`set_deadlines_at`](Self::set_deadlines_at) with deadlines.
-    fn set_deadlines_passed(&mut self, i: u32, deadlines: Deadlines, now: u64) -> bool {
+    /// [`set_write_deadlines`](Self::set_write_deadlines) when the write computed deadlines.
+    fn set_some_write_deadlines(&mut self, i: u32, deadlines: Deadlines, now: u64) -> Born {
         self.set_deadlines(i, deadlines);
-        self.rules
-            .effective(deadlines)
-            .is_some_and(|deadline| deadline <= now)
+        let due = self.rules.effective(deadlines);
+        if due.is_some_and(|deadline| deadline <= now) {
+            Born::Expired
+        } else {
+            Born::Live
+        }
     }
 
     /// After the live slot `i`'s entry was written with `weight`: removes it if it can never
-    /// fit, then evicts to fit the maximum (`folded`: see [`evict_folded`](Self::evict_folded)).
-    #[inline]
-    fn fit(&mut self, i: u32, weight: u32, folded: bool) {
+    /// fit, then evicts to fit the maximum ([`evict_to_fit`](Self::evict_to_fit)). Inlined,
+    /// as `evict_to_fit` is.
+    #[inline(always)]
+    fn fit(&mut self, i: u32, weight: u32, fold: Fold) {
         if self.weigher.is_some() && u64::from(weight) > self.policy_mut().maximum() {
             // It could never fit: it goes at once, rather than the entries a policy would
             // evict to make room for it (LRU's would empty the cache before reaching it).
             // Unweighted, only a cache of capacity 0 gets here, and its eviction empties it.
             self.remove_index(i, RemovalCause::Size);
         }
-        self.evict_folded(folded);
+        self.evict_to_fit(fold);
     }
 
     /// Makes room for more slots: doubling, as `Vec` would, but never past the most slots an
@@ -1020,18 +1084,19 @@ where
 
     /// Applies the deferred reads at the policy's queue ends before a new entry joins the
     /// window of a full shard. Those reads came before the insert: folded after it (by
-    /// [`evict`](Self::evict)), they moved the window's read entries behind the new one, which
-    /// then left the window first and was judged by frequency on its own insert (with a window
-    /// of one entry, every key inserted after a read of the previous one was turned away).
+    /// [`evict_to_fit`](Self::evict_to_fit)), they moved the window's read entries behind the
+    /// new one, which then left the window first and was judged by frequency on its own insert
+    /// (with a window of one entry, every key inserted after a read of the previous one was
+    /// turned away).
     ///
-    /// True if it folded: the eviction that follows the insert then need not look at the queue
-    /// ends again, since an insert only appends to the window (a mode change it brings about
-    /// moves protected's oldest entries to probation's back). Folding twice cost the peer
+    /// [`Fold::Done`] if it folded: the eviction that follows the insert then need not look at
+    /// the queue ends again, since an insert only appends to the window (a mode change it
+    /// brings about moves protected's oldest entries to probation's back). Folding twice cost the peer
     /// benchmark's workload A 2.1% more instructions (`replay cortado A` under callgrind:
     /// 204.11M, against 199.94M before the fold moved and 201.03M folding once).
-    fn fold_before_insert(&mut self) -> bool {
+    fn fold_before_insert(&mut self) -> Fold {
         if !self.full || self.deferral == Deferral::Never {
-            return false;
+            return Fold::Needed;
         }
         let Self {
             policy,
@@ -1040,17 +1105,13 @@ where
         } = self;
         let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
         policy.fold_deferred(|i| Self::take_deferred_mut(slots, i));
-        true
+        Fold::Done
     }
 
     /// Evicts with the policy until the weighted size fits the maximum, first applying the
-    /// deferred reads of the entries the policy is about to look at.
-    fn evict(&mut self) {
-        self.evict_folded(false);
-    }
-
-    /// [`evict`](Self::evict), after an insert that has `folded` the deferred reads already.
-    fn evict_folded(&mut self, folded: bool) {
+    /// deferred reads of the entries the policy is about to look at, unless `fold` says an
+    /// insert just did ([`fold_before_insert`](Self::fold_before_insert)).
+    fn evict_to_fit(&mut self, fold: Fold) {
         let Self {
             policy,
             index: Index {
@@ -1079,7 +1140,7 @@ where
         if policy.weighted_size() <= policy.maximum() {
             return;
         }
-        if *deferral != Deferral::Never && !folded {
+        if *deferral != Deferral::Never && fold == Fold::Needed {
             policy.fold_deferred(|i| Self::take_deferred_mut(slots, i));
         }
         let mut victims = std::mem::take(&mut self.scratch);
@@ -1136,7 +1197,7 @@ where
 
     /// Adds the weight of slot `i`'s entry, still in the policy, to the evicted weight (when
     /// stats are recorded). Size evictions in bulk count theirs in
-    /// [`evict_folded`](Self::evict_folded).
+    /// [`evict_to_fit`](Self::evict_to_fit).
     fn count_evicted_weight(&mut self, i: u32) {
         if self.record_stats {
             self.stats.eviction_weight += u64::from(self.policy_mut().weight_of(i));
@@ -1328,9 +1389,10 @@ where
     /// most slots a shard can name (and the builder's limit).
     ///
     /// A full cache shrunk below its weighted size first applies the reads waiting on all its
-    /// entries: the evictions go far past the queue ends that [`evict`](Self::evict)'s fold
-    /// looks at, and would take read entries as if unread (a quarter of the keys read 8 times
-    /// kept, shrinking a full cache to a quarter, as many as of the unread ones).
+    /// entries: the evictions go far past the queue ends that
+    /// [`evict_to_fit`](Self::evict_to_fit)'s fold looks at, and would take read entries as if
+    /// unread (a quarter of the keys read 8 times kept, shrinking a full cache to a quarter, as
+    /// many as of the unread ones).
     pub(crate) fn set_max_capacity(&mut self, maximum: u64) {
         let maximum = if self.weigher.is_none() {
             maximum.min(MAX_ENTRIES)
@@ -1353,7 +1415,7 @@ where
         if *full && policy.weighted_size() > maximum {
             policy.fold_all(|i| Self::take_deferred_mut(slots, i));
         }
-        self.evict();
+        self.evict_to_fit(Fold::Needed);
     }
 
     /// Replaces the LRU that an unbounded shard runs with the configured policy, bounded by

@@ -188,7 +188,7 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     {
         let now = self.now();
         let hash = self.shard.hash(key);
-        let slot = self.shard.get_slot_untold(hash, key, now)?;
+        let slot = self.shard.get_slot_unrecorded(hash, key, now)?;
         Some(RefMut {
             cache: self,
             slot,

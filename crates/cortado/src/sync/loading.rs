@@ -301,7 +301,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                 Ok(match f(core.peek(hash, &key, now)) {
                     Compute::Put(value) => {
                         let hook = self.write_hook(hash);
-                        core.insert_then(hash, key.clone(), value, now, None, hook);
+                        core.insert_with_before_write(hash, key.clone(), value, now, None, hook);
                         (after(core), None)
                     }
                     Compute::Remove => {

@@ -800,7 +800,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         }
         let hash = hash_key(&self.hasher, &key);
         let ((), removed) = self.write(hash, |core, now| {
-            core.insert_then(hash, key, value, now, ttl, self.write_hook(hash));
+            core.insert_with_before_write(hash, key, value, now, ttl, self.write_hook(hash));
         });
         self.notify(removed);
     }
@@ -885,8 +885,8 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
     }
 
     /// What a write of a value under the shard's write lock must do before it changes anything
-    /// ([`written`](Self::written), for [`Shard::insert_then`]), if anything: only while a load
-    /// is in flight or absences are cached.
+    /// ([`written`](Self::written), for [`Shard::insert_with_before_write`]), if anything: only
+    /// while a load is in flight or absences are cached.
     #[inline]
     fn write_hook(&self, hash: u64) -> Option<impl FnOnce(&K) + '_> {
         let watched = self.negative_ttl.is_some() || self.loaders.0.load(Ordering::Relaxed) != 0;
