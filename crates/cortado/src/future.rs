@@ -214,7 +214,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     /// The value of `key`; on a miss exactly one caller per key awaits `init` and caches its
     /// value while concurrent callers wait (without blocking their thread). If the loading
     /// future panics or is dropped, the waiters retry (one of them loads). A write to the key
-    /// while `init` runs wins over its value, as in [`sync::Cache::get_with`].
+    /// while the load is in flight wins over its value, as in [`sync::Cache::get_with`].
     pub async fn get_with(&self, key: K, init: impl Future<Output = V>) -> V {
         match self.inner().get(&key) {
             Some(value) => value,

@@ -501,8 +501,8 @@ impl<K, V, S, F: Concurrent> CacheBuilder<K, V, S, F> {
 
     /// Caches the absence of a key for `ttl` when an `optionally_get_with` loader finds
     /// nothing, so repeated lookups of missing keys do not reach the backing store (cache
-    /// penetration). An insert of the key ends it early, and a write to the key while the
-    /// loader runs (as for a loaded value, see [`Cache::get_with`]) keeps it from being cached.
+    /// penetration). An insert of the key ends it early, and a write to the key while the load
+    /// is in flight (as for a loaded value, see [`Cache::get_with`]) keeps it from being cached.
     /// Each shard remembers the most recent absent keys, up to an eighth of its capacity (at
     /// least 16); with a weigher, whose capacity is no count of keys, up to 1,024. They are not
     /// part of the weighted size.
