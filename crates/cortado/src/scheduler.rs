@@ -19,16 +19,14 @@
 //! **Pacing.** Rounds are at least [`PACE`] (10 ms) apart, in real time, so an entry's
 //! listener runs at most that long after its deadline (readers never see it past the deadline
 //! either way). A round takes every shard's lock twice, and without the pace a cache whose
-//! writes each bring a new deadline woke the pacer at its write rate: at 3,600 inserts a second
-//! with a 50 ms or 500 ms time to live, the pacer used 12.4% / 11.4% of a core, against
-//! 0.71% / 0.61% paced, with listeners late by 0.1 ms (median) before and 3.1 / 3.2 ms after,
-//! at most 10.2 ms (`cargo run --release -p cortado-bench --bin pacer 5`). Caffeine's `Pacer`
-//! batches wake-ups within about a second instead; 10 ms keeps listeners close to the deadline
-//! for a cost that stays below 1% of a core. The pace is kept with the runner's own clock
-//! (`std::time::Instant` for the thread, tokio's for the task, which its timers follow), not
-//! the cache's, which may be a manual clock that never moves. A paused tokio clock (tests)
-//! jumps to each timer while the runtime idles, so there the task keeps a core busy whenever
-//! some entry has a deadline, as it did before the pace.
+//! writes each bring a new deadline woke the pacer at its write rate; paced, the pacer stays
+//! below 1% of a core (measurements: `docs/decisions/0009-pacer-pace.md`). Caffeine's `Pacer`
+//! batches wake-ups within about a second instead; 10 ms keeps listeners close to the deadline.
+//! The pace is kept with the runner's own clock (`std::time::Instant` for the thread, tokio's
+//! for the task, which its timers follow), not the cache's, which may be a manual clock that
+//! never moves. A paused tokio clock (tests) jumps to each timer while the runtime idles, so
+//! there the task keeps a core busy whenever some entry has a deadline, as it did before the
+//! pace.
 //!
 //! The thread never blocks the cache's users beyond the usual maintenance of one shard at a time,
 //! and it is stopped by the cache's `Drop` (a flag plus an unpark). A listener that panics on it
@@ -52,10 +50,12 @@ use std::time::Duration;
 use crate::build_error::BuildError;
 use crate::shard::Alarm;
 
-/// The longest the thread sleeps while some entry has a deadline.
+/// The longest the thread sleeps while some entry has a deadline: how late it notices a deadline
+/// that a clock not following the wall clock (a manual one) jumped past.
 pub const MAX_PARK: Duration = Duration::from_secs(1);
 
-/// The shortest time between two rounds of the pacer (see the [module docs](self)).
+/// The shortest time between two rounds of the pacer: listeners at most this late, for under
+/// 1% of a core (see the [module docs](self)).
 pub(crate) const PACE: Duration = Duration::from_millis(10);
 
 /// Nothing is planned.

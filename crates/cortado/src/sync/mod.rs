@@ -67,46 +67,27 @@
 //!   single-threaded core) by bits 40..56 of their hash (the table itself uses the low bits and the
 //!   top seven). The default count is the smallest power of two at least [`SHARDS_PER_CPU`] (16)
 //!   times the number of CPUs, lowered so that every shard holds at least [`MIN_SHARD_CAPACITY`]
-//!   units. So many shards because of skew, not of CPU count alone: under Zipf(0.99) the shard of
-//!   the hottest keys takes a large share of all operations, and even a read lock writes the lock's
-//!   word, so threads on that shard trade its cache line. With 2 CPUs, 32 shards instead of 8 ran
-//!   1.2-1.4x faster at 2 threads on all four workloads of the peer benchmark (paired runs), cost
-//!   6-9% at 1 thread on workload A, and moved its hit ratios by at most 0.31 points (drifting Zipf
-//!   at capacity 50,000, 84.98% to 84.67%). 32 per CPU (64 shards) was measured too, in eight
-//!   alternated pairs of `peers --only throughput --caches cortado,quick_cache --runs 5`: at 2
-//!   threads A went from 0.97x to 1.00x quick_cache (100% reads) and from 0.97x to 1.02x (75%),
-//!   B moved within the noise (1.77x to 1.76x, 1.22x to 1.26x); but scan+Zipf at capacity 50,000
-//!   fell from 68.45% to 68.11% (shards of 781 entries; mini-moka hits 68.16%), and an empty
-//!   cache of 1,000,000 entries took 2.2 MiB instead of 1.1. Raising [`MIN_SHARD_CAPACITY`] to
-//!   1,024 as well kept that cell but lost 1.04 and 0.16 points on scan+Zipf at 1,000 and
-//!   10,000 entries (`peers --only hit`), whose caches then had 1 and 8 shards instead of 2 and
-//!   32. With a weigher the default is [`WEIGHTED_SHARDS_PER_CPU`] (4) per CPU, since a shard's
-//!   share bounds the heaviest entry it can keep (see [Capacity](self#capacity)). Each shard has
-//!   its own policy, sketch and timer wheel, so shards never contend. One thing is shared: the
-//!   adaptive W-TinyLFU's mode. Only shard 0 runs the miniature caches that choose it (see
-//!   [`policy`](crate::policy)) and publishes its choice in an atomic, which the other shards adopt
-//!   at their next maintenance, so a sharded cache pays for one set of miniatures and all shards
-//!   agree. A follower compares that code with the one it adopted last, kept in the shard's own
-//!   fields, and a shard whose reads have always been deferred (every follower of the adaptive
-//!   policy; every shard of the static one) never drains its read buffer: maintenance then reads
-//!   neither the policy's fields nor the buffer's line. That cut the L1 data read misses of the
-//!   peer benchmark's workload A by 4.5% (`replay cortado A` under callgrind's cache simulation:
-//!   7.76M to 7.41M). Replaying a Zipf stream with 2 threads hits within half a point of 1 thread,
-//!   with 1 shard, with 8 and with 32 (`tests/sync_hit_ratio.rs`).
+//!   units; with a weigher, [`WEIGHTED_SHARDS_PER_CPU`] (4) per CPU, since a shard's share bounds
+//!   the heaviest entry it can keep (see [Capacity](self#capacity)). So many shards because of
+//!   skew, not of CPU count alone: under Zipf(0.99) the shard of the hottest keys takes a large
+//!   share of all operations, and even a read lock writes the lock's word, so threads on that
+//!   shard trade its cache line (measurements: `docs/decisions/0001-default-shard-count.md`).
+//!   Each shard has its own policy, sketch and timer wheel, so shards never contend. One thing is
+//!   shared: the adaptive W-TinyLFU's mode. Only shard 0 runs the miniature caches that choose it
+//!   (see [`policy`](crate::policy)) and publishes its choice in an atomic, which the other shards
+//!   adopt at their next maintenance, so a sharded cache pays for one set of miniatures and all
+//!   shards agree. A follower compares that code with the one it adopted last, kept in its own
+//!   fields, and a shard whose reads have always been deferred never drains its read buffer, so
+//!   maintenance reads neither the policy's fields nor the buffer's line
+//!   (`docs/decisions/0005-one-policy-mode-for-all-shards.md`).
 //! - **The lock** of each shard is the `shard_lock` module's, not `std`'s `RwLock`: a reader
 //!   counts itself on a cache line of its own thread's (one counter per CPU in each lock), so
-//!   threads reading one shard no longer trade the lock word's line on every read; a writer sets
-//!   a bit, then waits for the counts to drain. Under `std`'s lock, the load and the release of
-//!   that word were 40% of the peer benchmark's `get` samples at 2 threads (`perf record`). With
-//!   the binaries before and after alternated five times (`peers --only throughput --caches
-//!   cortado,quick_cache --runs 5`, ratios to quick_cache in the same run, mean of the five), at
-//!   2 threads workload A went from 0.91x to 0.96x (100% reads) and from 0.94x to 0.95x (75%
-//!   reads), B from 1.29x to 1.70x and from 1.20x to 1.25x; at 1 thread the ratios moved within
-//!   the runs' noise. Each write reads every counter's line once more than before. A writer
-//!   releases the lock with a plain store, not a locked instruction, and waiters look again
-//!   rather than sleep to be woken: 0.5-23% more A r75 throughput in paired runs (see the
-//!   module). It is the crate's one `unsafe` module, run under Miri and model checked with
-//!   shuttle.
+//!   threads reading one shard do not trade the lock word's line on every read; a writer sets a
+//!   bit, then waits for the counts to drain, and releases the lock with a plain store, not a
+//!   locked instruction, while waiters look again rather than sleep to be woken. Each write reads
+//!   every counter's line once. It is the crate's one `unsafe` module, run under Miri and model
+//!   checked with shuttle (measurements: `docs/decisions/0002-per-cpu-reader-counters.md`,
+//!   `0003-unlock-with-plain-store.md`, `0004-claimed-reader-slot.md`).
 //! - **Reads** take the shard's read lock, look the key up and clone the value. Most hits are
 //!   only counted in a byte of the entry's slot, which the policy applies when the entry nears
 //!   eviction (deferred reads, see the `shard` module); the rest (the keys the miniatures
@@ -160,12 +141,8 @@
 //! Each shard keeps the whole cache's sketch minimums (a table of 4,096 entries, aging at most
 //! every 10,000 increments; see [`policy`](crate::policy)), so a sharded cache whose shards hold
 //! fewer than 1,000 entries ages more slowly, in requests, than one unsharded cache of the same
-//! capacity. Dividing both minimums among the shards was measured with the peer benchmark's
-//! strict replays (capacities 1,000 / 10,000 / 50,000, 2 / 32 / 32 shards): drifting Zipf
-//! 52.45 / 70.24 / 84.69% instead of 52.05 / 69.62 / 84.55%, but scan+Zipf 46.59 / 61.42 /
-//! 68.42% instead of 47.47 / 61.68 / 68.45% and Zipf at 1,000 58.58% instead of 59.65%;
-//! dividing the table alone saved its memory but cost `loop` at 10,000 (8.32% instead of
-//! 8.84%). Neither was kept.
+//! capacity: dividing the minimums among the shards lost more hit ratio than it gained
+//! (`docs/decisions/0006-sketch-minimums-per-shard.md`).
 //!
 //! # References
 //!
@@ -208,14 +185,17 @@ pub use loading::{Compute, Entry, RefEntry};
 /// (unbounded, or weighed).
 const NEGATIVES_UNBOUNDED: u64 = 1024;
 
-/// Shards per CPU when the shard count is chosen automatically (see [Shards](self#design)).
+/// Shards per CPU when the shard count is chosen automatically (see [Shards](self#design)):
+/// enough that the shard of the hottest keys under skew is not one lock word shared by every
+/// thread.
 pub const SHARDS_PER_CPU: usize = 16;
 /// Shards per CPU for a cache with a weigher: fewer, because an entry heavier than its shard's
 /// share is never kept (see [Capacity](self#capacity)), and the gain of more shards was
 /// measured on unit weights.
 pub const WEIGHTED_SHARDS_PER_CPU: usize = 4;
 /// The fewest units of capacity a shard gets when the shard count is chosen automatically,
-/// unless the whole capacity is smaller (the cache then has one shard).
+/// unless the whole capacity is smaller (the cache then has one shard): smaller shares cost
+/// small caches hit ratio.
 pub const MIN_SHARD_CAPACITY: u64 = 256;
 /// The most shards a cache may have.
 pub const MAX_SHARDS: usize = 1 << 16;
@@ -352,9 +332,8 @@ thread_local! {
 /// panics with the reason. On its own shard such a use would wait for itself forever; on
 /// another, it may deadlock with a thread doing the same the other way round, and only does
 /// so when the keys meet: the check makes the mistake show in every test run. Release builds
-/// check nothing: a check in every build (a try-lock before each lock, to look only when one
-/// would wait, and the mark) added 3.2 / 4.0 / 5.9 / 7.4% to the instructions of the peer
-/// benchmark's workloads A, A r75, B and B r75 (callgrind, `replay cortado W 600000 R`).
+/// check nothing: checking there cost every operation instructions
+/// (`docs/decisions/0007-reentry-check-in-debug-builds-only.md`).
 struct Holding;
 
 impl Holding {
@@ -408,8 +387,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// every [`DRAIN_EVERY`] of them, when the reader should do what a drain does besides
 /// replaying (remove expired entries, drain the reads that were recorded) on the shard it
 /// read. The count is the thread's own: a per-shard counter, even written with a plain store,
-/// made two threads reading the same shard trade its cache line on every read (the all-hit
-/// workload at 2 threads ran 0.76x quick_cache with it, 0.90x without).
+/// made two threads reading the same shard trade its cache line on every read
+/// (`docs/decisions/0008-deferred-read-count-per-thread.md`).
 #[inline]
 fn deferred_read_tick() -> bool {
     thread_local! {
@@ -732,8 +711,8 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         let core = read(&slot.core);
         // A custom expiry's `expire_after_read` runs in `get_shared`, under the shared lock. Kept
         // out of release builds, and the look-up left in the `let`-`else`: binding its result
-        // first, to end the mark before the `else`, cost workload A of the peer benchmark 0.6%
-        // more instructions and B 1.5% (callgrind, `replay cortado A|B`), even with no mark.
+        // first, to end the mark before the `else`, cost reads instructions even with no mark
+        // (docs/decisions/0007-reentry-check-in-debug-builds-only.md).
         #[cfg(debug_assertions)]
         let holding = Holding::enter(&self.slots);
         let Some(hit) = core.get_shared(hash, key, now) else {
