@@ -47,14 +47,14 @@
 //!   about 11 KiB of bucket array headers per shard, and deadlines that reads move another 8 or 16
 //!   (above; plus the shard's short list of slots whose deadlines reads brought forward). The slab
 //!   and the per-slot arrays double as they grow but stop at the shard's maximum (unweighted
-//!   caches), so a capacity just over a power of two costs no spare half. Measured with
-//!   the peer benchmark's counting allocator (`u64` keys and values, 32 shards, full / after as
-//!   many evictions): 61.3 / 61.5 bytes per entry at a capacity of 1,000,000, 60.0 / 62.5 at
-//!   800,000, 68.9 / 69.0 at 1,100,000; with a one-hour TTL 77.9 / 78.1, 77.7 / 80.2 and
-//!   88.8 / 89.0 (`peers --memory-child cortado no-expiry|ttl-1h N`). Two things still swing
-//!   with the capacity: the sketch's and the ghost's power-of-two rounding (the 1,100,000
-//!   case), and hashbrown's table, which doubles once deleted entries use up its spare room
-//!   while it is more than half full (an earlier run at 800,000 measured 65.4 after evictions).
+//!   caches), so a capacity just over a power of two costs no spare half. The sketch's and the
+//!   ghost's power-of-two rounding, and hashbrown's table (which doubles once deleted entries use
+//!   up its spare room while it is more than half full), still make the cost swing with the
+//!   capacity (measured bytes per entry: `docs/decisions/0011-shard-memory-per-entry.md`).
+//!
+//! The layout of the fields and what is inlined on the read and write paths were chosen by
+//! instruction and cache-miss counts: `docs/decisions/0012-shard-field-layout.md`,
+//! `0013-shard-read-path-instructions.md` and `0014-shard-write-path-instructions.md`.
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
@@ -238,13 +238,10 @@ struct MovedDeadlines {
 /// the slab's pointer and length, and two flags that let the common read skip the fields
 /// elsewhere (the wheel, the read deadlines, the policy's [`Deferral`]).
 ///
-/// Spread over the shard, these took five cache lines per read (the table's two words, the
-/// slab's pointer and length, on either side of a line boundary, the read deadlines, the
-/// wheel and the deferral), and with 32 shards the lines of the shards read least often
-/// kept falling out of the L1 cache between reads: about 50,000 misses per 600,000 reads
-/// for each line in the peer benchmark's workload A (`replay cortado A`, callgrind's cache
-/// simulation). The alignment also keeps the shard off the cache line of its lock's word,
-/// which other cores write whenever they take the lock.
+/// Spread over the shard, these took five cache lines per read, which with many shards kept
+/// falling out of the L1 cache between reads (decision 0012). The alignment also keeps the
+/// shard off the cache line of its lock's word, which other cores write whenever they take the
+/// lock.
 #[repr(C, align(64))]
 struct Index<K, V> {
     table: HashTable<u32>,
@@ -264,9 +261,7 @@ struct Index<K, V> {
 ///
 /// `repr(C)`, in the order a write reads the fields: the [`Index`] (a read's line), then the
 /// fields every insert reads, then the policy, then what only expiry, statistics and rare
-/// calls use. In the compiler's order, an insert of the peer benchmark's workload A touched
-/// nine cache lines of its shard and policy, each missing from the L1 cache on most inserts
-/// with 32 shards.
+/// calls use, so that an insert touches few cache lines (decision 0012).
 #[repr(C)]
 pub(crate) struct Shard<K, V, S> {
     index: Index<K, V>,
@@ -535,10 +530,8 @@ where
     }
 
     /// [`get_shared`](Self::get_shared) when reads move deadlines (a time to idle, a custom
-    /// expiry). Out of line, and called last: with the update (and its call to
-    /// [`moved_earlier`](Self::moved_earlier)) in the middle of `get_shared`, every read of the
-    /// peer benchmark's workload A, which has no expiry, took about three instructions more
-    /// (callgrind, `replay cortado A`).
+    /// expiry). Out of line, and called last, so that reads of caches without expiry do not pay
+    /// for the update (and its call to [`moved_earlier`](Self::moved_earlier); decision 0013).
     #[inline(never)]
     fn get_shared_and_move_deadline(&self, i: u32, now: u64) -> Option<Hit<'_, V>> {
         let deadline = self.deadline(i);
@@ -605,10 +598,8 @@ where
     }
 
     /// [`defer_read`](Self::defer_read) on an entry's count of deferred reads. A read takes the
-    /// count from the look-up that found the entry instead of indexing the slab again: the
-    /// compiler did not merge the two, and the second one's bounds and tag checks and loads
-    /// were 1.6% of the instructions of the peer benchmark's workload A and 4.7% of B's
-    /// (callgrind, `replay cortado A|B`).
+    /// count from the look-up that found the entry instead of indexing the slab again, which the
+    /// compiler does not merge with the first (decision 0013).
     #[inline]
     fn defer_read_on(&self, reads: &AtomicU8, hash: u64) -> bool {
         if !self.index.defers_all && !self.deferral.defers(hash) {
@@ -630,8 +621,8 @@ where
     }
 
     /// [`take_deferred`](Self::take_deferred) for a caller that holds the shard exclusively: a
-    /// plain load and store, where the shared version needs a locked instruction (it was 60% of
-    /// the fold's time, the rest being the slot's cache miss).
+    /// plain load and store, where the shared version needs a locked instruction, most of the
+    /// fold's time (decision 0013).
     fn take_deferred_mut(slots: &mut [Option<Entry<K, V>>], i: u32) -> u8 {
         match slots.get_mut(i as usize) {
             Some(Some(entry)) => std::mem::take(entry.reads.get_mut()),
@@ -839,7 +830,8 @@ where
     /// [`insert`](Self::insert), calling `before_write` (if any) with the key once the user's
     /// callbacks (the weigher, the expiry rules) have run and before anything changes: what
     /// the caller does there (superseding a load of the key) is then never done for a write
-    /// that one of them stopped by panicking.
+    /// that one of them stopped by panicking. Two cases, inlined here (decision 0014):
+    /// [`replace_existing`](Self::replace_existing) and [`insert_new`](Self::insert_new).
     pub(crate) fn insert_with_before_write(
         &mut self,
         hash: u64,
@@ -926,8 +918,7 @@ where
     }
 
     /// [`fit`](Self::fit) after a weighed replacement. Out of line, so that the insert of a new
-    /// key is the one path with `fit` inlined into it: with both, each insert of workload A
-    /// (unweighted) took more instructions.
+    /// key is the one path with `fit` inlined into it (decision 0014).
     #[inline(never)]
     fn refit(&mut self, i: u32, weight: u32) {
         self.fit(i, weight, Fold::Needed);
@@ -975,9 +966,8 @@ where
     }
 
     /// Removes the live slot `i`'s entry, just written with a lifetime of zero, as expired. Out
-    /// of line: inlined into the insert, the removal cost workload A of the peer benchmark
-    /// at 75% reads 0.3% more instructions (`replay cortado A 600000 75` under callgrind:
-    /// 198.43M against 197.78M), though it never runs there.
+    /// of line: inlined, it cost every insert instructions though it rarely runs (decision
+    /// 0014).
     #[cold]
     #[inline(never)]
     fn expire_at_once(&mut self, i: u32) {
@@ -987,8 +977,8 @@ where
     /// Gives the live slot `i` the deadlines a write at `now` computed, if any, and says
     /// whether the entry is born [expired](Born::Expired) (a lifetime of zero), so that the
     /// caller removes it as expired instead of keeping it, or evicting a live one to make room
-    /// for it. The test for none is inlined: as a call, it cost every insert of workload A
-    /// about 20 instructions.
+    /// for it. The test for none is inlined: as a call, it cost every insert instructions
+    /// (decision 0014).
     #[inline(always)]
     fn set_write_deadlines(&mut self, i: u32, deadlines: Option<Deadlines>, now: u64) -> Born {
         match deadlines {
@@ -1024,9 +1014,8 @@ where
 
     /// Makes room for more slots: doubling, as `Vec` would, but never past the most slots an
     /// unweighted shard can use (its maximum plus the entry being inserted before eviction),
-    /// and the policy's per-slot arrays to match. Plain doubling left a shard whose share was
-    /// just over a power of two with nearly half its slot memory unused: 103 heap bytes per
-    /// entry at a capacity of 1,100,000 in the peer benchmark, against 62 at 1,000,000.
+    /// and the policy's per-slot arrays to match: plain doubling left a shard whose share was
+    /// just over a power of two with nearly half its slot memory unused (decision 0011).
     fn grow(&mut self) {
         let len = self.index.slots.len();
         let mut target = len.saturating_mul(2).max(16);
@@ -1091,9 +1080,8 @@ where
     ///
     /// [`Fold::Done`] if it folded: the eviction that follows the insert then need not look at
     /// the queue ends again, since an insert only appends to the window (a mode change it
-    /// brings about moves protected's oldest entries to probation's back). Folding twice cost the peer
-    /// benchmark's workload A 2.1% more instructions (`replay cortado A` under callgrind:
-    /// 204.11M, against 199.94M before the fold moved and 201.03M folding once).
+    /// brings about moves protected's oldest entries to probation's back), and folding twice
+    /// cost instructions (decision 0014).
     fn fold_before_insert(&mut self) -> Fold {
         if !self.full || self.deferral == Deferral::Never {
             return Fold::Needed;
@@ -1164,8 +1152,7 @@ where
 
     /// [`detach`](Self::detach), inlined into the eviction loop that every insert of a full
     /// cache runs: out of line, its call, register saves and the copy of the entry out through
-    /// memory cost the peer benchmark's workload A 1.4% of its instructions (`replay cortado
-    /// A`, callgrind).
+    /// memory cost instructions (decision 0014).
     #[inline(always)]
     fn detach_inline(&mut self, i: u32) -> Entry<K, V> {
         let entry = self.index.slots[i as usize].take().expect("live slot");
@@ -1236,8 +1223,8 @@ where
 
     /// Removes every entry whose deadline is at or before `now`. Every write calls it; a shard
     /// with no deadline anywhere (not [`Index::timed`]) returns here, inline, without the call
-    /// to the loop below and its register saves (17 instructions of each insert of the peer
-    /// benchmark's workload A), and without reading the wheel's cache line.
+    /// to the loop below and its register saves (decision 0014), and without reading the
+    /// wheel's cache line.
     #[inline]
     pub(crate) fn advance(&mut self, now: u64) {
         // Untimed, there is no wheel, and no read has moved a deadline (that needs the read
