@@ -60,18 +60,23 @@ use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
-use std::time::Duration;
 
 use hashbrown::HashTable;
 
-use crate::expiry::{Deadlines, ExpiryRules};
+use crate::expiry::ExpiryRules;
 use crate::notification::RemovalCause;
 use crate::policy::{Deferral, EvictionPolicy, Policy, MAX_DEFERRED};
 use crate::read_buffer::ReadBuffer;
 use crate::stats::CacheStats;
 use crate::timer_wheel::TimerWheel;
 
+mod deadlines;
+mod eviction;
+mod insert;
 mod invariants;
+
+use deadlines::MovedDeadlines;
+use eviction::Fold;
 
 /// Computes an entry's weight.
 pub(crate) type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u32 + Send + Sync>;
@@ -90,21 +95,6 @@ pub(crate) const MAX_ENTRIES: u64 = u32::MAX as u64 - 1;
 pub(crate) trait Alarm: Send + Sync + std::fmt::Debug {
     /// Makes sure maintenance runs by `deadline` (cache clock).
     fn wake_by(&self, deadline: u64);
-}
-
-/// Whether a written entry's deadline has passed already (a lifetime of zero).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Born {
-    Live,
-    Expired,
-}
-
-/// Whether the deferred reads at the policy's queue ends still need applying before an
-/// eviction ([`Shard::evict_to_fit`]), or an insert has just applied them.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Fold {
-    Needed,
-    Done,
 }
 
 /// Everything a shard is built from, shared by the front ends' builders.
@@ -220,18 +210,6 @@ impl<'a, V> Hit<'a, V> {
             reads: &entry.reads,
         }
     }
-}
-
-/// Slots whose deadline a read under a shared borrow moved before the one the wheel holds, for
-/// [`Shard::advance`] to file again.
-#[derive(Debug)]
-struct MovedDeadlines {
-    slots: Mutex<Vec<u32>>,
-    /// The earliest of their deadlines ([`NO_DEADLINE`] when there are none), so that
-    /// [`Shard::next_expiration`] knows of them.
-    earliest: AtomicU64,
-    /// Wakes the scheduler, if the cache has one, by a deadline a read brought forward.
-    alarm: Option<Arc<dyn Alarm>>,
 }
 
 /// What a read of the concurrent cache loads from its shard, on one cache line: the table,
@@ -440,72 +418,6 @@ where
             .expect("index names a live slot")
     }
 
-    /// When slot `i` expires. With reads that move deadlines, the wheel holds a lower bound and
-    /// the truth is in `read_deadlines` (and `write_deadlines`).
-    #[inline]
-    fn deadline(&self, i: u32) -> Option<u64> {
-        if self.read_deadlines.is_empty() {
-            return self.wheel.as_ref().and_then(|wheel| wheel.deadline(i));
-        }
-        let stored = |d: u64| (d != NO_DEADLINE).then_some(d);
-        let read = stored(self.read_deadlines[i as usize].load(Ordering::Relaxed));
-        let write = self
-            .write_deadlines
-            .get(i as usize)
-            .copied()
-            .and_then(stored);
-        self.rules.effective(Deadlines { write, read })
-    }
-
-    #[inline]
-    fn is_expired(&self, i: u32, now: u64) -> bool {
-        self.deadline(i).is_some_and(|deadline| deadline <= now)
-    }
-
-    fn schedule(&mut self, i: u32, deadline: Option<u64>) {
-        match (deadline, &mut self.wheel) {
-            (Some(deadline), Some(wheel)) => wheel.schedule(i, deadline),
-            (Some(deadline), None) => {
-                let mut wheel = TimerWheel::new();
-                wheel.reserve(self.index.slots.capacity());
-                wheel.schedule(i, deadline);
-                self.wheel = Some(wheel);
-                self.index.timed = true;
-            }
-            (None, Some(wheel)) => {
-                wheel.cancel(i);
-            }
-            (None, None) => {}
-        }
-    }
-
-    fn set_deadlines(&mut self, i: u32, deadlines: Deadlines) {
-        self.schedule(i, self.rules.effective(deadlines));
-        if !self.rules.reads_matter() {
-            return;
-        }
-        let at = i as usize;
-        if at >= self.read_deadlines.len() {
-            // Sized like the slab (see `grow`), not doubled on their own.
-            let len = self.index.slots.capacity().max(at + 1);
-            self.read_deadlines
-                .reserve_exact(len - self.read_deadlines.len());
-            self.read_deadlines
-                .resize_with(len, || AtomicU64::new(NO_DEADLINE));
-            self.index.timed = true;
-            if self.rules.tti.is_some() {
-                self.write_deadlines
-                    .reserve_exact(len - self.write_deadlines.len());
-                self.write_deadlines.resize(len, NO_DEADLINE);
-            }
-        }
-        let read = deadlines.read.unwrap_or(NO_DEADLINE);
-        self.read_deadlines[at].store(read, Ordering::Relaxed);
-        if self.rules.tti.is_some() {
-            self.write_deadlines[at] = deadlines.write.unwrap_or(NO_DEADLINE);
-        }
-    }
-
     /// Looks `key` up without changing the policy: the slot and value of a live entry. A read
     /// that moves the entry's deadline (time to idle, custom expiry) does so here, atomically,
     /// so it works under a shared borrow; the policy learns of the read later, from the read
@@ -527,58 +439,6 @@ where
             }
         }
         Some(Hit::new(i, self.entry(i)))
-    }
-
-    /// [`get_shared`](Self::get_shared) when reads move deadlines (a time to idle, a custom
-    /// expiry). Out of line, and called last, so that reads of caches without expiry do not pay
-    /// for the update (and its call to [`moved_earlier`](Self::moved_earlier); decision 0013).
-    #[inline(never)]
-    fn get_shared_and_move_deadline(&self, i: u32, now: u64) -> Option<Hit<'_, V>> {
-        let deadline = self.deadline(i);
-        if deadline.is_some_and(|d| d <= now) {
-            return None;
-        }
-        let entry = self.entry(i);
-        if let Some(read) = self.rules.on_read(&entry.key, &entry.value, now, deadline) {
-            let read = read.unwrap_or(NO_DEADLINE);
-            let stored = &self.read_deadlines[i as usize];
-            let scheduled = self.wheel.as_ref().and_then(|wheel| wheel.deadline(i));
-            let scheduled = scheduled.unwrap_or(NO_DEADLINE);
-            // Every exclusive borrow leaves the wheel at or before the read deadline, so one
-            // already before it was listed by the read that moved it there.
-            let listed = stored.load(Ordering::Relaxed) < scheduled;
-            stored.store(read, Ordering::Relaxed);
-            if read < scheduled {
-                self.moved_earlier(i, read, listed);
-            }
-        }
-        Some(Hit::new(i, entry))
-    }
-
-    /// Notes that a read moved slot `i`'s deadline to `deadline`, before the wheel's (or gave
-    /// it one): the wheel holds a lower bound of each deadline, which a custom expiry's read can
-    /// break, and so can a time-to-idle read in the concurrent cache whose clock was read just
-    /// before a concurrent write's; only [`advance`](Self::advance), holding the shard
-    /// exclusively, can move the slot in it. Rare, so a mutex serves.
-    ///
-    /// `listed`: an earlier read already listed the slot (a read-only stream of shortening
-    /// reads would otherwise grow the list by a slot per read until the next write).
-    #[cold]
-    fn moved_earlier(&self, i: u32, deadline: u64, listed: bool) {
-        let Some(moved) = &self.moved else {
-            return;
-        };
-        if !listed {
-            moved
-                .slots
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(i);
-        }
-        moved.earliest.fetch_min(deadline, Ordering::Relaxed);
-        if let Some(alarm) = &moved.alarm {
-            alarm.wake_by(deadline);
-        }
     }
 
     /// Counts the read that found `hit` on its entry, if the policy lets this read wait until the
@@ -646,11 +506,6 @@ where
             Err(TryLockError::WouldBlock) => return,
         };
         reads.drain(|batch| Self::replay(&self.index.slots, &mut policy, batch));
-    }
-
-    /// Whether some entry's deadline has passed (removing it needs the write lock).
-    pub(crate) fn expiry_due(&self, now: u64) -> bool {
-        self.next_expiration().is_some_and(|next| next <= now)
     }
 
     /// Tells the policy that the slots in `batch` were read (those that still hold entries).
@@ -812,385 +667,6 @@ where
         (!self.is_expired(i, now)).then(|| &self.entry(i).value)
     }
 
-    /// Inserts or replaces; `ttl` overrides the configured lifetime for this entry. Evicts to fit.
-    /// Returns the entry's slot, which that eviction, or a lifetime of zero, may have freed (see
-    /// [`value_in`](Self::value_in)).
-    #[inline]
-    pub(crate) fn insert(
-        &mut self,
-        hash: u64,
-        key: K,
-        value: V,
-        now: u64,
-        ttl: Option<Duration>,
-    ) -> u32 {
-        self.insert_with_before_write(hash, key, value, now, ttl, None::<fn(&K)>)
-    }
-
-    /// [`insert`](Self::insert), calling `before_write` (if any) with the key once the user's
-    /// callbacks (the weigher, the expiry rules) have run and before anything changes: what
-    /// the caller does there (superseding a load of the key) is then never done for a write
-    /// that one of them stopped by panicking. Two cases, inlined here (decision 0014):
-    /// [`replace_existing`](Self::replace_existing) and [`insert_new`](Self::insert_new).
-    pub(crate) fn insert_with_before_write(
-        &mut self,
-        hash: u64,
-        key: K,
-        value: V,
-        now: u64,
-        ttl: Option<Duration>,
-        before_write: Option<impl FnOnce(&K)>,
-    ) -> u32 {
-        let weight = self.weigher.as_ref().map_or(1, |weigh| weigh(&key, &value));
-        if let Some(i) = self.find(hash, &key) {
-            return self.replace_existing(i, hash, key, value, weight, now, ttl, before_write);
-        }
-        self.insert_new(hash, key, value, weight, now, ttl, before_write)
-    }
-
-    /// [`insert_with_before_write`](Self::insert_with_before_write) of a key held in the live
-    /// slot `i`: the value is replaced in place (an expired one is reported as expired, a live
-    /// one as replaced), and the policy hears of it as a read, or with a weigher as a new
-    /// weight, which may then need evicting for.
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    fn replace_existing(
-        &mut self,
-        i: u32,
-        hash: u64,
-        key: K,
-        value: V,
-        weight: u32,
-        now: u64,
-        ttl: Option<Duration>,
-        before_write: Option<impl FnOnce(&K)>,
-    ) -> u32 {
-        // With no wheel no entry has a deadline, and with no rule or lifetime this write gives
-        // none: the common untimed replacement skips the deadline logic.
-        let timed = self.wheel.is_some() || ttl.is_some() || self.rules.is_active();
-        let (expired, deadlines) = if timed {
-            let expired = self.is_expired(i, now);
-            let current = (!expired).then(|| self.deadline(i));
-            let deadlines =
-                (self.rules.is_active() || ttl.is_some() || current.flatten().is_some())
-                    .then(|| self.rules.on_write(&key, &value, now, ttl, current));
-            (expired, deadlines)
-        } else {
-            (false, None)
-        };
-        if let Some(before_write) = before_write {
-            before_write(&key);
-        }
-        if expired {
-            self.count_evicted_weight(i);
-        }
-        let slot = self.index.slots[i as usize].as_mut().expect("live slot");
-        let old = std::mem::replace(&mut slot.value, value);
-        // A replacement counts as a read, deferred like one; a weighed entry's new weight must
-        // reach the policy now.
-        if self.weigher.is_some() || !self.defer_read_at(i, hash) {
-            self.policy_mut().update(i, weight);
-        }
-        let born = self.set_write_deadlines(i, deadlines, now);
-        let cause = if expired {
-            RemovalCause::Expired
-        } else {
-            RemovalCause::Replaced
-        };
-        self.notify_removal(key, old, cause);
-        if born == Born::Expired {
-            // The weighted size is back below what it was: nothing to evict.
-            self.expire_at_once(i);
-            return i;
-        }
-        if self.weigher.is_none() {
-            // The weighted size did not change: there is nothing to evict. Nor can the deferral
-            // that eviction refreshes have changed: the policy sizes itself (and starts
-            // sampling) only on an insert of a new key or a new maximum.
-            debug_assert!({
-                let deferral = self.deferral;
-                deferral == self.policy_mut().deferral()
-            });
-            return i;
-        }
-        self.refit(i, weight);
-        i
-    }
-
-    /// [`fit`](Self::fit) after a weighed replacement. Out of line, so that the insert of a new
-    /// key is the one path with `fit` inlined into it (decision 0014).
-    #[inline(never)]
-    fn refit(&mut self, i: u32, weight: u32) {
-        self.fit(i, weight, Fold::Needed);
-    }
-
-    /// [`insert_with_before_write`](Self::insert_with_before_write) of a key the shard does not
-    /// hold: a new slot, filed in the table, the policy and (with a deadline) the wheel, then
-    /// eviction to fit.
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    fn insert_new(
-        &mut self,
-        hash: u64,
-        key: K,
-        value: V,
-        weight: u32,
-        now: u64,
-        ttl: Option<Duration>,
-        before_write: Option<impl FnOnce(&K)>,
-    ) -> u32 {
-        let deadlines = (self.rules.is_active() || ttl.is_some())
-            .then(|| self.rules.on_write(&key, &value, now, ttl, None));
-        if let Some(before_write) = before_write {
-            before_write(&key);
-        }
-        let i = self.allocate(Entry::new(key, value));
-        let Self {
-            index: Index { table, slots, .. },
-            hasher,
-            ..
-        } = self;
-        table.insert_unique(hash, i, |&j| match &slots[j as usize] {
-            Some(entry) => hash_key(hasher, &entry.key),
-            None => unreachable!("the table names only live slots"),
-        });
-        let fold = self.fold_before_insert();
-        self.policy_mut().insert(i, hash, weight);
-        if self.set_write_deadlines(i, deadlines, now) == Born::Expired {
-            self.expire_at_once(i);
-            self.evict_to_fit(fold);
-            return i;
-        }
-        self.fit(i, weight, fold);
-        i
-    }
-
-    /// Removes the live slot `i`'s entry, just written with a lifetime of zero, as expired. Out
-    /// of line: inlined, it cost every insert instructions though it rarely runs (decision
-    /// 0014).
-    #[cold]
-    #[inline(never)]
-    fn expire_at_once(&mut self, i: u32) {
-        self.remove_index(i, RemovalCause::Expired);
-    }
-
-    /// Gives the live slot `i` the deadlines a write at `now` computed, if any, and says
-    /// whether the entry is born [expired](Born::Expired) (a lifetime of zero), so that the
-    /// caller removes it as expired instead of keeping it, or evicting a live one to make room
-    /// for it. The test for none is inlined: as a call, it cost every insert instructions
-    /// (decision 0014).
-    #[inline(always)]
-    fn set_write_deadlines(&mut self, i: u32, deadlines: Option<Deadlines>, now: u64) -> Born {
-        match deadlines {
-            None => Born::Live,
-            Some(deadlines) => self.set_some_write_deadlines(i, deadlines, now),
-        }
-    }
-
-    /// [`set_write_deadlines`](Self::set_write_deadlines) when the write computed deadlines.
-    fn set_some_write_deadlines(&mut self, i: u32, deadlines: Deadlines, now: u64) -> Born {
-        self.set_deadlines(i, deadlines);
-        let due = self.rules.effective(deadlines);
-        if due.is_some_and(|deadline| deadline <= now) {
-            Born::Expired
-        } else {
-            Born::Live
-        }
-    }
-
-    /// After the live slot `i`'s entry was written with `weight`: removes it if it can never
-    /// fit, then evicts to fit the maximum ([`evict_to_fit`](Self::evict_to_fit)). Inlined,
-    /// as `evict_to_fit` is.
-    #[inline(always)]
-    fn fit(&mut self, i: u32, weight: u32, fold: Fold) {
-        if self.weigher.is_some() && u64::from(weight) > self.policy_mut().maximum() {
-            // It could never fit: it goes at once, rather than the entries a policy would
-            // evict to make room for it (LRU's would empty the cache before reaching it).
-            // Unweighted, only a cache of capacity 0 gets here, and its eviction empties it.
-            self.remove_index(i, RemovalCause::Size);
-        }
-        self.evict_to_fit(fold);
-    }
-
-    /// Makes room for more slots: doubling, as `Vec` would, but never past the most slots an
-    /// unweighted shard can use (its maximum plus the entry being inserted before eviction),
-    /// and the policy's per-slot arrays to match: plain doubling left a shard whose share was
-    /// just over a power of two with nearly half its slot memory unused (decision 0011).
-    fn grow(&mut self) {
-        let len = self.index.slots.len();
-        let mut target = len.saturating_mul(2).max(16);
-        if self.weigher.is_none() {
-            let bound = usize::try_from(self.policy_mut().maximum())
-                .unwrap_or(usize::MAX)
-                .saturating_add(1);
-            if bound > len {
-                target = target.min(bound);
-            }
-        }
-        self.index.slots.reserve_exact(target - len);
-        self.policy_mut().reserve(target);
-        if let Some(wheel) = &mut self.wheel {
-            wheel.reserve(target);
-        }
-    }
-
-    fn allocate(&mut self, entry: Entry<K, V>) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.index.slots[i as usize] = Some(entry);
-                i
-            }
-            None => {
-                let i = u32::try_from(self.index.slots.len())
-                    .ok()
-                    .filter(|&i| i < u32::MAX)
-                    .expect("a shard holds fewer than 2^32 - 1 entries");
-                if self.index.slots.len() == self.index.slots.capacity() {
-                    self.grow();
-                }
-                self.index.slots.push(Some(entry));
-                i
-            }
-        }
-    }
-
-    /// Switches to the policy's new deferral. When no fold comes any more (a full cache shrunk
-    /// to where the miniatures replay every key), the reads waiting on entries count now,
-    /// before the evictions. Out of line: it happens a few times in a cache's life.
-    #[cold]
-    fn change_deferral(
-        policy: &mut Policy,
-        slots: &mut [Option<Entry<K, V>>],
-        deferral: &mut Deferral,
-        now_deferral: Deferral,
-        full: bool,
-    ) {
-        if now_deferral == Deferral::Never && full {
-            policy.fold_all(|i| Self::take_deferred_mut(slots, i));
-        }
-        *deferral = now_deferral;
-    }
-
-    /// Applies the deferred reads at the policy's queue ends before a new entry joins the
-    /// window of a full shard. Those reads came before the insert: folded after it (by
-    /// [`evict_to_fit`](Self::evict_to_fit)), they moved the window's read entries behind the
-    /// new one, which then left the window first and was judged by frequency on its own insert
-    /// (with a window of one entry, every key inserted after a read of the previous one was
-    /// turned away).
-    ///
-    /// [`Fold::Done`] if it folded: the eviction that follows the insert then need not look at
-    /// the queue ends again, since an insert only appends to the window (a mode change it
-    /// brings about moves protected's oldest entries to probation's back), and folding twice
-    /// cost instructions (decision 0014).
-    fn fold_before_insert(&mut self) -> Fold {
-        if !self.full || self.deferral == Deferral::Never {
-            return Fold::Needed;
-        }
-        let Self {
-            policy,
-            index: Index { slots, .. },
-            ..
-        } = self;
-        let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
-        policy.fold_deferred(|i| Self::take_deferred_mut(slots, i));
-        Fold::Done
-    }
-
-    /// Evicts with the policy until the weighted size fits the maximum, first applying the
-    /// deferred reads of the entries the policy is about to look at, unless `fold` says an
-    /// insert just did ([`fold_before_insert`](Self::fold_before_insert)).
-    fn evict_to_fit(&mut self, fold: Fold) {
-        let Self {
-            policy,
-            index: Index {
-                slots, defers_all, ..
-            },
-            deferral,
-            full,
-            buffers_reads,
-            ..
-        } = self;
-        let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
-        // Inserts can change it (the adaptive policy starts sampling once it is half full), and
-        // so can a new capacity.
-        let now_deferral = policy.deferral();
-        if now_deferral != *deferral {
-            Self::change_deferral(policy, slots, deferral, now_deferral, *full);
-            *defers_all = *deferral == Deferral::Always;
-        }
-        *buffers_reads |= *deferral != Deferral::Always;
-        if !*full && policy.weighted_size() >= policy.maximum() {
-            *full = true;
-            // Full for the first time: the reads deferred while filling reach the sketch now,
-            // before admission compares anyone (once per shard, like a table resize).
-            policy.fold_all(|i| Self::take_deferred_mut(slots, i));
-        }
-        if policy.weighted_size() <= policy.maximum() {
-            return;
-        }
-        if *deferral != Deferral::Never && fold == Fold::Needed {
-            policy.fold_deferred(|i| Self::take_deferred_mut(slots, i));
-        }
-        let mut victims = std::mem::take(&mut self.scratch);
-        let before = policy.weighted_size();
-        policy.evict(&mut victims);
-        if self.record_stats {
-            self.stats.eviction_weight += before - policy.weighted_size();
-        }
-        for i in victims.drain(..) {
-            let entry = self.detach_inline(i);
-            self.notify_removal(entry.key, entry.value, RemovalCause::Size);
-        }
-        self.scratch = victims;
-    }
-
-    /// Takes slot `i` out of the table, the wheel and the slab (the policy must already have
-    /// dropped it).
-    fn detach(&mut self, i: u32) -> Entry<K, V> {
-        self.detach_inline(i)
-    }
-
-    /// [`detach`](Self::detach), inlined into the eviction loop that every insert of a full
-    /// cache runs: out of line, its call, register saves and the copy of the entry out through
-    /// memory cost instructions (decision 0014).
-    #[inline(always)]
-    fn detach_inline(&mut self, i: u32) -> Entry<K, V> {
-        let entry = self.index.slots[i as usize].take().expect("live slot");
-        let hash = hash_key(&self.hasher, &entry.key);
-        match self.index.table.find_entry(hash, |&j| j == i) {
-            Ok(found) => {
-                found.remove();
-            }
-            Err(_) => unreachable!("a live slot is in the table"),
-        }
-        if self.index.timed {
-            if let Some(wheel) = &mut self.wheel {
-                wheel.cancel(i);
-            }
-        }
-        self.free.push(i);
-        entry
-    }
-
-    /// Removes the live slot `i`'s entry, queueing it for the listener with `cause`.
-    pub(crate) fn remove_index(&mut self, i: u32, cause: RemovalCause) {
-        if cause.was_evicted() {
-            self.count_evicted_weight(i);
-        }
-        self.policy_mut().remove(i);
-        let entry = self.detach(i);
-        self.notify_removal(entry.key, entry.value, cause);
-    }
-
-    /// Adds the weight of slot `i`'s entry, still in the policy, to the evicted weight (when
-    /// stats are recorded). Size evictions in bulk count theirs in
-    /// [`evict_to_fit`](Self::evict_to_fit).
-    fn count_evicted_weight(&mut self, i: u32) {
-        if self.record_stats {
-            self.stats.eviction_weight += u64::from(self.policy_mut().weight_of(i));
-        }
-    }
-
     /// Counts the removal of an entry (its key and value given) and queues it for the listener.
     pub(crate) fn notify_removal(&mut self, key: K, value: V, cause: RemovalCause) {
         if self.record_stats {
@@ -1219,91 +695,6 @@ where
             self.stats.record_removal(RemovalCause::Explicit);
         }
         Some((entry.key, entry.value))
-    }
-
-    /// Removes every entry whose deadline is at or before `now`. Every write calls it; a shard
-    /// with no deadline anywhere (not [`Index::timed`]) returns here, inline, without the call
-    /// to the loop below and its register saves (decision 0014), and without reading the
-    /// wheel's cache line.
-    #[inline]
-    pub(crate) fn advance(&mut self, now: u64) {
-        // Untimed, there is no wheel, and no read has moved a deadline (that needs the read
-        // deadlines, which set `timed`).
-        if !self.index.timed {
-            return;
-        }
-        self.advance_timed(now);
-    }
-
-    /// [`advance`](Self::advance) for a shard that has a wheel or lists moved deadlines.
-    #[inline(never)]
-    fn advance_timed(&mut self, now: u64) {
-        if self.moved_deadline().is_some() {
-            self.reschedule();
-        }
-        let Some(wheel) = &mut self.wheel else {
-            return;
-        };
-        let mut due = std::mem::take(&mut self.scratch);
-        wheel.advance(now, &mut due);
-        for i in due.drain(..) {
-            // A read may have moved the deadline since it was scheduled (the wheel no longer
-            // knows the slot: only the read deadlines can say so).
-            let deadline = if self.read_deadlines.is_empty() {
-                Some(now)
-            } else {
-                self.deadline(i)
-            };
-            match deadline {
-                None => {}
-                Some(deadline) if deadline > now => self.schedule(i, Some(deadline)),
-                Some(_) => self.remove_index(i, RemovalCause::Expired),
-            }
-        }
-        self.scratch = due;
-    }
-
-    /// The earliest deadline that reads moved before the wheel's since the last
-    /// [`advance`](Self::advance), if any.
-    #[inline]
-    pub(crate) fn moved_deadline(&self) -> Option<u64> {
-        let earliest = self.moved.as_ref()?.earliest.load(Ordering::Relaxed);
-        (earliest != NO_DEADLINE).then_some(earliest)
-    }
-
-    /// Puts the slots whose deadlines reads moved earlier back in the wheel at their deadlines
-    /// (passed ones expire in the wheel's next advance).
-    fn reschedule(&mut self) {
-        let Some(moved) = &mut self.moved else {
-            return;
-        };
-        *moved.earliest.get_mut() = NO_DEADLINE;
-        let slots = std::mem::take(
-            moved
-                .slots
-                .get_mut()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        for &i in &slots {
-            // The slot may have been emptied, or reused, since: its deadline now is what counts.
-            if self
-                .index
-                .slots
-                .get(i as usize)
-                .is_some_and(Option::is_some)
-            {
-                self.schedule(i, self.deadline(i));
-            }
-        }
-    }
-
-    /// When the next entry may expire (a lower bound), if any has a deadline.
-    pub(crate) fn next_expiration(&self) -> Option<u64> {
-        let wheel = self.wheel.as_ref().and_then(TimerWheel::next_expiration);
-        match (wheel, self.moved_deadline()) {
-            (Some(next), Some(moved)) => Some(next.min(moved)),
-            (next, moved) => next.or(moved),
-        }
     }
 
     /// Keeps the live entries for which `keep` is true; removes the rest (expired ones as
