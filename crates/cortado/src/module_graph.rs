@@ -390,12 +390,6 @@ fn cycles_between_nested_siblings_found_at_their_level() {
     assert_eq!(found, vec![vec!["policy::experts", "policy::wtinylfu"]]);
 }
 
-/// Cycles that another change is removing, allowed here until it lands: `policy/` belongs to
-/// the policy cleanup of issue 39 (splitting `wtinylfu.rs` leaves one direction only). Allowed,
-/// not required, so that the test passes before and after that change; delete the entry once it
-/// has landed.
-const IN_PROGRESS: &[&[&str]] = &[&["policy::experts", "policy::wtinylfu"]];
-
 #[test]
 fn crate_modules_no_import_cycle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -403,14 +397,8 @@ fn crate_modules_no_import_cycle() {
     read_sources(&src, &src, &mut sources);
     assert!(sources.len() > 20, "found only {} files", sources.len());
     let found = cycles(&sources);
-    // Shown with `--nocapture`: the cycles allowed for now, if still there.
-    println!("cycles found: {found:?}");
-    let unexpected: Vec<_> = found
-        .iter()
-        .filter(|cycle| !IN_PROGRESS.iter().any(|known| cycle.as_slice() == *known))
-        .collect();
     assert!(
-        unexpected.is_empty(),
-        "modules that import each other (directly or through others): {unexpected:?}"
+        found.is_empty(),
+        "modules that import each other (directly or through others): {found:?}"
     );
 }
