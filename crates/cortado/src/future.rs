@@ -37,6 +37,7 @@ use std::time::Duration;
 
 use hashbrown::DefaultHashBuilder;
 
+pub use crate::builder::Asynchronous;
 use crate::builder::{BuildError, CacheBuilder};
 use crate::stats::CacheStats;
 use crate::sync::{self, Inner};
@@ -44,10 +45,6 @@ use crate::sync::{self, Inner};
 /// The same as [`sync::Compute`], [`sync::Iter`] and [`sync::Scheduler`], here so that async
 /// code needs only this module.
 pub use crate::sync::{Compute, Iter, Scheduler};
-
-/// Builds the [`future::Cache`](Cache) (marker for [`CacheBuilder`]).
-#[derive(Debug)]
-pub enum Asynchronous {}
 
 /// A thread-safe cache with async loaders. See the [module docs](self).
 pub struct Cache<K, V, S = DefaultHashBuilder> {
@@ -217,7 +214,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     /// The value of `key`; on a miss exactly one caller per key awaits `init` and caches its
     /// value while concurrent callers wait (without blocking their thread). If the loading
     /// future panics or is dropped, the waiters retry (one of them loads). A write to the key
-    /// while `init` runs wins over its value, as in [`sync::Cache::get_with`].
+    /// while the load is in flight wins over its value, as in [`sync::Cache::get_with`].
     pub async fn get_with(&self, key: K, init: impl Future<Output = V>) -> V {
         match self.inner().get(&key) {
             Some(value) => value,

@@ -42,6 +42,24 @@ use hashbrown::HashMap;
 use super::shim::{Arc, Mutex, MutexGuard};
 use crate::notification::RemovalCause;
 
+/// Runs its closure when dropped, unless [disarmed](Self::disarm) first: what must happen
+/// however a loader run ends, a panic and a dropped future included.
+pub(crate) struct OnDrop<F: FnMut()>(pub(crate) Option<F>);
+
+impl<F: FnMut()> OnDrop<F> {
+    pub(crate) fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl<F: FnMut()> Drop for OnDrop<F> {
+    fn drop(&mut self) {
+        if let Some(f) = &mut self.0 {
+            f();
+        }
+    }
+}
+
 /// How a load ended.
 pub(crate) enum Outcome<V> {
     /// The loader produced this value (now cached).

@@ -19,15 +19,12 @@
 //! claim whose slot a later lap has overwritten (that read is lost; the later one is left for its
 //! own drain), and stops at a claim whose reader has not stored yet, to resume there next time,
 //! unless the ring has lapped it since. Without the claim numbers, a drain that readers lapped
-//! mid-way took later laps' reads from the slots, so the next drain stopped at a slot emptied
-//! for a claim it had not reached, and lost up to a lap more than the ring's overflow (found by
-//! shuttle's PCT scheduler: 19 of 80 reads lost where the ring allows 16). Emptying all 64 slots
-//! on every drain took half of a single-threaded run's time in the peer benchmark. The batch goes
-//! to the policy in one call so that W-TinyLFU can touch all of its sketch blocks and list
-//! neighbours before changing any (their cache misses then overlap: from 0.51x to 0.54-0.64x
-//! quick_cache's throughput on the peer benchmark's workload A at 2 threads, over three runs).
-//! A replayed index may name a slot that was freed or reused meanwhile; the shard ignores free
-//! slots, and a reused one gets a hit it did not earn, which is harmless.
+//! mid-way lost up to a lap more than the ring's overflow; emptying all 64 slots on every drain
+//! was slow; and the batch goes to the policy in one call so that W-TinyLFU can touch all of its
+//! sketch blocks and list neighbours before changing any, which overlaps their cache misses
+//! (measurements: `docs/decisions/0010-read-buffer-claims-and-batches.md`). A replayed index
+//! may name a slot that was freed or reused meanwhile; the shard ignores free slots, and a
+//! reused one gets a hit it did not earn, which is harmless.
 //!
 //! Each slot holds a self-contained value that publishes nothing else, so relaxed atomics suffice:
 //! a drain returns each recorded value at most once (the exchange of its exact claim and index)
@@ -35,9 +32,8 @@
 //! The tests check this under shuttle's model checker too (`model_check`). On one thread nothing is
 //! lost and the order is kept (every write to a shard whose reads can be buffered drains first, and
 //! a drain comes every 32 reads), so a one-shard `sync::Cache` decides exactly as the unsync one.
-//! How lossy it is otherwise: replaying a Zipf stream through `sync::Cache` with 2, 4 or 8 threads
-//! moved the hit ratio by less than 0.2 points on a 2-core machine (`tests/sync_hit_ratio.rs`
-//! checks 2 threads).
+//! With more threads the loss moves the hit ratio little (`tests/sync_hit_ratio.rs` checks 2
+//! threads; the figures are in decision 0010).
 //!
 //! # References
 //!
@@ -46,9 +42,11 @@
 
 use super::shim::atomic::{AtomicU32, AtomicU64, Ordering};
 
-/// Slots in the ring (a power of two).
+/// Slots in the ring (a power of two): two drains' worth, so a drain every 32 reads empties it
+/// about twice per lap.
 pub(crate) const CAPACITY: usize = 64;
-/// A drain is suggested every this many reads (a power of two, below `CAPACITY`).
+/// A drain is suggested every this many reads (a power of two, below `CAPACITY`): half a lap,
+/// so few reads are lost even when readers outpace writers.
 pub(crate) const DRAIN_EVERY: u32 = 32;
 
 /// See the [module docs](self).

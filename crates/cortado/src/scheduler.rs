@@ -19,16 +19,14 @@
 //! **Pacing.** Rounds are at least [`PACE`] (10 ms) apart, in real time, so an entry's
 //! listener runs at most that long after its deadline (readers never see it past the deadline
 //! either way). A round takes every shard's lock twice, and without the pace a cache whose
-//! writes each bring a new deadline woke the pacer at its write rate: at 3,600 inserts a second
-//! with a 50 ms or 500 ms time to live, the pacer used 12.4% / 11.4% of a core, against
-//! 0.71% / 0.61% paced, with listeners late by 0.1 ms (median) before and 3.1 / 3.2 ms after,
-//! at most 10.2 ms (`cargo run --release -p cortado-bench --bin pacer 5`). Caffeine's `Pacer`
-//! batches wake-ups within about a second instead; 10 ms keeps listeners close to the deadline
-//! for a cost that stays below 1% of a core. The pace is kept with the runner's own clock
-//! (`std::time::Instant` for the thread, tokio's for the task, which its timers follow), not
-//! the cache's, which may be a manual clock that never moves. A paused tokio clock (tests)
-//! jumps to each timer while the runtime idles, so there the task keeps a core busy whenever
-//! some entry has a deadline, as it did before the pace.
+//! writes each bring a new deadline woke the pacer at its write rate; paced, the pacer stays
+//! below 1% of a core (measurements: `docs/decisions/0009-pacer-pace.md`). Caffeine's `Pacer`
+//! batches wake-ups within about a second instead; 10 ms keeps listeners close to the deadline.
+//! The pace is kept with the runner's own clock (`std::time::Instant` for the thread, tokio's
+//! for the task, which its timers follow), not the cache's, which may be a manual clock that
+//! never moves. A paused tokio clock (tests) jumps to each timer while the runtime idles, so
+//! there the task keeps a core busy whenever some entry has a deadline, as it did before the
+//! pace.
 //!
 //! The thread never blocks the cache's users beyond the usual maintenance of one shard at a time,
 //! and it is stopped by the cache's `Drop` (a flag plus an unpark). A listener that panics on it
@@ -44,19 +42,20 @@
 //!
 //! 1. B. Manes: Caffeine's `Pacer` and `Scheduler` (scheduled cleanup of expired entries).
 
-use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::thread::Thread;
 use std::time::Duration;
 
-use crate::builder::BuildError;
-use crate::sync::Inner;
+use crate::build_error::BuildError;
+use crate::shard::Alarm;
 
-/// The longest the thread sleeps while some entry has a deadline.
+/// The longest the thread sleeps while some entry has a deadline: how late it notices a deadline
+/// that a clock not following the wall clock (a manual one) jumped past.
 pub const MAX_PARK: Duration = Duration::from_secs(1);
 
-/// The shortest time between two rounds of the pacer (see the [module docs](self)).
+/// The shortest time between two rounds of the pacer: listeners at most this late, for under
+/// 1% of a core (see the [module docs](self)).
 pub(crate) const PACE: Duration = Duration::from_millis(10);
 
 /// Nothing is planned.
@@ -114,15 +113,24 @@ impl Shared {
     }
 }
 
-/// Wakes the pacer by a deadline, like [`PacerHandle::wake_by`]: what a shard needs when a
-/// read brings an expiration forward, where no front end sees it.
-#[derive(Debug, Clone)]
-pub(crate) struct Alarm(Arc<Shared>);
-
-impl Alarm {
-    pub(crate) fn wake_by(&self, deadline: u64) {
-        self.0.wake_by(deadline);
+/// What a shard needs when a read brings an expiration forward, where no front end sees it:
+/// the pacer woken by the deadline, as [`PacerHandle::wake_by`] does.
+impl Alarm for Shared {
+    fn wake_by(&self, deadline: u64) {
+        Shared::wake_by(self, deadline);
     }
+}
+
+/// The cache a pacer maintains, as the pacer sees it: implemented by the concurrent cache's
+/// shared state, which this module does not name (dependencies point down).
+pub(crate) trait Maintained: Send + Sync + 'static {
+    /// Replays buffered reads and removes the expired entries of every shard, calling the
+    /// listener.
+    fn run_pending_tasks(&self);
+    /// The earliest time any shard may have an entry to expire (cache clock).
+    fn next_expiration(&self) -> Option<u64>;
+    /// The cache's clock.
+    fn now(&self) -> u64;
 }
 
 /// How to wake the pacer early.
@@ -220,12 +228,7 @@ impl PacerHandle {
     /// # Panics
     ///
     /// If the operating system cannot start a thread.
-    pub(crate) fn spawn<K, V, S>(&self, cache: Weak<Inner<K, V, S>>)
-    where
-        K: Hash + Eq + Send + Sync + 'static,
-        V: Clone + Send + Sync + 'static,
-        S: BuildHasher + Send + Sync + 'static,
-    {
+    pub(crate) fn spawn<C: Maintained>(&self, cache: Weak<C>) {
         let shared = self.shared.clone();
         shared.alive.store(true, Ordering::SeqCst);
         let alive = Alive(shared.alive.clone());
@@ -294,8 +297,8 @@ impl PacerHandle {
     }
 
     /// A handle that only wakes the pacer, for a shard to keep.
-    pub(crate) fn alarm(&self) -> Alarm {
-        Alarm(self.shared.clone())
+    pub(crate) fn alarm(&self) -> Arc<dyn Alarm> {
+        self.shared.clone()
     }
 
     /// Asks the pacer to end.
@@ -320,12 +323,7 @@ impl PacerHandle {
 
 /// One round of the pacer: expires what is due and says how long to wait before the next
 /// round (`Some(None)`: until woken), or `None` when the pacer should end.
-fn step<K, V, S>(shared: &Shared, cache: &Weak<Inner<K, V, S>>) -> Option<Option<Duration>>
-where
-    K: Hash + Eq,
-    V: Clone,
-    S: BuildHasher,
-{
+fn step<C: Maintained>(shared: &Shared, cache: &Weak<C>) -> Option<Option<Duration>> {
     if shared.stop.load(Ordering::SeqCst) {
         return None;
     }

@@ -47,33 +47,37 @@
 //!   about 11 KiB of bucket array headers per shard, and deadlines that reads move another 8 or 16
 //!   (above; plus the shard's short list of slots whose deadlines reads brought forward). The slab
 //!   and the per-slot arrays double as they grow but stop at the shard's maximum (unweighted
-//!   caches), so a capacity just over a power of two costs no spare half. Measured with
-//!   the peer benchmark's counting allocator (`u64` keys and values, 32 shards, full / after as
-//!   many evictions): 61.3 / 61.5 bytes per entry at a capacity of 1,000,000, 60.0 / 62.5 at
-//!   800,000, 68.9 / 69.0 at 1,100,000; with a one-hour TTL 77.9 / 78.1, 77.7 / 80.2 and
-//!   88.8 / 89.0 (`peers --memory-child cortado no-expiry|ttl-1h N`). Two things still swing
-//!   with the capacity: the sketch's and the ghost's power-of-two rounding (the 1,100,000
-//!   case), and hashbrown's table, which doubles once deleted entries use up its spare room
-//!   while it is more than half full (an earlier run at 800,000 measured 65.4 after evictions).
+//!   caches), so a capacity just over a power of two costs no spare half. The sketch's and the
+//!   ghost's power-of-two rounding, and hashbrown's table (which doubles once deleted entries use
+//!   up its spare room while it is more than half full), still make the cost swing with the
+//!   capacity (measured bytes per entry: `docs/decisions/0011-shard-memory-per-entry.md`).
+//!
+//! The layout of the fields and what is inlined on the read and write paths were chosen by
+//! instruction and cache-miss counts: `docs/decisions/0012-shard-field-layout.md`,
+//! `0013-shard-read-path-instructions.md` and `0014-shard-write-path-instructions.md`.
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
-use std::time::Duration;
 
 use hashbrown::HashTable;
 
-use crate::expiry::{Deadlines, ExpiryRules};
+use crate::expiry::ExpiryRules;
 use crate::notification::RemovalCause;
 use crate::policy::{Deferral, EvictionPolicy, Policy, MAX_DEFERRED};
 use crate::read_buffer::ReadBuffer;
-use crate::scheduler::Alarm;
 use crate::stats::CacheStats;
 use crate::timer_wheel::TimerWheel;
 
+mod deadlines;
+mod eviction;
+mod insert;
 mod invariants;
 mod lifetimes;
+
+use deadlines::MovedDeadlines;
+use eviction::Fold;
 
 /// Computes an entry's weight.
 pub(crate) type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u32 + Send + Sync>;
@@ -84,6 +88,15 @@ const NO_DEADLINE: u64 = u64::MAX;
 /// The most entries a cache counting entries may hold: slots are named by `u32` indices, one
 /// value short of `u32::MAX` (the builder's limit, and `set_max_capacity`'s).
 pub(crate) const MAX_ENTRIES: u64 = u32::MAX as u64 - 1;
+
+/// Wakes whoever runs the cache's maintenance in the background (the concurrent cache's
+/// scheduler) by a deadline that a read under a shared borrow brought forward: such a read
+/// cannot file it in the wheel, and no front end sees it. A trait here, implemented above, so
+/// that the core does not name its front ends.
+pub(crate) trait Alarm: Send + Sync + std::fmt::Debug {
+    /// Makes sure maintenance runs by `deadline` (cache clock).
+    fn wake_by(&self, deadline: u64);
+}
 
 /// Everything a shard is built from, shared by the front ends' builders.
 pub(crate) struct ShardConfig<K, V> {
@@ -100,7 +113,29 @@ pub(crate) struct ShardConfig<K, V> {
     /// [`adopt_policy_mode`](Shard::adopt_policy_mode)) instead of choosing it.
     pub(crate) follower: bool,
     /// The concurrent cache's scheduler, to wake when a read brings an expiration forward.
-    pub(crate) alarm: Option<Alarm>,
+    pub(crate) alarm: Option<Arc<dyn Alarm>>,
+}
+
+impl<K, V> ShardConfig<K, V> {
+    /// At most `max_capacity` entries (`None`: unbounded) under `policy`, and nothing else: no
+    /// weigher, no expiry, no stats, no listener.
+    pub(crate) fn plain(max_capacity: Option<u64>, policy: EvictionPolicy) -> Self {
+        Self {
+            max_capacity,
+            initial_capacity: 0,
+            policy,
+            weigher: None,
+            rules: ExpiryRules {
+                ttl: None,
+                tti: None,
+                custom: None,
+            },
+            record_stats: false,
+            notify: false,
+            follower: false,
+            alarm: None,
+        }
+    }
 }
 
 impl<K, V> Clone for ShardConfig<K, V> {
@@ -178,29 +213,14 @@ impl<'a, V> Hit<'a, V> {
     }
 }
 
-/// Slots whose deadline a read under a shared borrow moved before the one the wheel holds, for
-/// [`Shard::advance`] to file again.
-#[derive(Debug)]
-struct MovedDeadlines {
-    slots: Mutex<Vec<u32>>,
-    /// The earliest of their deadlines ([`NO_DEADLINE`] when there are none), so that
-    /// [`Shard::next_expiration`] knows of them.
-    earliest: AtomicU64,
-    /// Wakes the scheduler, if the cache has one, by a deadline a read brought forward.
-    alarm: Option<Alarm>,
-}
-
 /// What a read of the concurrent cache loads from its shard, on one cache line: the table,
 /// the slab's pointer and length, and two flags that let the common read skip the fields
 /// elsewhere (the wheel, the read deadlines, the policy's [`Deferral`]).
 ///
-/// Spread over the shard, these took five cache lines per read (the table's two words, the
-/// slab's pointer and length, on either side of a line boundary, the read deadlines, the
-/// wheel and the deferral), and with 32 shards the lines of the shards read least often
-/// kept falling out of the L1 cache between reads: about 50,000 misses per 600,000 reads
-/// for each line in the peer benchmark's workload A (`replay cortado A`, callgrind's cache
-/// simulation). The alignment also keeps the shard off the cache line of its lock's word,
-/// which other cores write whenever they take the lock.
+/// Spread over the shard, these took five cache lines per read, which with many shards kept
+/// falling out of the L1 cache between reads (decision 0012). The alignment also keeps the
+/// shard off the cache line of its lock's word, which other cores write whenever they take the
+/// lock.
 #[repr(C, align(64))]
 struct Index<K, V> {
     table: HashTable<u32>,
@@ -212,7 +232,7 @@ struct Index<K, V> {
     /// Whether the shard's copy of the policy's [`Deferral`] is `Always` (with W-TinyLFU, the
     /// case of every shard but the concurrent cache's leader once it is half full; the other
     /// policies, and an unbounded shard's LRU, never defer), so that [`Shard::defer_read`]
-    /// need not read the deferral. Set with that copy, in [`evict`](Shard::evict).
+    /// need not read the deferral. Set with that copy, in [`evict_to_fit`](Shard::evict_to_fit).
     defers_all: bool,
 }
 
@@ -220,9 +240,7 @@ struct Index<K, V> {
 ///
 /// `repr(C)`, in the order a write reads the fields: the [`Index`] (a read's line), then the
 /// fields every insert reads, then the policy, then what only expiry, statistics and rare
-/// calls use. In the compiler's order, an insert of the peer benchmark's workload A touched
-/// nine cache lines of its shard and policy, each missing from the L1 cache on most inserts
-/// with 32 shards.
+/// calls use, so that an insert touches few cache lines (decision 0012).
 #[repr(C)]
 pub(crate) struct Shard<K, V, S> {
     index: Index<K, V>,
@@ -401,72 +419,6 @@ where
             .expect("index names a live slot")
     }
 
-    /// When slot `i` expires. With reads that move deadlines, the wheel holds a lower bound and
-    /// the truth is in `read_deadlines` (and `write_deadlines`).
-    #[inline]
-    fn deadline(&self, i: u32) -> Option<u64> {
-        if self.read_deadlines.is_empty() {
-            return self.wheel.as_ref().and_then(|wheel| wheel.deadline(i));
-        }
-        let stored = |d: u64| (d != NO_DEADLINE).then_some(d);
-        let read = stored(self.read_deadlines[i as usize].load(Ordering::Relaxed));
-        let write = self
-            .write_deadlines
-            .get(i as usize)
-            .copied()
-            .and_then(stored);
-        self.rules.effective(Deadlines { write, read })
-    }
-
-    #[inline]
-    fn is_expired(&self, i: u32, now: u64) -> bool {
-        self.deadline(i).is_some_and(|deadline| deadline <= now)
-    }
-
-    fn schedule(&mut self, i: u32, deadline: Option<u64>) {
-        match (deadline, &mut self.wheel) {
-            (Some(deadline), Some(wheel)) => wheel.schedule(i, deadline),
-            (Some(deadline), None) => {
-                let mut wheel = TimerWheel::new();
-                wheel.reserve(self.index.slots.capacity());
-                wheel.schedule(i, deadline);
-                self.wheel = Some(wheel);
-                self.index.timed = true;
-            }
-            (None, Some(wheel)) => {
-                wheel.cancel(i);
-            }
-            (None, None) => {}
-        }
-    }
-
-    fn set_deadlines(&mut self, i: u32, deadlines: Deadlines) {
-        self.schedule(i, self.rules.effective(deadlines));
-        if !self.rules.reads_matter() {
-            return;
-        }
-        let at = i as usize;
-        if at >= self.read_deadlines.len() {
-            // Sized like the slab (see `grow`), not doubled on their own.
-            let len = self.index.slots.capacity().max(at + 1);
-            self.read_deadlines
-                .reserve_exact(len - self.read_deadlines.len());
-            self.read_deadlines
-                .resize_with(len, || AtomicU64::new(NO_DEADLINE));
-            self.index.timed = true;
-            if self.rules.tti.is_some() {
-                self.write_deadlines
-                    .reserve_exact(len - self.write_deadlines.len());
-                self.write_deadlines.resize(len, NO_DEADLINE);
-            }
-        }
-        let read = deadlines.read.unwrap_or(NO_DEADLINE);
-        self.read_deadlines[at].store(read, Ordering::Relaxed);
-        if self.rules.tti.is_some() {
-            self.write_deadlines[at] = deadlines.write.unwrap_or(NO_DEADLINE);
-        }
-    }
-
     /// Looks `key` up without changing the policy: the slot and value of a live entry. A read
     /// that moves the entry's deadline (time to idle, custom expiry) does so here, atomically,
     /// so it works under a shared borrow; the policy learns of the read later, from the read
@@ -480,7 +432,7 @@ where
         let i = self.find(hash, key)?;
         if self.index.timed {
             if !self.read_deadlines.is_empty() {
-                return self.get_shared_moving(i, now);
+                return self.get_shared_and_move_deadline(i, now);
             }
             if self.is_expired(i, now) {
                 // Left for `advance`, which removes it and queues the notification.
@@ -488,60 +440,6 @@ where
             }
         }
         Some(Hit::new(i, self.entry(i)))
-    }
-
-    /// [`get_shared`](Self::get_shared) when reads move deadlines (a time to idle, a custom
-    /// expiry). Out of line, and called last: with the update (and its call to
-    /// [`moved_earlier`](Self::moved_earlier)) in the middle of `get_shared`, every read of the
-    /// peer benchmark's workload A, which has no expiry, took about three instructions more
-    /// (callgrind, `replay cortado A`).
-    #[inline(never)]
-    fn get_shared_moving(&self, i: u32, now: u64) -> Option<Hit<'_, V>> {
-        let deadline = self.deadline(i);
-        if deadline.is_some_and(|d| d <= now) {
-            return None;
-        }
-        let entry = self.entry(i);
-        if let Some(read) = self.rules.on_read(&entry.key, &entry.value, now, deadline) {
-            let read = read.unwrap_or(NO_DEADLINE);
-            let stored = &self.read_deadlines[i as usize];
-            let scheduled = self.wheel.as_ref().and_then(|wheel| wheel.deadline(i));
-            let scheduled = scheduled.unwrap_or(NO_DEADLINE);
-            // Every exclusive borrow leaves the wheel at or before the read deadline, so one
-            // already before it was listed by the read that moved it there.
-            let listed = stored.load(Ordering::Relaxed) < scheduled;
-            stored.store(read, Ordering::Relaxed);
-            if read < scheduled {
-                self.moved_earlier(i, read, listed);
-            }
-        }
-        Some(Hit::new(i, entry))
-    }
-
-    /// Notes that a read moved slot `i`'s deadline to `deadline`, before the wheel's (or gave
-    /// it one): the wheel holds a lower bound of each deadline, which a custom expiry's read can
-    /// break, and so can a time-to-idle read in the concurrent cache whose clock was read just
-    /// before a concurrent write's; only [`advance`](Self::advance), holding the shard
-    /// exclusively, can move the slot in it. Rare, so a mutex serves.
-    ///
-    /// `listed`: an earlier read already listed the slot (a read-only stream of shortening
-    /// reads would otherwise grow the list by a slot per read until the next write).
-    #[cold]
-    fn moved_earlier(&self, i: u32, deadline: u64, listed: bool) {
-        let Some(moved) = &self.moved else {
-            return;
-        };
-        if !listed {
-            moved
-                .slots
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(i);
-        }
-        moved.earliest.fetch_min(deadline, Ordering::Relaxed);
-        if let Some(alarm) = &moved.alarm {
-            alarm.wake_by(deadline);
-        }
     }
 
     /// Counts the read that found `hit` on its entry, if the policy lets this read wait until the
@@ -561,10 +459,8 @@ where
     }
 
     /// [`defer_read`](Self::defer_read) on an entry's count of deferred reads. A read takes the
-    /// count from the look-up that found the entry instead of indexing the slab again: the
-    /// compiler did not merge the two, and the second one's bounds and tag checks and loads
-    /// were 1.6% of the instructions of the peer benchmark's workload A and 4.7% of B's
-    /// (callgrind, `replay cortado A|B`).
+    /// count from the look-up that found the entry instead of indexing the slab again, which the
+    /// compiler does not merge with the first (decision 0013).
     #[inline]
     fn defer_read_on(&self, reads: &AtomicU8, hash: u64) -> bool {
         if !self.index.defers_all && !self.deferral.defers(hash) {
@@ -586,8 +482,8 @@ where
     }
 
     /// [`take_deferred`](Self::take_deferred) for a caller that holds the shard exclusively: a
-    /// plain load and store, where the shared version needs a locked instruction (it was 60% of
-    /// the fold's time, the rest being the slot's cache miss).
+    /// plain load and store, where the shared version needs a locked instruction, most of the
+    /// fold's time (decision 0013).
     fn take_deferred_mut(slots: &mut [Option<Entry<K, V>>], i: u32) -> u8 {
         match slots.get_mut(i as usize) {
             Some(Some(entry)) => std::mem::take(entry.reads.get_mut()),
@@ -611,11 +507,6 @@ where
             Err(TryLockError::WouldBlock) => return,
         };
         reads.drain(|batch| Self::replay(&self.index.slots, &mut policy, batch));
-    }
-
-    /// Whether some entry's deadline has passed (removing it needs the write lock).
-    pub(crate) fn expiry_due(&self, now: u64) -> bool {
-        self.next_expiration().is_some_and(|next| next <= now)
     }
 
     /// Tells the policy that the slots in `batch` were read (those that still hold entries).
@@ -660,7 +551,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let i = self.get_slot_untold(hash, key, now)?;
+        let i = self.get_slot_unrecorded(hash, key, now)?;
         self.record_use(i, hash);
         Some(i)
     }
@@ -669,7 +560,7 @@ where
     /// ([`record_use`](Self::record_use), [`record_mutation`](Self::record_mutation)): the
     /// stats and the expiry rules count it here.
     #[inline]
-    pub(crate) fn get_slot_untold<Q>(&mut self, hash: u64, key: &Q, now: u64) -> Option<u32>
+    pub(crate) fn get_slot_unrecorded<Q>(&mut self, hash: u64, key: &Q, now: u64) -> Option<u32>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -728,7 +619,7 @@ where
         self.policy_mut().update(i, weight);
         self.advance(now);
         if self.value_in(i).is_some() {
-            self.fit(i, weight, false);
+            self.fit(i, weight, Fold::Needed);
         }
     }
 
@@ -777,343 +668,6 @@ where
         (!self.is_expired(i, now)).then(|| &self.entry(i).value)
     }
 
-    /// Inserts or replaces; `ttl` overrides the configured lifetime for this entry. Evicts to fit.
-    /// Returns the entry's slot, which that eviction, or a lifetime of zero, may have freed (see
-    /// [`value_in`](Self::value_in)).
-    #[inline]
-    pub(crate) fn insert(
-        &mut self,
-        hash: u64,
-        key: K,
-        value: V,
-        now: u64,
-        ttl: Option<Duration>,
-    ) -> u32 {
-        self.insert_then(hash, key, value, now, ttl, None::<fn(&K)>)
-    }
-
-    /// [`insert`](Self::insert), calling `before_write` (if any) with the key once the user's
-    /// callbacks (the weigher, the expiry rules) have run and before anything changes: what
-    /// the caller does there (superseding a load of the key) is then never done for a write
-    /// that one of them stopped by panicking.
-    pub(crate) fn insert_then(
-        &mut self,
-        hash: u64,
-        key: K,
-        value: V,
-        now: u64,
-        ttl: Option<Duration>,
-        before_write: Option<impl FnOnce(&K)>,
-    ) -> u32 {
-        let weight = self.weigher.as_ref().map_or(1, |weigh| weigh(&key, &value));
-        let mut folded = false;
-        let i = if let Some(i) = self.find(hash, &key) {
-            // With no wheel no entry has a deadline, and with no rule or lifetime this write
-            // gives none: the common untimed replacement skips the deadline logic.
-            let timed = self.wheel.is_some() || ttl.is_some() || self.rules.is_active();
-            let (expired, deadlines) = if timed {
-                let expired = self.is_expired(i, now);
-                let current = (!expired).then(|| self.deadline(i));
-                let deadlines =
-                    (self.rules.is_active() || ttl.is_some() || current.flatten().is_some())
-                        .then(|| self.rules.on_write(&key, &value, now, ttl, current));
-                (expired, deadlines)
-            } else {
-                (false, None)
-            };
-            if let Some(before_write) = before_write {
-                before_write(&key);
-            }
-            if expired {
-                self.count_evicted_weight(i);
-            }
-            let slot = self.index.slots[i as usize].as_mut().expect("live slot");
-            let old = std::mem::replace(&mut slot.value, value);
-            // A replacement counts as a read, deferred like one; a weighed entry's new weight
-            // must reach the policy now.
-            if self.weigher.is_some() || !self.defer_read_at(i, hash) {
-                self.policy_mut().update(i, weight);
-            }
-            let born_expired = self.set_deadlines_at(i, deadlines, now);
-            let cause = if expired {
-                RemovalCause::Expired
-            } else {
-                RemovalCause::Replaced
-            };
-            self.notify_removal(key, old, cause);
-            if born_expired {
-                // The weighted size is back below what it was: nothing to evict.
-                self.expire_at_once(i);
-                return i;
-            }
-            if self.weigher.is_none() {
-                // The weighted size did not change: there is nothing to evict. Nor can the
-                // deferral that `evict` refreshes have changed: the policy sizes itself (and
-                // starts sampling) only on an insert of a new key or a new maximum.
-                debug_assert!({
-                    let deferral = self.deferral;
-                    deferral == self.policy_mut().deferral()
-                });
-                return i;
-            }
-            i
-        } else {
-            let deadlines = (self.rules.is_active() || ttl.is_some())
-                .then(|| self.rules.on_write(&key, &value, now, ttl, None));
-            if let Some(before_write) = before_write {
-                before_write(&key);
-            }
-            let i = self.allocate(Entry::new(key, value));
-            let Self {
-                index: Index { table, slots, .. },
-                hasher,
-                ..
-            } = self;
-            table.insert_unique(hash, i, |&j| match &slots[j as usize] {
-                Some(entry) => hash_key(hasher, &entry.key),
-                None => unreachable!("the table names only live slots"),
-            });
-            folded = self.fold_before_insert();
-            self.policy_mut().insert(i, hash, weight);
-            if self.set_deadlines_at(i, deadlines, now) {
-                self.expire_at_once(i);
-                self.evict_folded(folded);
-                return i;
-            }
-            i
-        };
-        self.fit(i, weight, folded);
-        i
-    }
-
-    /// Removes the live slot `i`'s entry, just written with a lifetime of zero, as expired. Out
-    /// of line: inlined into `insert_then`, the removal cost workload A of the peer benchmark
-    /// at 75% reads 0.3% more instructions (`replay cortado A 600000 75` under callgrind:
-    /// 198.43M against 197.78M), though it never runs there.
-    #[cold]
-    #[inline(never)]
-    fn expire_at_once(&mut self, i: u32) {
-        self.remove_index(i, RemovalCause::Expired);
-    }
-
-    /// Gives the live slot `i` the deadlines a write at `now` computed, if any; true if they
-    /// have passed already (a lifetime of zero), so that the caller removes the entry as
-    /// expired instead of keeping it, or evicting a live one to make room for it. The test for
-    /// none is inlined: as a call, it cost every insert of workload A about 20 instructions.
-    #[inline(always)]
-    fn set_deadlines_at(&mut self, i: u32, deadlines: Option<Deadlines>, now: u64) -> bool {
-        match deadlines {
-            None => false,
-            Some(deadlines) => self.set_deadlines_passed(i, deadlines, now),
-        }
-    }
-
-    /// [`set_deadlines_at`](Self::set_deadlines_at) with deadlines.
-    fn set_deadlines_passed(&mut self, i: u32, deadlines: Deadlines, now: u64) -> bool {
-        self.set_deadlines(i, deadlines);
-        self.rules
-            .effective(deadlines)
-            .is_some_and(|deadline| deadline <= now)
-    }
-
-    /// After the live slot `i`'s entry was written with `weight`: removes it if it can never
-    /// fit, then evicts to fit the maximum (`folded`: see [`evict_folded`](Self::evict_folded)).
-    #[inline]
-    fn fit(&mut self, i: u32, weight: u32, folded: bool) {
-        if self.weigher.is_some() && u64::from(weight) > self.policy_mut().maximum() {
-            // It could never fit: it goes at once, rather than the entries a policy would
-            // evict to make room for it (LRU's would empty the cache before reaching it).
-            // Unweighted, only a cache of capacity 0 gets here, and its eviction empties it.
-            self.remove_index(i, RemovalCause::Size);
-        }
-        self.evict_folded(folded);
-    }
-
-    /// Makes room for more slots: doubling, as `Vec` would, but never past the most slots an
-    /// unweighted shard can use (its maximum plus the entry being inserted before eviction),
-    /// and the policy's per-slot arrays to match. Plain doubling left a shard whose share was
-    /// just over a power of two with nearly half its slot memory unused: 103 heap bytes per
-    /// entry at a capacity of 1,100,000 in the peer benchmark, against 62 at 1,000,000.
-    fn grow(&mut self) {
-        let len = self.index.slots.len();
-        let mut target = len.saturating_mul(2).max(16);
-        if self.weigher.is_none() {
-            let bound = usize::try_from(self.policy_mut().maximum())
-                .unwrap_or(usize::MAX)
-                .saturating_add(1);
-            if bound > len {
-                target = target.min(bound);
-            }
-        }
-        self.index.slots.reserve_exact(target - len);
-        self.policy_mut().reserve(target);
-        if let Some(wheel) = &mut self.wheel {
-            wheel.reserve(target);
-        }
-    }
-
-    fn allocate(&mut self, entry: Entry<K, V>) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.index.slots[i as usize] = Some(entry);
-                i
-            }
-            None => {
-                let i = u32::try_from(self.index.slots.len())
-                    .ok()
-                    .filter(|&i| i < u32::MAX)
-                    .expect("a shard holds fewer than 2^32 - 1 entries");
-                if self.index.slots.len() == self.index.slots.capacity() {
-                    self.grow();
-                }
-                self.index.slots.push(Some(entry));
-                i
-            }
-        }
-    }
-
-    /// Switches to the policy's new deferral. When no fold comes any more (a full cache shrunk
-    /// to where the miniatures replay every key), the reads waiting on entries count now,
-    /// before the evictions. Out of line: it happens a few times in a cache's life.
-    #[cold]
-    fn change_deferral(
-        policy: &mut Policy,
-        slots: &mut [Option<Entry<K, V>>],
-        deferral: &mut Deferral,
-        now_deferral: Deferral,
-        full: bool,
-    ) {
-        if now_deferral == Deferral::Never && full {
-            policy.fold_all(|i| Self::take_deferred_mut(slots, i));
-        }
-        *deferral = now_deferral;
-    }
-
-    /// Applies the deferred reads at the policy's queue ends before a new entry joins the
-    /// window of a full shard. Those reads came before the insert: folded after it (by
-    /// [`evict`](Self::evict)), they moved the window's read entries behind the new one, which
-    /// then left the window first and was judged by frequency on its own insert (with a window
-    /// of one entry, every key inserted after a read of the previous one was turned away).
-    ///
-    /// True if it folded: the eviction that follows the insert then need not look at the queue
-    /// ends again, since an insert only appends to the window (a mode change it brings about
-    /// moves protected's oldest entries to probation's back). Folding twice cost the peer
-    /// benchmark's workload A 2.1% more instructions (`replay cortado A` under callgrind:
-    /// 204.11M, against 199.94M before the fold moved and 201.03M folding once).
-    fn fold_before_insert(&mut self) -> bool {
-        if !self.full || self.deferral == Deferral::Never {
-            return false;
-        }
-        let Self {
-            policy,
-            index: Index { slots, .. },
-            ..
-        } = self;
-        let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
-        policy.fold_deferred(|i| Self::take_deferred_mut(slots, i));
-        true
-    }
-
-    /// Evicts with the policy until the weighted size fits the maximum, first applying the
-    /// deferred reads of the entries the policy is about to look at.
-    fn evict(&mut self) {
-        self.evict_folded(false);
-    }
-
-    /// [`evict`](Self::evict), after an insert that has `folded` the deferred reads already.
-    fn evict_folded(&mut self, folded: bool) {
-        let Self {
-            policy,
-            index: Index {
-                slots, defers_all, ..
-            },
-            deferral,
-            full,
-            buffers_reads,
-            ..
-        } = self;
-        let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
-        // Inserts can change it (the adaptive policy starts sampling once it is half full), and
-        // so can a new capacity.
-        let now_deferral = policy.deferral();
-        if now_deferral != *deferral {
-            Self::change_deferral(policy, slots, deferral, now_deferral, *full);
-            *defers_all = *deferral == Deferral::Always;
-        }
-        *buffers_reads |= *deferral != Deferral::Always;
-        if !*full && policy.weighted_size() >= policy.maximum() {
-            *full = true;
-            // Full for the first time: the reads deferred while filling reach the sketch now,
-            // before admission compares anyone (once per shard, like a table resize).
-            policy.fold_all(|i| Self::take_deferred_mut(slots, i));
-        }
-        if policy.weighted_size() <= policy.maximum() {
-            return;
-        }
-        if *deferral != Deferral::Never && !folded {
-            policy.fold_deferred(|i| Self::take_deferred_mut(slots, i));
-        }
-        let mut victims = std::mem::take(&mut self.scratch);
-        let before = policy.weighted_size();
-        policy.evict(&mut victims);
-        if self.record_stats {
-            self.stats.eviction_weight += before - policy.weighted_size();
-        }
-        for i in victims.drain(..) {
-            let entry = self.detach_inline(i);
-            self.notify_removal(entry.key, entry.value, RemovalCause::Size);
-        }
-        self.scratch = victims;
-    }
-
-    /// Takes slot `i` out of the table, the wheel and the slab (the policy must already have
-    /// dropped it).
-    fn detach(&mut self, i: u32) -> Entry<K, V> {
-        self.detach_inline(i)
-    }
-
-    /// [`detach`](Self::detach), inlined into the eviction loop that every insert of a full
-    /// cache runs: out of line, its call, register saves and the copy of the entry out through
-    /// memory cost the peer benchmark's workload A 1.4% of its instructions (`replay cortado
-    /// A`, callgrind).
-    #[inline(always)]
-    fn detach_inline(&mut self, i: u32) -> Entry<K, V> {
-        let entry = self.index.slots[i as usize].take().expect("live slot");
-        let hash = hash_key(&self.hasher, &entry.key);
-        match self.index.table.find_entry(hash, |&j| j == i) {
-            Ok(found) => {
-                found.remove();
-            }
-            Err(_) => unreachable!("a live slot is in the table"),
-        }
-        if self.index.timed {
-            if let Some(wheel) = &mut self.wheel {
-                wheel.cancel(i);
-            }
-        }
-        self.free.push(i);
-        entry
-    }
-
-    /// Removes the live slot `i`'s entry, queueing it for the listener with `cause`.
-    pub(crate) fn remove_index(&mut self, i: u32, cause: RemovalCause) {
-        if cause.was_evicted() {
-            self.count_evicted_weight(i);
-        }
-        self.policy_mut().remove(i);
-        let entry = self.detach(i);
-        self.notify_removal(entry.key, entry.value, cause);
-    }
-
-    /// Adds the weight of slot `i`'s entry, still in the policy, to the evicted weight (when
-    /// stats are recorded). Size evictions in bulk count theirs in
-    /// [`evict_folded`](Self::evict_folded).
-    fn count_evicted_weight(&mut self, i: u32) {
-        if self.record_stats {
-            self.stats.eviction_weight += u64::from(self.policy_mut().weight_of(i));
-        }
-    }
-
     /// Counts the removal of an entry (its key and value given) and queues it for the listener.
     pub(crate) fn notify_removal(&mut self, key: K, value: V, cause: RemovalCause) {
         if self.record_stats {
@@ -1142,91 +696,6 @@ where
             self.stats.record_removal(RemovalCause::Explicit);
         }
         Some((entry.key, entry.value))
-    }
-
-    /// Removes every entry whose deadline is at or before `now`. Every write calls it; a shard
-    /// with no deadline anywhere (not [`Index::timed`]) returns here, inline, without the call
-    /// to the loop below and its register saves (17 instructions of each insert of the peer
-    /// benchmark's workload A), and without reading the wheel's cache line.
-    #[inline]
-    pub(crate) fn advance(&mut self, now: u64) {
-        // Untimed, there is no wheel, and no read has moved a deadline (that needs the read
-        // deadlines, which set `timed`).
-        if !self.index.timed {
-            return;
-        }
-        self.advance_timed(now);
-    }
-
-    /// [`advance`](Self::advance) for a shard that has a wheel or lists moved deadlines.
-    #[inline(never)]
-    fn advance_timed(&mut self, now: u64) {
-        if self.moved_deadline().is_some() {
-            self.reschedule();
-        }
-        let Some(wheel) = &mut self.wheel else {
-            return;
-        };
-        let mut due = std::mem::take(&mut self.scratch);
-        wheel.advance(now, &mut due);
-        for i in due.drain(..) {
-            // A read may have moved the deadline since it was scheduled (the wheel no longer
-            // knows the slot: only the read deadlines can say so).
-            let deadline = if self.read_deadlines.is_empty() {
-                Some(now)
-            } else {
-                self.deadline(i)
-            };
-            match deadline {
-                None => {}
-                Some(deadline) if deadline > now => self.schedule(i, Some(deadline)),
-                Some(_) => self.remove_index(i, RemovalCause::Expired),
-            }
-        }
-        self.scratch = due;
-    }
-
-    /// The earliest deadline that reads moved before the wheel's since the last
-    /// [`advance`](Self::advance), if any.
-    #[inline]
-    pub(crate) fn moved_deadline(&self) -> Option<u64> {
-        let earliest = self.moved.as_ref()?.earliest.load(Ordering::Relaxed);
-        (earliest != NO_DEADLINE).then_some(earliest)
-    }
-
-    /// Puts the slots whose deadlines reads moved earlier back in the wheel at their deadlines
-    /// (passed ones expire in the wheel's next advance).
-    fn reschedule(&mut self) {
-        let Some(moved) = &mut self.moved else {
-            return;
-        };
-        *moved.earliest.get_mut() = NO_DEADLINE;
-        let slots = std::mem::take(
-            moved
-                .slots
-                .get_mut()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        for &i in &slots {
-            // The slot may have been emptied, or reused, since: its deadline now is what counts.
-            if self
-                .index
-                .slots
-                .get(i as usize)
-                .is_some_and(Option::is_some)
-            {
-                self.schedule(i, self.deadline(i));
-            }
-        }
-    }
-
-    /// When the next entry may expire (a lower bound), if any has a deadline.
-    pub(crate) fn next_expiration(&self) -> Option<u64> {
-        let wheel = self.wheel.as_ref().and_then(TimerWheel::next_expiration);
-        match (wheel, self.moved_deadline()) {
-            (Some(next), Some(moved)) => Some(next.min(moved)),
-            (next, moved) => next.or(moved),
-        }
     }
 
     /// Keeps the live entries for which `keep` is true; removes the rest (expired ones as
@@ -1299,9 +768,10 @@ where
     /// most slots a shard can name (and the builder's limit).
     ///
     /// A full cache shrunk below its weighted size first applies the reads waiting on all its
-    /// entries: the evictions go far past the queue ends that [`evict`](Self::evict)'s fold
-    /// looks at, and would take read entries as if unread (a quarter of the keys read 8 times
-    /// kept, shrinking a full cache to a quarter, as many as of the unread ones).
+    /// entries: the evictions go far past the queue ends that
+    /// [`evict_to_fit`](Self::evict_to_fit)'s fold looks at, and would take read entries as if
+    /// unread (a quarter of the keys read 8 times kept, shrinking a full cache to a quarter, as
+    /// many as of the unread ones).
     pub(crate) fn set_max_capacity(&mut self, maximum: u64) {
         let maximum = if self.weigher.is_none() {
             maximum.min(MAX_ENTRIES)
@@ -1324,7 +794,7 @@ where
         if *full && policy.weighted_size() > maximum {
             policy.fold_all(|i| Self::take_deferred_mut(slots, i));
         }
-        self.evict();
+        self.evict_to_fit(Fold::Needed);
     }
 
     /// Replaces the LRU that an unbounded shard runs with the configured policy, bounded by

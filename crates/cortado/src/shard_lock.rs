@@ -9,11 +9,10 @@
 //!
 //! Even a shared lock writes the lock's word, and under Zipf-skewed traffic the shard of the
 //! hottest keys takes a large share of all reads: with `std`'s `RwLock`, two threads reading it
-//! moved that word's line between their cores on nearly every read, and the load and the
-//! release of the word were 40% of the peer benchmark's `get` samples at 2 threads (`perf
-//! record`). Here each lock keeps [`reader_slots`] counters, one per CPU, each on a 128-byte
-//! line of its own, and a thread counts its reads in the counter its index (handed out at its
-//! first read) falls on:
+//! moved that word's line between their cores on nearly every read. Here each lock keeps
+//! [`reader_slots`] counters, one per CPU, each on a 128-byte line of its own, and a thread
+//! counts its reads in the counter its index (handed out at its first read) falls on
+//! (measurements: `docs/decisions/0002-per-cpu-reader-counters.md`):
 //!
 //! - **A reader** adds one to its counter, then reads the lock's state; if no writer holds the
 //!   lock, it is in, and it subtracts one when done. Threads whose indices share a counter only
@@ -24,55 +23,28 @@
 //!   the writer sees the reader's count, or the reader sees the writer's bit and backs out.
 //!   The other accesses to them are sequentially consistent too, where on x86 that costs
 //!   nothing (a load, or a locked instruction that any ordering needs).
-//! - **Unlocking** is a plain release store of zero, which leaves no room for a waiting bit: a
-//!   waiter that set one between the writer's last look and its store would sleep through the
-//!   release. So nobody sleeps to be woken. **A waiter**, a reader that backs out or a writer
-//!   that finds the bit set, looks again after [`SPINS`] spins, then [`YIELDS`] yields, then
-//!   sleeps of [`FIRST_NAP`] doubling up to [`MAX_NAP`], so one that waited out a long write
-//!   notices the release at most a millisecond late. A writer waiting for the readers in flight
-//!   spins, then yields, but never sleeps: new readers wait on it, and those in flight hold the
-//!   shard for a look-up and a clone.
-//!
-//!   With the `swap` that cleared the state (and told whether to wake sleepers on a condition
-//!   variable), the unlock was 21% of `insert`'s samples in the peer benchmark at 2 threads
-//!   (`perf record`): a locked instruction waits for the stores the insert left in flight. In
-//!   the peer benchmark (`peers --only throughput --threads 2`), with the binaries before and
-//!   after alternated, this machine's two cores ran workload A either at about 8 or at about 30
-//!   Mops/s; over the five pairs of `--caches cortado --runs 9` that ran in the same state,
-//!   A at 75% reads gained 0.5 / 11 / 9 / 23 / 4% and B at 75% 9 / 4 / 9 / 1 / 6%. Ratios to
-//!   quick_cache (`--caches cortado,quick_cache --runs 5`) are noisier: over 33 pairs in four
-//!   batches, A at 75% reads gained 0.025 on average (batch means -0.002 to +0.049), and a
-//!   sequentially consistent store (`xchg`) with the same waiting gave none (0.982x against
-//!   1.019x, ten pairs), so the gain is the store's.
+//! - **Unlocking** is a plain release store of zero, not a locked instruction, which would wait
+//!   for the stores the write left in flight (`docs/decisions/0003-unlock-with-plain-store.md`).
+//!   That leaves no room for a waiting bit: a waiter that set one between the writer's last look
+//!   and its store would sleep through the release. So nobody sleeps to be woken. **A waiter**,
+//!   a reader that backs out or a writer that finds the bit set, looks again after [`SPINS`]
+//!   spins, then [`YIELDS`] yields, then sleeps of [`FIRST_NAP`] doubling up to [`MAX_NAP`], so
+//!   one that waited out a long write notices the release at most a millisecond late. A writer
+//!   waiting for the readers in flight spins, then yields, but never sleeps: new readers wait on
+//!   it, and those in flight hold the shard for a look-up and a clone.
 //!
 //!   The release store is the one access that is not sequentially consistent, and it mixes with
 //!   the others on the state. C++20 still rules out a reader entering under a writer: a
 //!   reader's load that reads a zero written before a writer's compare-and-swap precedes that
 //!   swap in the single order of sequentially consistent operations, so the writer's later look
 //!   at the counter sees the reader's count. Miri's weak-memory emulation broke that rule where
-//!   such accesses mixed (rust-lang/miri#5104) and reported a data race on this lock with the
-//!   nightly of 2026-05-19; the nightly CI pins (`nightly-2026-10-29`, see `.ci/miri`) has the
-//!   fix and passes 32 seeds.
+//!   such accesses mixed (rust-lang/miri#5104); the nightly that CI pins (see `.ci/miri`) has
+//!   the fix.
 //!
-//! A read still costs two locked instructions, but on a line its core keeps; a write costs one,
-//! plus a read of every counter's line. Giving each thread a slot of its own from a registry, so
-//! that it could end a read with a plain store, was measured too (the peer benchmark's
-//! `--threads 2` throughput, binaries alternated four times, means of the ratios to
-//! quick_cache): slower, 0.94x against 1.02x on workload A at 100% reads and 1.21x against 1.26x
-//! on B at 75%, with twice the counters (one per thread a CPU may run, and one shared by the
-//! rest) for writers to read and a registry lookup on every read.
-//!
-//! The two locked instructions are most of a read's cost: at 2 threads, over the four cells of
-//! `peers --only throughput --threads 2 --caches cortado` (`perf record -e cpu-clock`), `get`
-//! took 43% of the samples, and within it the count's increment 26% and its decrement 19%,
-//! against 17% for the slot's cache miss. Claiming the counter instead (a compare-and-swap
-//! from 0 to 1, falling back to a shared count when another thread or an outer read holds it),
-//! so that a read ends with a plain store, did not pay: over 20 alternated pairs of `peers
-//! --only throughput --threads 2 --caches cortado,quick_cache --runs 5`, the mean ratio to
-//! quick_cache moved by +0.007 on A at 100% reads, +0.022 on A at 75% (12 pairs of 20 gained),
-//! -0.076 on B at 100% (2 of 20 gained) and -0.017 on B at 75%; the guard's flag and the
-//! branch on it cost 5.5% and 7.4% more instructions on `replay cortado A 600000 75` and `B
-//! 600000 100` (callgrind).
+//! A read costs two locked instructions, on a line its core keeps; a write costs one, plus a
+//! read of every counter's line. Ending a read with a plain store instead (a reader slot per
+//! thread, or a claimed counter) was tried and not kept
+//! (`docs/decisions/0004-claimed-reader-slot.md`).
 //!
 //! # References
 //!
@@ -93,11 +65,14 @@ use super::shim::thread;
 
 /// [`ShardLock::state`] while a writer holds the lock (or is waiting for the readers in flight).
 const WRITER: u32 = 1;
-/// Looks a waiting thread takes between spins before it starts to yield.
+/// Looks a waiting thread takes between spins before it starts to yield: a short critical
+/// section (a look-up, a clone) ends within them.
 const SPINS: u32 = 100;
-/// Looks a waiting thread takes between yields before it starts to sleep.
+/// Looks a waiting thread takes between yields before it starts to sleep: a write that
+/// evicts may take longer than the spins.
 const YIELDS: u32 = 20;
-/// The first sleep between looks; each sleep doubles it, up to [`MAX_NAP`].
+/// The first sleep between looks, short enough to catch a write ending soon after the yields;
+/// each sleep doubles it, up to [`MAX_NAP`].
 const FIRST_NAP: Duration = Duration::from_micros(10);
 /// The longest sleep between looks: how late a thread that waited that long may notice the lock
 /// came free.
@@ -150,9 +125,8 @@ impl<T> ShardLock<T> {
         let counter = &self.readers[slot & (self.readers.len() - 1)].0;
         loop {
             // The guards are the crate's own and never leaked, so a count cannot reach 2^32
-            // (and wrap to zero under its readers). Checked in debug builds only: a check in
-            // release builds cost 7 instructions per read of the peer benchmark (`replay
-            // cortado A|B` under callgrind: +2.3% and +5.1%).
+            // (and wrap to zero under its readers). Checked in debug builds only: in release
+            // builds the check cost every read instructions (decision 0002).
             let before = counter.fetch_add(1, Ordering::SeqCst);
             debug_assert!(before < u32::MAX, "a reader count wrapped");
             if self.state.load(Ordering::SeqCst) & WRITER == 0 {

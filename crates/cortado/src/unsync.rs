@@ -25,10 +25,10 @@ use std::time::{Duration, Instant};
 use hashbrown::DefaultHashBuilder;
 
 use crate::builder::{BuildError, CacheBuilder, Unsynchronized};
+use crate::loader::OnDrop;
 use crate::notification::{Hearing, Listener, RemovalCause};
 use crate::shard::{self, Shard};
 use crate::stats::CacheStats;
-use crate::sync::OnDrop;
 use crate::time::{duration_nanos, Clock};
 
 /// A single-threaded bounded cache. See the [module docs](self).
@@ -188,7 +188,7 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     {
         let now = self.now();
         let hash = self.shard.hash(key);
-        let slot = self.shard.get_slot_untold(hash, key, now)?;
+        let slot = self.shard.get_slot_unrecorded(hash, key, now)?;
         Some(RefMut {
             cache: self,
             slot,

@@ -1,11 +1,10 @@
+use std::time::Duration;
+
 use super::*;
 
 #[test]
 fn clear_full_shard_resets_first_fill_flag() {
-    let config = crate::unsync::Cache::<u64, u64>::builder()
-        .max_capacity(4)
-        .shard_config()
-        .unwrap();
+    let config = ShardConfig::plain(Some(4), EvictionPolicy::default());
     let mut shard = Shard::new(&config, hashbrown::DefaultHashBuilder::default());
     for key in 0..4 {
         shard.insert(shard.hash(&key), key, key, 0, None);
@@ -33,11 +32,8 @@ impl crate::expiry::Expiry<u64, u64> for HourAfterRead {
 
 #[test]
 fn get_shared_repeated_shortening_reads_list_slot_once() {
-    let config = crate::unsync::Cache::<u64, u64>::builder()
-        .max_capacity(4)
-        .expire_after(HourAfterRead)
-        .shard_config()
-        .unwrap();
+    let mut config = ShardConfig::plain(Some(4), EvictionPolicy::default());
+    config.rules.custom = Some(Arc::new(HourAfterRead));
     let mut shard = Shard::new(&config, hashbrown::DefaultHashBuilder::default());
     shard.insert(shard.hash(&1), 1, 1, 0, None);
     // Shared reads, as the concurrent cache's readers do, with no write in between: each
@@ -59,13 +55,10 @@ fn get_shared_repeated_shortening_reads_list_slot_once() {
 
 #[test]
 fn insert_over_expired_entry_not_yet_advanced_counts_eviction_weight() {
-    let config = crate::unsync::Cache::<u64, u64>::builder()
-        .max_capacity(100)
-        .weigher(|_: &u64, v: &u64| *v as u32)
-        .time_to_live(Duration::from_nanos(10))
-        .record_stats()
-        .shard_config()
-        .unwrap();
+    let mut config = ShardConfig::plain(Some(100), EvictionPolicy::default());
+    config.weigher = Some(Arc::new(|_: &u64, v: &u64| *v as u32));
+    config.rules.ttl = Some(10);
+    config.record_stats = true;
     let mut shard = Shard::new(&config, hashbrown::DefaultHashBuilder::default());
     shard.insert(shard.hash(&1), 1, 7, 0, None);
     // Due at 10, but the wheel was not advanced: the write finds it expired.

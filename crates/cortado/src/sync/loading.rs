@@ -11,7 +11,8 @@
 //! the key up again (a load may have finished between the caller's miss and its join, leaving a
 //! value, or for `optionally_get_with` with a negative time to live, a cached absence), then runs
 //! `init`, caches the result, and only then releases the waiters, so a caller arriving after the
-//! release finds the value cached. A write to the key while `init` ran marks the load
+//! release finds the value cached. A write to the key after that look and before the value is
+//! cached (while `init` runs, or after it) marks the load
 //! [superseded](crate::loader::Loading::supersede), and its result is then not cached: the write
 //! is the later event, as in Caffeine, where the write waits for the load. A compute
 //! ([`Entry::and_compute_with`]) reads the value it replaces, so it does wait: it finds the
@@ -45,7 +46,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{read, Cache, Inner};
-use crate::loader::{LoadGuard, Outcome, Role};
+use crate::loader::{LoadGuard, OnDrop, Outcome, Role};
 use crate::notification::RemovalCause;
 use crate::shard::{hash_key, Shard};
 use crate::shim::block_on;
@@ -88,24 +89,6 @@ impl Drop for Running {
                 running.remove(at);
             }
         });
-    }
-}
-
-/// Runs its closure when dropped, unless [disarmed](Self::disarm) first: what must happen
-/// however a loader run ends, a panic and a dropped future included.
-pub(crate) struct OnDrop<F: FnMut()>(pub(crate) Option<F>);
-
-impl<F: FnMut()> OnDrop<F> {
-    pub(crate) fn disarm(mut self) {
-        self.0 = None;
-    }
-}
-
-impl<F: FnMut()> Drop for OnDrop<F> {
-    fn drop(&mut self) {
-        if let Some(f) = &mut self.0 {
-            f();
-        }
     }
 }
 
@@ -319,7 +302,7 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                 Ok(match f(core.peek(hash, &key, now)) {
                     Compute::Put(value) => {
                         let hook = self.write_hook(hash);
-                        core.insert_then(hash, key.clone(), value, now, None, hook);
+                        core.insert_with_before_write(hash, key.clone(), value, now, None, hook);
                         (after(core), None)
                     }
                     Compute::Remove => {
@@ -391,11 +374,14 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
     /// value while concurrent callers for the key wait for it (blocking their thread). If `init`
     /// panics, the panic reaches its caller and the waiters retry (one of them loads).
     ///
-    /// A write to the key while `init` runs (`insert`, `remove`, `invalidate_all`) wins over the
-    /// loaded value: that value is still returned to the caller and the waiters that joined
-    /// before the write, but not cached, as if the load had ended just before the write
-    /// (Caffeine behaves the same, by making the write wait for the load); a caller that misses
-    /// after the write loads afresh. The listener hears of it as removed by the first such write
+    /// A write to the key (`insert`, `remove`, `invalidate_all`) at any time while the load is
+    /// in flight wins over the loaded value, not only while `init` runs. A write before the
+    /// loader's first look at the cache is seen by that look (an inserted value is returned and
+    /// `init` is not called); one after it, up to the moment the loaded value would be cached,
+    /// keeps that value out of the cache: it is still returned to the caller and the waiters
+    /// that joined before the write, as if the load had ended just before the write (Caffeine
+    /// behaves the same, by making the write wait for the load); a caller that misses after the
+    /// write loads afresh. The listener hears of it as removed by the first such write
     /// (`Replaced` by an insert, `Explicit` by a removal). [`Entry::and_compute_with`], which
     /// reads the value it replaces, does wait for the load.
     ///

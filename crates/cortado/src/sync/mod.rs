@@ -42,7 +42,7 @@
 //!   over 16 KiB on 16 (64 shards); once full, one heavier than its shard's window must also win
 //!   admission (see the weigher's docs). For heavy entries, choose the shard count
 //!   ([`shards(1)`](CacheBuilder::shards) behaves as one [`unsync`](crate::unsync) cache behind a
-//!   lock). A capacity below an explicit shard count is a [`BuildError`]; shrinking below the shard
+//!   lock). A capacity below an explicit shard count is a [`BuildError`](crate::builder::BuildError); shrinking below the shard
 //!   count with `set_max_capacity` leaves some shards unable to hold anything.
 //!
 //! # Callbacks
@@ -67,46 +67,27 @@
 //!   single-threaded core) by bits 40..56 of their hash (the table itself uses the low bits and the
 //!   top seven). The default count is the smallest power of two at least [`SHARDS_PER_CPU`] (16)
 //!   times the number of CPUs, lowered so that every shard holds at least [`MIN_SHARD_CAPACITY`]
-//!   units. So many shards because of skew, not of CPU count alone: under Zipf(0.99) the shard of
-//!   the hottest keys takes a large share of all operations, and even a read lock writes the lock's
-//!   word, so threads on that shard trade its cache line. With 2 CPUs, 32 shards instead of 8 ran
-//!   1.2-1.4x faster at 2 threads on all four workloads of the peer benchmark (paired runs), cost
-//!   6-9% at 1 thread on workload A, and moved its hit ratios by at most 0.31 points (drifting Zipf
-//!   at capacity 50,000, 84.98% to 84.67%). 32 per CPU (64 shards) was measured too, in eight
-//!   alternated pairs of `peers --only throughput --caches cortado,quick_cache --runs 5`: at 2
-//!   threads A went from 0.97x to 1.00x quick_cache (100% reads) and from 0.97x to 1.02x (75%),
-//!   B moved within the noise (1.77x to 1.76x, 1.22x to 1.26x); but scan+Zipf at capacity 50,000
-//!   fell from 68.45% to 68.11% (shards of 781 entries; mini-moka hits 68.16%), and an empty
-//!   cache of 1,000,000 entries took 2.2 MiB instead of 1.1. Raising [`MIN_SHARD_CAPACITY`] to
-//!   1,024 as well kept that cell but lost 1.04 and 0.16 points on scan+Zipf at 1,000 and
-//!   10,000 entries (`peers --only hit`), whose caches then had 1 and 8 shards instead of 2 and
-//!   32. With a weigher the default is [`WEIGHTED_SHARDS_PER_CPU`] (4) per CPU, since a shard's
-//!   share bounds the heaviest entry it can keep (see [Capacity](self#capacity)). Each shard has
-//!   its own policy, sketch and timer wheel, so shards never contend. One thing is shared: the
-//!   adaptive W-TinyLFU's mode. Only shard 0 runs the miniature caches that choose it (see
-//!   [`policy`](crate::policy)) and publishes its choice in an atomic, which the other shards adopt
-//!   at their next maintenance, so a sharded cache pays for one set of miniatures and all shards
-//!   agree. A follower compares that code with the one it adopted last, kept in the shard's own
-//!   fields, and a shard whose reads have always been deferred (every follower of the adaptive
-//!   policy; every shard of the static one) never drains its read buffer: maintenance then reads
-//!   neither the policy's fields nor the buffer's line. That cut the L1 data read misses of the
-//!   peer benchmark's workload A by 4.5% (`replay cortado A` under callgrind's cache simulation:
-//!   7.76M to 7.41M). Replaying a Zipf stream with 2 threads hits within half a point of 1 thread,
-//!   with 1 shard, with 8 and with 32 (`tests/sync_hit_ratio.rs`).
+//!   units; with a weigher, [`WEIGHTED_SHARDS_PER_CPU`] (4) per CPU, since a shard's share bounds
+//!   the heaviest entry it can keep (see [Capacity](self#capacity)). So many shards because of
+//!   skew, not of CPU count alone: under Zipf(0.99) the shard of the hottest keys takes a large
+//!   share of all operations, and even a read lock writes the lock's word, so threads on that
+//!   shard trade its cache line (measurements: `docs/decisions/0001-default-shard-count.md`).
+//!   Each shard has its own policy, sketch and timer wheel, so shards never contend. One thing is
+//!   shared: the adaptive W-TinyLFU's mode. Only shard 0 runs the miniature caches that choose it
+//!   (see [`policy`](crate::policy)) and publishes its choice in an atomic, which the other shards
+//!   adopt at their next maintenance, so a sharded cache pays for one set of miniatures and all
+//!   shards agree. A follower compares that code with the one it adopted last, kept in its own
+//!   fields, and a shard whose reads have always been deferred never drains its read buffer, so
+//!   maintenance reads neither the policy's fields nor the buffer's line
+//!   (`docs/decisions/0005-one-policy-mode-for-all-shards.md`).
 //! - **The lock** of each shard is the `shard_lock` module's, not `std`'s `RwLock`: a reader
 //!   counts itself on a cache line of its own thread's (one counter per CPU in each lock), so
-//!   threads reading one shard no longer trade the lock word's line on every read; a writer sets
-//!   a bit, then waits for the counts to drain. Under `std`'s lock, the load and the release of
-//!   that word were 40% of the peer benchmark's `get` samples at 2 threads (`perf record`). With
-//!   the binaries before and after alternated five times (`peers --only throughput --caches
-//!   cortado,quick_cache --runs 5`, ratios to quick_cache in the same run, mean of the five), at
-//!   2 threads workload A went from 0.91x to 0.96x (100% reads) and from 0.94x to 0.95x (75%
-//!   reads), B from 1.29x to 1.70x and from 1.20x to 1.25x; at 1 thread the ratios moved within
-//!   the runs' noise. Each write reads every counter's line once more than before. A writer
-//!   releases the lock with a plain store, not a locked instruction, and waiters look again
-//!   rather than sleep to be woken: 0.5-23% more A r75 throughput in paired runs (see the
-//!   module). It is the crate's one `unsafe` module, run under Miri and model checked with
-//!   shuttle.
+//!   threads reading one shard do not trade the lock word's line on every read; a writer sets a
+//!   bit, then waits for the counts to drain, and releases the lock with a plain store, not a
+//!   locked instruction, while waiters look again rather than sleep to be woken. Each write reads
+//!   every counter's line once. It is the crate's one `unsafe` module, run under Miri and model
+//!   checked with shuttle (measurements: `docs/decisions/0002-per-cpu-reader-counters.md`,
+//!   `0003-unlock-with-plain-store.md`, `0004-claimed-reader-slot.md`).
 //! - **Reads** take the shard's read lock, look the key up and clone the value. Most hits are
 //!   only counted in a byte of the entry's slot, which the policy applies when the entry nears
 //!   eviction (deferred reads, see the `shard` module); the rest (the keys the miniatures
@@ -160,12 +141,8 @@
 //! Each shard keeps the whole cache's sketch minimums (a table of 4,096 entries, aging at most
 //! every 10,000 increments; see [`policy`](crate::policy)), so a sharded cache whose shards hold
 //! fewer than 1,000 entries ages more slowly, in requests, than one unsharded cache of the same
-//! capacity. Dividing both minimums among the shards was measured with the peer benchmark's
-//! strict replays (capacities 1,000 / 10,000 / 50,000, 2 / 32 / 32 shards): drifting Zipf
-//! 52.45 / 70.24 / 84.69% instead of 52.05 / 69.62 / 84.55%, but scan+Zipf 46.59 / 61.42 /
-//! 68.42% instead of 47.47 / 61.68 / 68.45% and Zipf at 1,000 58.58% instead of 59.65%;
-//! dividing the table alone saved its memory but cost `loop` at 10,000 (8.32% instead of
-//! 8.84%). Neither was kept.
+//! capacity: dividing the minimums among the shards lost more hit ratio than it gained
+//! (`docs/decisions/0006-sketch-minimums-per-shard.md`).
 //!
 //! # References
 //!
@@ -174,57 +151,61 @@
 //! 2. B. Manes: Caffeine's `BoundedLocalCache` (read buffers drained under `tryLock`).
 //! 3. A. Prada: quick-cache (shards of a single-threaded core behind read-write locks).
 
+mod build;
+mod iter;
 mod loading;
+mod reentry;
+mod writes_and_loads;
 
 use std::borrow::Borrow;
 use std::cell::Cell;
-#[cfg(debug_assertions)]
-use std::cell::RefCell;
 use std::hash::{BuildHasher, Hash};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::shard_lock::{reader_slots, ReadGuard, ShardLock, WriteGuard};
+use crate::shard_lock::{ReadGuard, ShardLock};
 use std::time::{Duration, Instant};
 
 use hashbrown::DefaultHashBuilder;
 
-use crate::builder::{BuildError, CacheBuilder, Concurrent};
-use crate::loader::{LoadGuard, Loading};
+use crate::builder::CacheBuilder;
+pub use crate::builder::Synchronized;
+use crate::loader::Loading;
 use crate::notification::{Hearing, Listener, RemovalCause};
 use crate::read_buffer::{ReadBuffer, DRAIN_EVERY};
-use crate::scheduler::PacerHandle;
 pub use crate::scheduler::Scheduler;
-use crate::shard::{hash_key, Shard, ShardConfig};
+use crate::scheduler::{Maintained, PacerHandle};
+use crate::shard::{hash_key, Shard};
 use crate::stats::CacheStats;
 use crate::time::{duration_nanos, Clock};
 
-pub(crate) use loading::OnDrop;
+use build::{negatives_capacity, share};
+pub use iter::Iter;
 pub use loading::{Compute, Entry, RefEntry};
+use reentry::{read, write, Holding};
 
 /// Absent keys a shard remembers for `negative_ttl` when its capacity does not count entries
 /// (unbounded, or weighed).
 const NEGATIVES_UNBOUNDED: u64 = 1024;
 
-/// Shards per CPU when the shard count is chosen automatically (see [Shards](self#design)).
+/// Shards per CPU when the shard count is chosen automatically (see [Shards](self#design)):
+/// enough that the shard of the hottest keys under skew is not one lock word shared by every
+/// thread.
 pub const SHARDS_PER_CPU: usize = 16;
 /// Shards per CPU for a cache with a weigher: fewer, because an entry heavier than its shard's
 /// share is never kept (see [Capacity](self#capacity)), and the gain of more shards was
 /// measured on unit weights.
 pub const WEIGHTED_SHARDS_PER_CPU: usize = 4;
 /// The fewest units of capacity a shard gets when the shard count is chosen automatically,
-/// unless the whole capacity is smaller (the cache then has one shard).
+/// unless the whole capacity is smaller (the cache then has one shard): smaller shares cost
+/// small caches hit ratio.
 pub const MIN_SHARD_CAPACITY: u64 = 256;
 /// The most shards a cache may have.
 pub const MAX_SHARDS: usize = 1 << 16;
 
 /// No mode published yet.
 const NO_MODE: u8 = u8::MAX;
-
-/// Builds the [`sync::Cache`](Cache) (marker for [`CacheBuilder`]).
-#[derive(Debug)]
-pub enum Synchronized {}
 
 /// A value alone on its cache lines (two, for the adjacent-line prefetcher).
 #[repr(align(128))]
@@ -326,83 +307,6 @@ impl<K, V, S> Drop for Inner<K, V, S> {
     }
 }
 
-// A panic under a shard's lock (a user's weigher, expiry or hasher) leaves the shard consistent
-// at every such call site (they run before any change); the shards' lock does not poison, and
-// the poison of the other mutexes is ignored for the same reason.
-fn read<T>(lock: &ShardLock<T>) -> ReadGuard<'_, T> {
-    Holding::refuse_reentry(lock);
-    lock.read()
-}
-
-fn write<T>(lock: &ShardLock<T>) -> WriteGuard<'_, T> {
-    Holding::refuse_reentry(lock);
-    lock.write()
-}
-
-#[cfg(debug_assertions)]
-thread_local! {
-    /// The address ranges of the shards of the caches whose shard this thread holds (for
-    /// writing, or shared around an `expire_after_read`) while it runs an operation's code and
-    /// the user's callbacks in it, innermost last: a compute of one cache may use another, whose
-    /// callback may not use the first. Reached with `try_with`, as `sync::loading`'s `RUNNING`
-    /// is: a cache used from another local's destructor, after this one's, checks nothing.
-    static HOLDING: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// In builds with debug assertions, marks this thread as working under a lock of a cache's
-/// shard until dropped (also when a callback panics), so that a callback that uses
-/// the cache it was called from (a compute reading another key, a weigher calling `get`)
-/// panics with the reason. On its own shard such a use would wait for itself forever; on
-/// another, it may deadlock with a thread doing the same the other way round, and only does
-/// so when the keys meet: the check makes the mistake show in every test run. Release builds
-/// check nothing: a check in every build (a try-lock before each lock, to look only when one
-/// would wait, and the mark) added 3.2 / 4.0 / 5.9 / 7.4% to the instructions of the peer
-/// benchmark's workloads A, A r75, B and B r75 (callgrind, `replay cortado W 600000 R`).
-struct Holding;
-
-impl Holding {
-    #[inline]
-    fn enter<T>(_shards: &[T]) -> Self {
-        #[cfg(debug_assertions)]
-        let _ = HOLDING.try_with(|holding| {
-            let range = _shards.as_ptr_range();
-            holding
-                .borrow_mut()
-                .push((range.start as usize, range.end as usize));
-        });
-        Self
-    }
-
-    /// Panics if `_lock` is one of the shards of a cache this thread works under.
-    #[inline]
-    fn refuse_reentry<T>(_lock: &ShardLock<T>) {
-        #[cfg(debug_assertions)]
-        {
-            let at = std::ptr::from_ref(_lock) as usize;
-            let held = HOLDING.try_with(|holding| {
-                holding
-                    .borrow()
-                    .iter()
-                    .any(|&(start, end)| (start..end).contains(&at))
-            });
-            assert!(
-                !held.unwrap_or(false),
-                "a callback (a compute, `retain`, a weigher or an expiry rule) used the cache it \
-                 was called from, under the lock of one of its shards: callbacks must not use \
-                 their cache"
-            );
-        }
-    }
-}
-
-impl Drop for Holding {
-    #[inline]
-    fn drop(&mut self) {
-        #[cfg(debug_assertions)]
-        let _ = HOLDING.try_with(|holding| holding.borrow_mut().pop());
-    }
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -411,8 +315,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// every [`DRAIN_EVERY`] of them, when the reader should do what a drain does besides
 /// replaying (remove expired entries, drain the reads that were recorded) on the shard it
 /// read. The count is the thread's own: a per-shard counter, even written with a plain store,
-/// made two threads reading the same shard trade its cache line on every read (the all-hit
-/// workload at 2 threads ran 0.76x quick_cache with it, 0.90x without).
+/// made two threads reading the same shard trade its cache line on every read
+/// (`docs/decisions/0008-deferred-read-count-per-thread.md`).
 #[inline]
 fn deferred_read_tick() -> bool {
     thread_local! {
@@ -427,47 +331,6 @@ fn deferred_read_tick() -> bool {
             n & (DRAIN_EVERY - 1) == 0
         })
         .unwrap_or(false)
-}
-
-/// The default number of shards for a capacity, counted in entries or (`weighted`) in weight.
-fn default_shards(max_capacity: Option<u64>, weighted: bool) -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-    let per_cpu = if weighted {
-        WEIGHTED_SHARDS_PER_CPU
-    } else {
-        SHARDS_PER_CPU
-    };
-    let wanted = (cpus * per_cpu).next_power_of_two().min(MAX_SHARDS);
-    let by_capacity = match max_capacity {
-        Some(max) => {
-            let fit = (max / MIN_SHARD_CAPACITY).max(1);
-            // The largest power of two not above `fit`.
-            1usize << (63 - fit.leading_zeros()).min(16)
-        }
-        None => wanted,
-    };
-    wanted.min(by_capacity).max(1)
-}
-
-/// Shard `i`'s share of `capacity` over `shards`: the shares add up to `capacity`.
-fn share(capacity: u64, shards: usize, i: usize) -> u64 {
-    let n = shards as u64;
-    capacity / n + u64::from((i as u64) < capacity % n)
-}
-
-/// How many absent keys (`negative_ttl`) a shard of this capacity remembers: an eighth of it, at
-/// least 16. It counts keys: with a weigher the capacity is a weight (bytes, say), whose eighth in
-/// keys would hold far more memory than the bound allows (a 1 MiB shard kept 131,072 absent keys,
-/// 8 MB), so a weighted shard keeps at most as many as an unbounded one.
-fn negatives_capacity(share: Option<u64>, weighted: bool) -> u64 {
-    share.map_or(NEGATIVES_UNBOUNDED, |m| {
-        let eighth = (m / 8).max(16);
-        if weighted {
-            eighth.min(NEGATIVES_UNBOUNDED)
-        } else {
-            eighth
-        }
-    })
 }
 
 impl<K, V> Cache<K, V>
@@ -491,137 +354,6 @@ where
     /// A builder for every setting.
     pub fn builder() -> CacheBuilder<K, V, DefaultHashBuilder, Synchronized> {
         CacheBuilder::default()
-    }
-}
-
-impl<K, V, S, F: Concurrent> CacheBuilder<K, V, S, F> {
-    /// The number of shards (a power of two, at most the capacity); by default chosen from the
-    /// CPU count and the capacity (see [`sync`](crate::sync#capacity)).
-    pub fn shards(mut self, shards: usize) -> Self {
-        self.shards = Some(shards);
-        self
-    }
-
-    /// Caches the absence of a key for `ttl` when an `optionally_get_with` loader finds
-    /// nothing, so repeated lookups of missing keys do not reach the backing store (cache
-    /// penetration). An insert of the key ends it early, and a write to the key while the
-    /// loader runs (as for a loaded value, see [`Cache::get_with`]) keeps it from being cached.
-    /// Each shard remembers the most recent absent keys, up to an eighth of its capacity (at
-    /// least 16); with a weigher, whose capacity is no count of keys, up to 1,024. They are not
-    /// part of the weighted size.
-    pub fn negative_ttl(mut self, ttl: Duration) -> Self {
-        self.negative_ttl = Some(ttl);
-        self
-    }
-
-    /// Who runs maintenance besides the cache's users: with [`Scheduler::Thread`] a background
-    /// thread removes expired entries (and calls the listener) when they are due (within
-    /// 10 ms: its rounds are at least that far apart; with a clock that does not follow the
-    /// wall clock, such as a [`ManualClock`](crate::time::ManualClock) moved by hand, within
-    /// 1 s of the move), even when nobody touches the cache; with `Scheduler::Tokio` (feature
-    /// `tokio`) a task on the current tokio runtime does.
-    /// Either ends when the last handle of the cache is dropped. A round in progress at that
-    /// moment finishes first: its listener calls may come after the handle's `drop` has
-    /// returned, and the cache's entries are then dropped on the pacer's thread or task.
-    pub fn scheduler(mut self, scheduler: Scheduler) -> Self {
-        self.scheduler = scheduler;
-        self
-    }
-}
-
-impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> CacheBuilder<K, V, S, Synchronized> {
-    /// Builds the cache, or says which setting cannot work.
-    pub fn build(self) -> Result<Cache<K, V, S>, BuildError>
-    where
-        K: Send + Sync + 'static,
-        V: Send + Sync + 'static,
-        S: Send + Sync + 'static,
-    {
-        Ok(Cache::from_inner(Inner::build(self)?))
-    }
-}
-
-impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
-    pub(crate) fn build<F>(builder: CacheBuilder<K, V, S, F>) -> Result<Self, BuildError> {
-        let config = builder.shard_config()?;
-        let shards = match builder.shards {
-            Some(n) if n == 0 || n > MAX_SHARDS || !n.is_power_of_two() => {
-                return Err(BuildError::InvalidShardCount { requested: n })
-            }
-            Some(n) => {
-                if let Some(capacity) = config.max_capacity.filter(|&c| c > 0 && c < n as u64) {
-                    return Err(BuildError::CapacityBelowShards {
-                        capacity,
-                        shards: n,
-                    });
-                }
-                n
-            }
-            None => default_shards(builder.max_capacity, builder.weigher.is_some()),
-        };
-        let pacer = PacerHandle::for_scheduler(builder.scheduler)?;
-        let per_shard = |i: usize| -> ShardConfig<K, V> {
-            let mut config = config.clone();
-            // A custom expiry's read can bring an expiration forward under the read lock.
-            config.alarm = pacer.as_ref().map(PacerHandle::alarm);
-            config.max_capacity = config.max_capacity.map(|max| share(max, shards, i));
-            config.initial_capacity = config.initial_capacity.div_ceil(shards);
-            // Shard 0 sees a hash-sampled share of the traffic: its adaptive policy chooses the
-            // mode and the others adopt it (see `maintain`).
-            config.follower = i > 0;
-            config
-        };
-        let negatives = |i: usize| {
-            builder.negative_ttl.map(|_| {
-                let max = negatives_capacity(per_shard(i).max_capacity, builder.weigher.is_some());
-                let config = ShardConfig::<K, ()> {
-                    max_capacity: Some(max),
-                    initial_capacity: 0,
-                    policy: crate::policy::EvictionPolicy::lru(),
-                    weigher: None,
-                    rules: crate::expiry::ExpiryRules {
-                        ttl: None,
-                        tti: None,
-                        custom: None,
-                    },
-                    record_stats: false,
-                    notify: false,
-                    follower: false,
-                    alarm: None,
-                };
-                Mutex::new(Shard::new(&config, builder.hasher.clone()))
-            })
-        };
-        let slots = (0..shards)
-            .map(|i| Slot {
-                core: ShardLock::new(
-                    Shard::new(&per_shard(i), builder.hasher.clone()),
-                    reader_slots(),
-                ),
-                reads: ReadBuffer::default(),
-                hits: AtomicU64::new(0),
-                misses: AtomicU64::new(0),
-                loading: Loading::default(),
-                negatives: negatives(i),
-            })
-            .collect();
-        Ok(Self {
-            slots,
-            shard_mask: shards - 1,
-            uses_time: AtomicBool::new(config.rules.is_active() || builder.negative_ttl.is_some()),
-            hasher: builder.hasher,
-            clock: builder.clock,
-            listener: builder.listener,
-            record_stats: config.record_stats,
-            negative_ttl: builder.negative_ttl,
-            load_successes: AtomicU64::new(0),
-            load_failures: AtomicU64::new(0),
-            load_nanos: AtomicU64::new(0),
-            loaders: Padded(AtomicUsize::new(0)),
-            policy_mode: AtomicU8::new(NO_MODE),
-            capacity_target: AtomicU64::new(config.max_capacity.unwrap_or(u64::MAX)),
-            pacer,
-        })
     }
 }
 
@@ -749,8 +481,8 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         let core = read(&slot.core);
         // A custom expiry's `expire_after_read` runs in `get_shared`, under the shared lock. Kept
         // out of release builds, and the look-up left in the `let`-`else`: binding its result
-        // first, to end the mark before the `else`, cost workload A of the peer benchmark 0.6%
-        // more instructions and B 1.5% (callgrind, `replay cortado A|B`), even with no mark.
+        // first, to end the mark before the `else`, cost reads instructions even with no mark
+        // (docs/decisions/0007-reentry-check-in-debug-builds-only.md).
         #[cfg(debug_assertions)]
         let holding = Holding::enter(&self.slots);
         let Some(hit) = core.get_shared(hash, key, now) else {
@@ -817,7 +549,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         }
         let hash = hash_key(&self.hasher, &key);
         let ((), removed) = self.write(hash, |core, now| {
-            core.insert_then(hash, key, value, now, ttl, self.write_hook(hash));
+            core.insert_with_before_write(hash, key, value, now, ttl, self.write_hook(hash));
         });
         self.notify(removed);
     }
@@ -868,93 +600,24 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         self.load_nanos
             .fetch_add(duration_nanos(started.elapsed()), Ordering::Relaxed);
     }
+}
 
-    /// Whether the absence of `key` is cached (`negative_ttl`).
-    fn is_absent<Q>(&self, hash: u64, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        let Some(negatives) = &self.slot(hash).negatives else {
-            return false;
-        };
-        let now = self.now();
-        let mut negatives = lock(negatives);
-        negatives.advance(now);
-        negatives.peek(hash, key, now).is_some()
+impl<K, V, S> Maintained for Inner<K, V, S>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+    S: BuildHasher + Send + Sync + 'static,
+{
+    fn run_pending_tasks(&self) {
+        Inner::run_pending_tasks(self);
     }
 
-    /// Remembers that the loader of `load` found nothing for `key`, unless a value was
-    /// inserted meanwhile or a write [superseded](crate::loader::Loading::supersede) the load
-    /// (a removal after an insert, `invalidate_all`: the absence would outlive it). The checks
-    /// and the caching hold the shard's read lock, and a writer forgets the absence and marks
-    /// the load while it holds the write lock (both take the absences' lock second), so either
-    /// the checks see the write or the writer comes after and forgets the absence.
-    fn cache_absence(&self, hash: u64, key: K, load: &LoadGuard<'_, K, V>) {
-        let slot = self.slot(hash);
-        if let (Some(negatives), Some(ttl)) = (&slot.negatives, self.negative_ttl) {
-            let now = self.now();
-            let core = read(&slot.core);
-            if core.peek(hash, &key, now).is_none() && load.superseded().is_none() {
-                lock(negatives).insert(hash, key, (), now, Some(ttl));
-            }
-        }
+    fn next_expiration(&self) -> Option<u64> {
+        Inner::next_expiration(self)
     }
 
-    /// What a write of a value under the shard's write lock must do before it changes anything
-    /// ([`written`](Self::written), for [`Shard::insert_then`]), if anything: only while a load
-    /// is in flight or absences are cached.
-    #[inline]
-    fn write_hook(&self, hash: u64) -> Option<impl FnOnce(&K) + '_> {
-        let watched = self.negative_ttl.is_some() || self.loaders.0.load(Ordering::Relaxed) != 0;
-        watched.then_some(move |key: &K| self.written(hash, key))
-    }
-
-    /// What every write of a value to `key` does under the shard's write lock, besides the
-    /// write: the key's cached absence is forgotten (see `cache_absence`) and its load in flight
-    /// [superseded](crate::loader::Loading::supersede).
-    fn written<Q>(&self, hash: u64, key: &Q)
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.forget_absence(hash, key);
-        self.supersede(hash, key, RemovalCause::Replaced);
-    }
-
-    /// [Supersedes](crate::loader::Loading::supersede) the load of `key` in flight, if any;
-    /// called under the shard's write lock.
-    fn supersede<Q>(&self, hash: u64, key: &Q, cause: RemovalCause)
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        if self.loaders.0.load(Ordering::Relaxed) != 0 {
-            self.slot(hash).loading.supersede(key, cause);
-        }
-    }
-
-    /// [`supersede`](Self::supersede) for every load in flight of shard `i`, which an
-    /// `invalidate_all` empties; called under the shard's write lock.
-    fn supersede_all(&self, i: usize) {
-        if self.loaders.0.load(Ordering::Relaxed) != 0 {
-            self.slots[i].loading.supersede_all(RemovalCause::Explicit);
-        }
-    }
-
-    fn forget_absence<Q>(&self, hash: u64, key: &Q)
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        // Checked on `Inner` first: the slot's `negatives` field is on a cache line that
-        // inserts otherwise never touch.
-        if self.negative_ttl.is_none() {
-            return;
-        }
-        if let Some(negatives) = &self.slot(hash).negatives {
-            lock(negatives).remove(hash, key, 0);
-        }
+    fn now(&self) -> u64 {
+        Inner::now(self)
     }
 }
 
@@ -1260,78 +923,6 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     #[doc(hidden)]
     pub fn scheduler_alive(&self) -> Option<Arc<AtomicBool>> {
         self.inner.pacer.as_ref().map(PacerHandle::alive)
-    }
-}
-
-/// An iterator over a snapshot of the live entries of a [`Cache`] (or a
-/// [`future::Cache`](crate::future::Cache)), taken one shard at a time: see [`Cache::iter`].
-#[must_use = "iterators are lazy and do nothing unless consumed"]
-pub struct Iter<'a, K, V, S = DefaultHashBuilder> {
-    /// The cache: its clock, read as each shard is reached, and every shard, for the debug
-    /// builds' check of the clones (see [Callbacks](self#callbacks)).
-    inner: &'a Inner<K, V, S>,
-    slots: std::slice::Iter<'a, Slot<K, V, S>>,
-    /// The current shard's entries, cloned.
-    shard: std::vec::IntoIter<(K, V)>,
-}
-
-impl<K, V, S> Iterator for Iter<'_, K, V, S>
-where
-    K: Hash + Eq + Clone,
-    V: Clone,
-    S: BuildHasher,
-{
-    type Item = (K, V);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(entry) = self.shard.next() {
-                return Some(entry);
-            }
-            let slot = self.slots.next()?;
-            // Read per shard: an entry that expired since `iter` was called is not yielded.
-            let now = self.inner.now();
-            let core = read(&slot.core);
-            // The clones run under the shared lock: checked as the callbacks are.
-            let holding = Holding::enter(&self.inner.slots);
-            let entries = core.iter(now).map(|(k, v)| (k.clone(), v.clone()));
-            self.shard = entries.collect::<Vec<_>>().into_iter();
-            drop(holding);
-        }
-    }
-
-    /// At least the current shard's rest; exact once the last shard is reached.
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let held = self.shard.len();
-        (held, (self.slots.len() == 0).then_some(held))
-    }
-}
-
-impl<K, V, S> std::iter::FusedIterator for Iter<'_, K, V, S>
-where
-    K: Hash + Eq + Clone,
-    V: Clone,
-    S: BuildHasher,
-{
-}
-
-impl<K, V, S> std::fmt::Debug for Iter<'_, K, V, S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Iter").finish_non_exhaustive()
-    }
-}
-
-impl<'a, K, V, S> IntoIterator for &'a Cache<K, V, S>
-where
-    K: Hash + Eq + Clone,
-    V: Clone,
-    S: BuildHasher,
-{
-    type Item = (K, V);
-    type IntoIter = Iter<'a, K, V, S>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
     }
 }
 

@@ -1,3 +1,4 @@
+use super::build::default_shards;
 use super::*;
 
 /// Entries due 1 ms apart: a pacer that woke for every deadline ran a round for nearly
