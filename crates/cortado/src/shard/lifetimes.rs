@@ -5,6 +5,7 @@ use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 use std::time::Duration;
 
+use super::deadlines::Born;
 use super::Shard;
 use crate::expiry::Deadlines;
 
@@ -63,7 +64,7 @@ where
                 read: None,
             },
         };
-        if self.set_deadlines_passed(i, deadlines, now) {
+        if self.set_some_write_deadlines(i, deadlines, now) == Born::Expired {
             self.expire_at_once(i);
         }
         true
