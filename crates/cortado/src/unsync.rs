@@ -405,7 +405,7 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     /// Removes every entry (those already expired as expired, as the concurrent cache does).
     pub fn invalidate_all(&mut self) {
         let now = self.now();
-        self.shard.advance(now);
+        self.shard.expire_due(now, usize::MAX);
         self.shard.clear();
         self.notify();
     }
@@ -415,15 +415,16 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     /// at most `u32::MAX - 1`, the builder's limit.
     pub fn set_max_capacity(&mut self, max_capacity: u64) {
         let now = self.now();
-        self.shard.advance(now);
+        self.shard.expire_due(now, usize::MAX);
         self.shard.set_max_capacity(max_capacity);
         self.notify();
     }
 
-    /// Removes expired entries now (otherwise done on writes).
+    /// Removes expired entries now (otherwise done on writes), all of them whatever the
+    /// [`expiry_batch`](crate::builder::CacheBuilder::expiry_batch).
     pub fn run_pending_tasks(&mut self) {
         let now = self.now();
-        self.shard.advance(now);
+        self.shard.expire_due(now, usize::MAX);
         self.notify();
     }
 
@@ -492,6 +493,32 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         let found = self.shard.set_expires_after(hash, key, now, ttl);
         self.notify();
         found
+    }
+
+    /// Removes up to `max` expired entries (the listener hears of them as expired) and returns
+    /// true when none is left, so that a caller holding the cache in its own lock can remove a
+    /// burst of expirations a batch at a time, releasing the lock in between.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use cortado::time::ManualClock;
+    /// let clock = ManualClock::new();
+    /// let mut cache = cortado::unsync::Cache::builder().clock(clock.clone()).build().unwrap();
+    /// for i in 0..10 {
+    ///     cache.insert_with_ttl(i, i, Duration::from_secs(1));
+    /// }
+    /// clock.advance(Duration::from_secs(1));
+    /// let mut batches = 1;
+    /// while !cache.remove_expired(4) {
+    ///     batches += 1;
+    /// }
+    /// assert_eq!((batches, cache.len()), (3, 0));
+    /// ```
+    pub fn remove_expired(&mut self, max: usize) -> bool {
+        let now = self.now();
+        let done = self.shard.expire_due(now, max);
+        self.notify();
+        done
     }
 
     /// Entries that have a deadline, counting expired ones not yet removed.
