@@ -485,6 +485,18 @@ impl TimerWheel {
         self.earliest().map(|(_, start)| start)
     }
 
+    /// Forgets ids at or above `ids`, none of which may be scheduled, and gives back the room
+    /// their nodes took (a cache whose slab shrank calls it with the slab's new length).
+    pub fn shrink_ids(&mut self, ids: usize) {
+        debug_assert!(
+            self.nodes.iter().skip(ids).all(|node| !node.is_scheduled()),
+            "a scheduled id at or above {ids}"
+        );
+        self.nodes.truncate(ids);
+        self.nodes.shrink_to_fit();
+        self.trim_idle();
+    }
+
     /// Cancels every timer; the wheel keeps its time.
     pub fn clear(&mut self) {
         self.nodes.clear();

@@ -521,6 +521,29 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         done
     }
 
+    /// Gives back the memory that removed entries left behind: room for entries after the
+    /// last one held, and the index's spare room. Entries keep their place, so a
+    /// [`scan`](Self::scan) in progress is not disturbed; a cache with a capacity keeps its
+    /// policy's per-entry arrays, which it fills again as it refills.
+    ///
+    /// ```
+    /// let mut cache = cortado::unsync::Cache::builder().build().unwrap();
+    /// cache.insert(0, 0);
+    /// for i in 1..10_000 {
+    ///     cache.insert(i, i);
+    /// }
+    /// let full = cache.memory_bytes();
+    /// for i in 1..10_000 {
+    ///     cache.remove(&i);
+    /// }
+    /// cache.shrink_to_fit();
+    /// assert!(cache.memory_bytes() < full / 100);
+    /// assert_eq!(cache.get(&0), Some(&0));
+    /// ```
+    pub fn shrink_to_fit(&mut self) {
+        self.shard.shrink_to_fit();
+    }
+
     /// Entries that have a deadline, counting expired ones not yet removed.
     pub fn len_with_deadline(&self) -> usize {
         self.shard.timed_len()

@@ -73,6 +73,9 @@ impl TimeSource {
 /// held up by a burst of keys that expire together.
 const EXPIRY_BATCH: usize = 256;
 
+/// Room below which an emptied cache is not worth shrinking (its structures' fixed part).
+const SHRINK_FLOOR: usize = 64 * 1024;
+
 /// What one entry costs the cache beside the heap its key and value own: the slot (key and
 /// value, 24 bytes each, and 8 of flags) and the table's index and control byte (about 8 at
 /// its load factor); a cache without a capacity keeps nothing else per entry.
@@ -289,12 +292,20 @@ impl Shard {
                 continue;
             };
             let before = cache.len();
-            done &= cache.remove_expired(EXPIRY_BATCH);
-            removed += (before - cache.len()) as u64;
+            let finished = cache.remove_expired(EXPIRY_BATCH);
+            done &= finished;
+            let gone = before - cache.len();
+            removed += gone as u64;
             if cache.is_empty() {
                 if let Some(cache) = slot.take() {
                     self.retired = self.retired.merge(&cache.stats());
                 }
+            } else if finished
+                && gone > 0
+                && cache.memory_bytes() > 4 * ENTRY_BYTES * cache.len() + SHRINK_FLOOR
+            {
+                // A burst of expirations left most of the cache's room empty.
+                cache.shrink_to_fit();
             }
         }
         (removed, done)
@@ -428,19 +439,19 @@ impl Keyspace {
         }
     }
 
-    /// Removes the due keys of every shard, one shard at a time; returns how many went.
+    /// Removes the due keys of every shard; returns how many went.
     pub fn expire_cycle(&self) -> u64 {
         let mut removed = 0;
-        for i in 0..self.shards.len() {
-            // A batch per lock hold, so that a burst of expirations never holds a shard long.
-            loop {
+        // A batch per lock hold, one shard after another: a client waiting for a shard in the
+        // middle of a burst waits for one batch, not for the shard's whole burst.
+        let mut busy: Vec<usize> = (0..self.shards.len()).collect();
+        while !busy.is_empty() {
+            busy.retain(|&i| {
                 let now = self.time.now_nanos();
                 let (batch, done) = self.lock_shard(i, now).expire_batch();
                 removed += batch;
-                if done {
-                    break;
-                }
-            }
+                !done
+            });
         }
         self.expire_cycles.fetch_add(1, Ordering::Relaxed);
         removed

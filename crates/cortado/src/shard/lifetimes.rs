@@ -70,6 +70,35 @@ where
         true
     }
 
+    /// Gives back the memory removed entries left behind: the slots after the last entry (and
+    /// what the table, the wheel and the deadlines keep for them), and the table's spare room.
+    /// Slots keep their numbers, so a scan in progress is not disturbed; the policy of a
+    /// bounded shard keeps its per-slot arrays, which it fills again as the shard does.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        let slots = &mut self.index.slots;
+        let len = slots.len() - slots.iter().rev().take_while(|s| s.is_none()).count();
+        slots.truncate(len);
+        slots.shrink_to_fit();
+        self.free.retain(|&i| (i as usize) < len);
+        self.free.shrink_to_fit();
+        let (hasher, slots) = (&self.hasher, &self.index.slots);
+        self.index
+            .table
+            .shrink_to(0, |&i| match &slots[i as usize] {
+                Some(entry) => super::hash_key(hasher, &entry.key),
+                None => unreachable!("the table names only live slots"),
+            });
+        self.read_deadlines.truncate(len);
+        self.read_deadlines.shrink_to_fit();
+        self.write_deadlines.truncate(len);
+        self.write_deadlines.shrink_to_fit();
+        if let Some(wheel) = &mut self.wheel {
+            wheel.shrink_ids(len);
+        }
+        self.scratch = Vec::new();
+        self.pending.shrink_to_fit();
+    }
+
     /// Entries that have a deadline (expired ones not yet removed included).
     pub(crate) fn timed_len(&self) -> usize {
         self.wheel.as_ref().map_or(0, |wheel| wheel.len())
