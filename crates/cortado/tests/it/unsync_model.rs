@@ -1,13 +1,12 @@
 //! Op-sequence property tests of `unsync::Cache` against simple models, validating every invariant
 //! after each operation.
 
-mod common;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::all_policies;
-use common::removals::{shared_op, Model, Settings, SharedOp, SHARED_WEIGHT};
+use crate::common;
+use crate::common::all_policies;
+use crate::common::removals::{shared_op, Model, Settings, SharedOp, SHARED_WEIGHT};
 use cortado::policy::EvictionPolicy;
 use cortado::time::ManualClock;
 use cortado::unsync::Cache;

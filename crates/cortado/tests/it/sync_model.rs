@@ -1,13 +1,12 @@
 //! Op-sequence property tests of `sync::Cache` (one thread) against simple models, validating
 //! every invariant of every shard after each operation, loaders and the entry API included.
 
-mod common;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::all_policies;
-use common::removals::{shared_op, Model, Settings, SharedOp, SHARED_WEIGHT};
+use crate::common;
+use crate::common::all_policies;
+use crate::common::removals::{shared_op, Model, Settings, SharedOp, SHARED_WEIGHT};
 use cortado::policy::EvictionPolicy;
 use cortado::sync::{Cache, Compute};
 use cortado::time::ManualClock;
