@@ -1,5 +1,5 @@
-//! The library's integration tests, one module per subject, built as one test binary: sixteen
-//! binaries each compiled and linked the shared `common` module and the library again.
+//! The library's integration tests, one module per subject, built as one test binary that
+//! compiles `common` and links the library once (as fifteen binaries, each did both again).
 //! `sync_thread_exit` stays a binary of its own (`tests/sync_thread_exit.rs`), so that a
 //! regression there, which aborts the process, aborts only it.
 //!
