@@ -3,14 +3,25 @@
 //!
 //! A connection owns its [`Client`] (the selected database, the protocol version, whether it
 //! authenticated) and shares a [`ClientInfo`] with the registry: the figures other clients may
-//! read (`CLIENT LIST`) and the flag that asks it to close (`CLIENT KILL`).
+//! read (`CLIENT LIST`), the flag that asks it to close (`CLIENT KILL`), and its inbox, where
+//! other connections leave what it must send without being asked (`MONITOR`'s lines, and
+//! pub/sub messages later).
+//!
+//! # Design
+//!
+//! The inbox is a queue under the client's own mutex, so a sender contends only with the
+//! receiving connection, never with the server as a whole; a [`Notify`] wakes the connection,
+//! which moves the queue into its output buffer. A sender checks the bytes the client has
+//! waiting (queued and unwritten) against a hard limit and closes a client that is over it,
+//! so a client that does not read cannot make the server hold its messages without bound.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use bytes::Bytes;
 use tokio::sync::Notify;
 
 /// Whether replies are sent (`CLIENT REPLY`).
@@ -44,10 +55,11 @@ pub struct Client {
     pub close_after_reply: bool,
     /// `CLIENT REPLY`.
     pub reply_mode: ReplyMode,
-    /// Set by `MONITOR`: the connection then streams the commands of others.
-    pub wants_monitor: bool,
     /// Set by `SHUTDOWN`: the server stops after this reply.
     pub shutdown: bool,
+    /// Positions of the running command's arguments that `MONITOR` and the slow log must not
+    /// show (passwords), as Redis redacts them.
+    pub redacted: Vec<usize>,
 }
 
 impl Client {
@@ -61,8 +73,8 @@ impl Client {
             info,
             close_after_reply: false,
             reply_mode: ReplyMode::On,
-            wants_monitor: false,
             shutdown: false,
+            redacted: Vec::new(),
         }
     }
 
@@ -114,16 +126,25 @@ pub struct ClientInfo {
     pub query_buffer: AtomicUsize,
     /// Bytes waiting in the output buffer.
     pub output_buffer: AtomicUsize,
-    /// Set by `CLIENT KILL`.
+    /// Set by `CLIENT KILL` and by senders finding the client over its output limit.
     killed: AtomicBool,
-    kill: Notify,
+    /// Wakes the connection: it was killed, or its inbox has something.
+    wake: Notify,
+    inbox: Mutex<Inbox>,
+}
+
+/// What other connections left for a client to send. See the [module docs](self).
+#[derive(Debug, Default)]
+struct Inbox {
+    items: VecDeque<Bytes>,
+    bytes: usize,
 }
 
 impl ClientInfo {
     /// Asks the client's connection to close.
     pub fn kill(&self) {
         self.killed.store(true, Ordering::SeqCst);
-        self.kill.notify_one();
+        self.wake.notify_one();
     }
 
     /// Whether the client was asked to close.
@@ -131,10 +152,46 @@ impl ClientInfo {
         self.killed.load(Ordering::SeqCst)
     }
 
-    /// Resolves once the client is asked to close.
-    pub async fn killed(&self) {
-        if !self.is_killed() {
-            self.kill.notified().await;
+    /// Resolves once the client is killed or its inbox may have something.
+    pub async fn woken(&self) {
+        self.wake.notified().await;
+    }
+
+    /// Leaves `bytes` for the client to send. With `hard_limit` non-zero, a client whose
+    /// waiting bytes (in its inbox and its output buffer) would pass it is killed instead, as
+    /// Redis closes a client over its `client-output-buffer-limit`; `false` then, or if the
+    /// client was killed already.
+    pub fn deliver(&self, bytes: Bytes, hard_limit: u64) -> bool {
+        if self.is_killed() {
+            return false;
+        }
+        let mut inbox = self.inbox.lock().unwrap_or_else(|p| p.into_inner());
+        let waiting = inbox.bytes + bytes.len() + self.output_buffer.load(Ordering::Relaxed);
+        if hard_limit > 0 && waiting as u64 > hard_limit {
+            drop(inbox);
+            tracing::info!(
+                id = self.id,
+                "client closed for overcoming of output buffer limits"
+            );
+            self.kill();
+            return false;
+        }
+        inbox.bytes += bytes.len();
+        inbox.items.push_back(bytes);
+        drop(inbox);
+        self.wake.notify_one();
+        true
+    }
+
+    /// Moves everything in the inbox to `out`, in the order it came.
+    pub fn take_inbox(&self, mut out: impl FnMut(&[u8])) {
+        let items = {
+            let mut inbox = self.inbox.lock().unwrap_or_else(|p| p.into_inner());
+            inbox.bytes = 0;
+            std::mem::take(&mut inbox.items)
+        };
+        for item in &items {
+            out(item);
         }
     }
 
@@ -213,7 +270,8 @@ impl Clients {
             query_buffer: AtomicUsize::new(0),
             output_buffer: AtomicUsize::new(0),
             killed: AtomicBool::new(false),
-            kill: Notify::new(),
+            wake: Notify::new(),
+            inbox: Mutex::new(Inbox::default()),
         });
         map.insert(id, info.clone());
         Some(info)

@@ -190,6 +190,8 @@ pub struct Settings {
     pub timeout: u64,
     /// `tcp-keepalive` in seconds (0: off).
     pub tcp_keepalive: u64,
+    /// `tcp-backlog`.
+    pub tcp_backlog: u32,
     /// `databases`.
     pub databases: usize,
     /// `loglevel`.
@@ -395,6 +397,7 @@ impl Config {
             maxclients: int("maxclients") as u64,
             timeout: int("timeout") as u64,
             tcp_keepalive: int("tcp-keepalive") as u64,
+            tcp_backlog: int("tcp-backlog") as u32,
             databases: int("databases") as usize,
             loglevel: self.values["loglevel"].clone(),
             logfile: self.values["logfile"].clone(),

@@ -12,13 +12,14 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::client::{flag, Client, Clients};
 use crate::cmd::{Args, Table};
 use crate::config::{Config, ConfigError, Settings};
 use crate::keyspace::{Keyspace, TimeSource};
+use crate::protocol::Reply;
 use crate::stats::{Counter, Stats};
 
 /// The text of Redis's refusal of a non-loopback client in protected mode.
@@ -140,15 +141,26 @@ impl Server {
     }
 }
 
-/// Opens a listener on every address of `bind` at `port` (0: any free port, the same for all).
-/// An address marked optional (`-::1`) that cannot be bound is skipped; any other failure is an
-/// error naming the address.
+/// Opens a listener on every address of `bind` at `port` (0: any free port, the same for all),
+/// with Redis's listen backlog of 511. See [`bind_with_backlog`].
 pub async fn bind(bind: &[(IpAddr, bool)], port: u16) -> io::Result<Vec<TcpListener>> {
+    bind_with_backlog(bind, port, 511)
+}
+
+/// Opens a listener on every address of `bind` at `port` (0: any free port, the same for all),
+/// as Redis does: `SO_REUSEADDR`, IPv6 addresses only for IPv6 (so `* ::*` binds both), and a
+/// queue of `backlog` connections. An address marked optional (`-::1`) that cannot be bound
+/// is skipped; any other failure is an error naming the address.
+pub fn bind_with_backlog(
+    bind: &[(IpAddr, bool)],
+    port: u16,
+    backlog: u32,
+) -> io::Result<Vec<TcpListener>> {
     let mut listeners = Vec::new();
     let mut port = port;
     for &(ip, optional) in bind {
         let addr = SocketAddr::new(ip, port);
-        match TcpListener::bind(addr).await {
+        match listen(addr, backlog) {
             Ok(listener) => {
                 port = listener.local_addr()?.port();
                 listeners.push(listener);
@@ -169,6 +181,19 @@ pub async fn bind(bind: &[(IpAddr, bool)], port: u16) -> io::Result<Vec<TcpListe
         ));
     }
     Ok(listeners)
+}
+
+fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        socket.set_only_v6(true)?;
+    }
+    socket.bind(&addr.into())?;
+    socket.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
+    socket.set_nonblocking(true)?;
+    TcpListener::from_std(socket.into())
 }
 
 /// Accepts connections on `listeners` until the server is asked to stop or `stop` resolves,
@@ -220,12 +245,12 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
                 continue;
             }
         };
-        server.stats.add(Counter::Connections, 1);
+        // An IPv4 client of an IPv6 socket is shown and judged by its IPv4 address.
+        let addr = SocketAddr::new(addr.ip().to_canonical(), addr.port());
         let settings = server.settings();
         let _ = stream.set_nodelay(true);
-        if settings.protected_mode && settings.requirepass.is_none() && !addr.ip().is_loopback() {
-            tokio::spawn(refuse(stream, DENIED));
-            continue;
+        if settings.tcp_keepalive > 0 {
+            set_keepalive(&stream, settings.tcp_keepalive);
         }
         #[cfg(unix)]
         let fd = {
@@ -242,6 +267,13 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
             tokio::spawn(refuse(stream, "-ERR max number of clients reached\r\n"));
             continue;
         };
+        server.stats.add(Counter::Connections, 1);
+        if refused_by_protected_mode(&settings, addr.ip()) {
+            server.clients.unregister(info.id);
+            server.stats.add(Counter::RejectedConnections, 1);
+            tokio::spawn(refuse(stream, DENIED));
+            continue;
+        }
         let client = Client::new(info, settings.requirepass.is_none());
         let server = server.clone();
         tokio::spawn(async move {
@@ -251,6 +283,24 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
             server.clients.unregister(id);
         });
     }
+}
+
+/// Whether protected mode refuses a client from `peer`: while it is on and no password is
+/// set, only loopback clients are served (Redis's `connIsLocal`: `127.*` and `::1`).
+pub fn refused_by_protected_mode(settings: &Settings, peer: IpAddr) -> bool {
+    settings.protected_mode && settings.requirepass.is_none() && !peer.to_canonical().is_loopback()
+}
+
+/// Turns on TCP keepalive as Redis's `anetKeepAlive`: probes after `seconds` idle, every
+/// third of that, three of them.
+fn set_keepalive(stream: &tokio::net::TcpStream, seconds: u64) {
+    let idle = Duration::from_secs(seconds);
+    let keepalive = socket2::TcpKeepalive::new().with_time(idle);
+    #[cfg(any(target_os = "linux", target_os = "macos", target_os = "freebsd"))]
+    let keepalive = keepalive
+        .with_interval(Duration::from_secs((seconds / 3).max(1)))
+        .with_retries(3);
+    let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&keepalive);
 }
 
 async fn refuse(mut stream: tokio::net::TcpStream, message: &'static str) {
@@ -355,6 +405,10 @@ impl SlowLog {
                     .push(format!("... ({} more arguments)", args.len() - shown + 1).into_bytes());
                 break;
             }
+            if client.redacted.contains(&i) {
+                trimmed.push(b"(redacted)".to_vec());
+                continue;
+            }
             let arg = args.get(i);
             if arg.len() > 128 {
                 let mut cut = arg[..128].to_vec();
@@ -402,58 +456,57 @@ impl SlowLog {
     }
 }
 
-/// How many lines a monitor may have waiting before it counts as too slow and is closed.
-const MONITOR_BACKLOG: usize = 10_000;
-
-/// One client in `MONITOR` mode.
-#[derive(Debug)]
-struct Monitor {
-    id: u64,
-    info: Arc<crate::client::ClientInfo>,
-    lines: mpsc::Sender<Vec<u8>>,
-}
-
-/// Clients in `MONITOR` mode, each fed a line per command run by the others.
+/// Clients in `MONITOR` mode, each sent a line per command run.
+///
+/// A monitor is fed through its inbox (see [`crate::client`]) and bounded as a subscriber is,
+/// by `client-output-buffer-limit pubsub`: a monitor too slow to read what the server runs
+/// is closed, where Redis, counting monitors as normal clients, would let its output grow
+/// without bound.
 #[derive(Debug, Default)]
 pub struct Monitors {
-    list: Mutex<Vec<Monitor>>,
+    list: Mutex<Vec<Arc<crate::client::ClientInfo>>>,
     /// The list's length, read without the lock on every command.
     count: AtomicUsize,
 }
 
 impl Monitors {
-    /// Adds `client` as a monitor; its connection reads the lines from the receiver.
-    pub fn add(&self, client: &Client) -> mpsc::Receiver<Vec<u8>> {
-        let (tx, rx) = mpsc::channel(MONITOR_BACKLOG);
+    /// Adds `client` as a monitor.
+    pub fn add(&self, client: &Arc<crate::client::ClientInfo>) {
         let mut list = self.list.lock().unwrap_or_else(|p| p.into_inner());
-        list.push(Monitor {
-            id: client.id,
-            info: client.info.clone(),
-            lines: tx,
-        });
+        if !list.iter().any(|m| m.id == client.id) {
+            list.push(client.clone());
+        }
         self.count.store(list.len(), Ordering::Relaxed);
-        client.info.set_flag(flag::MONITOR, true);
-        rx
+        client.set_flag(flag::MONITOR, true);
     }
 
     /// Removes client `id`, if it is a monitor.
     pub fn remove(&self, id: u64) {
         let mut list = self.list.lock().unwrap_or_else(|p| p.into_inner());
-        list.retain(|m| m.id != id);
+        list.retain(|m| {
+            let keep = m.id != id;
+            if !keep {
+                m.set_flag(flag::MONITOR, false);
+            }
+            keep
+        });
         self.count.store(list.len(), Ordering::Relaxed);
     }
 
-    /// Sends the command `args` of `client` to every monitor but itself.
+    /// Sends the command `args` of `client` to every monitor, as Redis formats it:
+    /// `+<unix time>.<micros> [<db> <addr>] "arg" "arg" ...`, with redacted arguments shown
+    /// as `"(redacted)"`. A monitor's own commands are shown to it too, in `reply`, after
+    /// the command's own reply.
     #[inline]
-    pub fn feed(&self, client: &Client, args: Args<'_>) {
+    pub fn feed(&self, server: &Server, client: &Client, args: Args<'_>, reply: &mut Reply) {
         if self.count.load(Ordering::Relaxed) == 0 {
             return;
         }
-        self.feed_slow(client, args);
+        self.feed_slow(server, client, args, reply);
     }
 
     #[cold]
-    fn feed_slow(&self, client: &Client, args: Args<'_>) {
+    fn feed_slow(&self, server: &Server, client: &Client, args: Args<'_>, reply: &mut Reply) {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
@@ -465,21 +518,27 @@ impl Monitors {
             client.info.addr
         )
         .into_bytes();
-        let redact = args.is(0, "auth") || args.is(0, "hello");
         for (i, arg) in args.iter().enumerate() {
-            line.extend_from_slice(b" ");
-            if redact && i > 0 {
+            line.push(b' ');
+            if client.redacted.contains(&i) {
                 line.extend_from_slice(b"\"(redacted)\"");
             } else {
                 quote_into(&mut line, arg);
             }
         }
         line.extend_from_slice(b"\r\n");
+        let line = bytes::Bytes::from(line);
+        let hard = server.settings().output_limit_pubsub.hard;
         let list = self.list.lock().unwrap_or_else(|p| p.into_inner());
         for monitor in list.iter() {
-            if monitor.id != client.id && monitor.lines.try_send(line.clone()).is_err() {
-                // Too slow to keep up: closed, as an output buffer over its limit would be.
-                monitor.info.kill();
+            if monitor.id == client.id {
+                // A client closing after this reply takes nothing more (Redis's
+                // `prepareClientToWrite`), so `QUIT` is not shown to itself.
+                if !client.close_after_reply {
+                    reply.raw(&line);
+                }
+            } else {
+                monitor.deliver(line.clone(), hard);
             }
         }
     }

@@ -32,9 +32,13 @@ pub enum Counter {
     ErrorReplies,
     /// Keys evicted (`evicted_keys`).
     EvictedKeys,
+    /// Reads from client sockets that returned data (`total_reads_processed`).
+    ReadsProcessed,
+    /// Writes to client sockets (`total_writes_processed`).
+    WritesProcessed,
 }
 
-const SERVER_COUNTERS: usize = 7;
+const SERVER_COUNTERS: usize = 9;
 
 /// Per command: calls, microseconds, calls refused before running, calls that failed.
 pub const PER_COMMAND: usize = 4;

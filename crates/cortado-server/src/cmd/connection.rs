@@ -109,7 +109,7 @@ pub const COMMANDS: &[Command] = &[
     cmd(
         "auth",
         -2,
-        NOSCRIPT | LOADING | STALE | SKIP_MONITOR | SKIP_SLOWLOG | FAST | NO_AUTH | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
         "Authenticates the connection.",
         "1.0.0",
         auth,
@@ -124,11 +124,18 @@ pub const COMMANDS: &[Command] = &[
         summary: "A container for client connection commands.",
         run: Run::Container(CLIENT),
     },
-    cmd("echo", 2, FAST, "Returns the given string.", "1.0.0", echo),
+    cmd(
+        "echo",
+        2,
+        LOADING | STALE | FAST,
+        "Returns the given string.",
+        "1.0.0",
+        echo,
+    ),
     cmd(
         "hello",
         -1,
-        NOSCRIPT | LOADING | STALE | SKIP_MONITOR | SKIP_SLOWLOG | FAST | NO_AUTH | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
         "Handshakes with the Redis server.",
         "6.0.0",
         hello,
@@ -226,8 +233,10 @@ fn wrongpass() -> ErrorReply {
     ErrorReply::new("WRONGPASS invalid username-password pair or user is disabled.")
 }
 
-/// `AUTH [username] password`: OK, or WRONGPASS.
+/// `AUTH [username] password`: OK, or WRONGPASS. `MONITOR` and the slow log show its
+/// arguments as `(redacted)`.
 fn auth(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    ctx.client.redacted.extend(1..args.len());
     let (user, password) = match args.len() {
         2 => {
             if ctx.server.settings().requirepass.is_none() {
@@ -285,6 +294,7 @@ fn hello(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     while i < args.len() {
         if args.is(i, "auth") && i + 2 < args.len() {
             credentials = Some((args.get(i + 1), args.get(i + 2)));
+            ctx.client.redacted.extend([i + 1, i + 2]);
             i += 3;
         } else if args.is(i, "setname") && i + 1 < args.len() {
             name = Some(args.get(i + 1));
@@ -341,7 +351,6 @@ fn reset(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     ctx.client.info.set_flag(flag::NO_EVICT, false);
     if ctx.client.info.has_flag(flag::MONITOR) {
         ctx.server.monitors.remove(ctx.client.id);
-        ctx.client.info.set_flag(flag::MONITOR, false);
     }
     ctx.client.authenticated = ctx.server.settings().requirepass.is_none();
     ctx.reply.simple("RESET");

@@ -1,4 +1,4 @@
-//! Server commands: `INFO`, `CONFIG`, `COMMAND`, `DBSIZE`, `FLUSHDB`, `FLUSHALL`, `SWAPDB`,
+//! Server commands: `INFO`, `CONFIG`, `DBSIZE`, `FLUSHDB`, `FLUSHALL`, `SWAPDB`,
 //! `TIME`, `LASTSAVE`, `SHUTDOWN`, `SLOWLOG`, `MONITOR`, `DEBUG`, and `FUNCTION FLUSH`.
 
 use std::time::Duration;
@@ -88,57 +88,6 @@ const CONFIG: &[Command] = &[
     ),
 ];
 
-const COMMAND: &[Command] = &[
-    cmd(
-        "count",
-        2,
-        LOADING | STALE,
-        "Returns a count of commands.",
-        "2.8.13",
-        command_count,
-    ),
-    cmd(
-        "docs",
-        -2,
-        LOADING | STALE,
-        "Returns documentary information about one, multiple or all commands.",
-        "7.0.0",
-        command_docs,
-    ),
-    cmd(
-        "getkeys",
-        -3,
-        LOADING | STALE,
-        "Extracts the key names from an arbitrary command.",
-        "2.8.13",
-        command_getkeys,
-    ),
-    cmd(
-        "help",
-        2,
-        LOADING | STALE,
-        "Returns helpful text about the different subcommands.",
-        "5.0.0",
-        command_help,
-    ),
-    cmd(
-        "info",
-        -2,
-        LOADING | STALE,
-        "Returns information about one, multiple or all commands.",
-        "2.8.13",
-        command_info,
-    ),
-    cmd(
-        "list",
-        -2,
-        LOADING | STALE,
-        "Returns a list of command names.",
-        "7.0.0",
-        command_list,
-    ),
-];
-
 const SLOWLOG: &[Command] = &[
     cmd(
         "get",
@@ -185,16 +134,6 @@ const FUNCTION: &[Command] = &[cmd(
 
 /// The server family's commands.
 pub const COMMANDS: &[Command] = &[
-    Command {
-        name: "command",
-        arity: -1,
-        flags: LOADING | STALE,
-        keys: NO_KEYS,
-        group: "server",
-        since: "2.8.13",
-        summary: "Returns detailed information about all commands.",
-        run: Run::Both(command_all, COMMAND),
-    },
     container(
         "config",
         "A container for server configuration commands.",
@@ -309,7 +248,7 @@ pub fn help(ctx: &mut Ctx<'_>, command: &str, lines: &[&str]) {
         ctx.reply.simple(line);
     }
     ctx.reply.simple("HELP");
-    ctx.reply.simple("    Print this help.");
+    ctx.reply.simple("    Prints this help.");
 }
 
 /// `DBSIZE`: the number of keys in the selected database.
@@ -429,10 +368,14 @@ fn shutdown(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `MONITOR`: OK, then every command other clients run, one line each.
+/// `MONITOR`: OK, then a line for every command run (see [`crate::server::Monitors`]);
+/// nothing if the client is a monitor already.
 fn monitor(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
+    if ctx.client.info.has_flag(crate::client::flag::MONITOR) {
+        return Ok(());
+    }
+    ctx.server.monitors.add(&ctx.client.info);
     ctx.reply.ok();
-    ctx.client.wants_monitor = true;
     Ok(())
 }
 
@@ -612,293 +555,6 @@ fn slowlog_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
             "    Return the length of the slowlog.",
             "RESET",
             "    Reset the slowlog.",
-        ],
-    );
-    Ok(())
-}
-
-/// The ACL categories `COMMAND INFO` lists for a command, from its flags and family.
-fn categories(command: &Command) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    if command.flags & WRITE != 0 {
-        out.push("@write");
-    }
-    if command.flags & READONLY != 0 {
-        out.push("@read");
-    }
-    match command.group {
-        "string" => out.push("@string"),
-        "generic" => out.push("@keyspace"),
-        "connection" => out.push("@connection"),
-        "scripting" => out.push("@scripting"),
-        _ => {}
-    }
-    if command.flags & ADMIN != 0 {
-        out.push("@admin");
-        out.push("@dangerous");
-    }
-    out.push(if command.flags & FAST != 0 {
-        "@fast"
-    } else {
-        "@slow"
-    });
-    out
-}
-
-/// One command's `COMMAND INFO` entry (`id` in the table), with its subcommands.
-fn write_info(ctx: &mut Ctx<'_>, id: usize) {
-    let table = &ctx.server.commands;
-    let entry = table.entry(id);
-    let command = entry.command;
-    let reply = &mut *ctx.reply;
-    reply.array(10);
-    reply.bulk(entry.full_name.as_bytes());
-    reply.int(i64::from(command.arity));
-    let flags: Vec<&str> = super::flags::NAMES
-        .iter()
-        .filter(|(f, _)| command.flags & f != 0)
-        .map(|(_, n)| *n)
-        .collect();
-    reply.set(flags.len());
-    for f in flags {
-        reply.simple(f);
-    }
-    reply.int(i64::from(command.keys.first));
-    reply.int(i64::from(command.keys.last));
-    reply.int(i64::from(command.keys.step));
-    let cats = categories(command);
-    reply.set(cats.len());
-    for c in cats {
-        reply.simple(c);
-    }
-    reply.set(0);
-    if command.keys.first == 0 {
-        reply.array(0);
-    } else {
-        let keys = command.keys;
-        let last = if keys.last < 0 {
-            keys.last
-        } else {
-            keys.last - keys.first
-        };
-        reply.array(1);
-        reply.map(3);
-        reply.bulk(b"flags");
-        reply.set(0);
-        reply.bulk(b"begin_search");
-        reply.map(2);
-        reply.bulk(b"type");
-        reply.bulk(b"index");
-        reply.bulk(b"spec");
-        reply.map(1);
-        reply.bulk(b"index");
-        reply.int(i64::from(keys.first));
-        reply.bulk(b"find_keys");
-        reply.map(2);
-        reply.bulk(b"type");
-        reply.bulk(b"range");
-        reply.bulk(b"spec");
-        reply.map(3);
-        reply.bulk(b"lastkey");
-        reply.int(i64::from(last));
-        reply.bulk(b"keystep");
-        reply.int(i64::from(keys.step));
-        reply.bulk(b"limit");
-        reply.int(0);
-    }
-    let subs = table.subcommands(id);
-    reply.array(subs.len());
-    for sub in subs {
-        write_info(ctx, sub);
-    }
-}
-
-/// The top-level commands' ids, in name order.
-fn all_commands(ctx: &Ctx<'_>) -> Vec<usize> {
-    let mut ids: Vec<usize> = ctx.server.commands.commands().map(|(_, id)| id).collect();
-    ids.sort_by_key(|&id| ctx.server.commands.entry(id).full_name.clone());
-    ids
-}
-
-/// `COMMAND`: every command's `COMMAND INFO` entry.
-fn command_all(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    if args.len() > 1 {
-        return Err(ErrorReply::err(format!(
-            "unknown subcommand '{}'. Try COMMAND HELP.",
-            args.text(1)
-        )));
-    }
-    let ids = all_commands(ctx);
-    ctx.reply.array(ids.len());
-    for id in ids {
-        write_info(ctx, id);
-    }
-    Ok(())
-}
-
-/// `COMMAND COUNT`: the number of commands.
-fn command_count(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
-    let n = ctx.server.commands.commands().count();
-    ctx.reply.int(n as i64);
-    Ok(())
-}
-
-/// The table id of `name`, or `container|sub`.
-fn find(ctx: &Ctx<'_>, name: &[u8]) -> Option<usize> {
-    let table = &ctx.server.commands;
-    match name.iter().position(|&b| b == b'|') {
-        Some(bar) => table
-            .lookup(&name[..bar])
-            .and_then(|id| table.lookup_sub(id, &name[bar + 1..])),
-        None => table.lookup(name),
-    }
-}
-
-/// `COMMAND INFO [name ...]`: each named command's entry (nil if unknown), or all.
-fn command_info(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    if args.len() == 2 {
-        return command_all(ctx, args.from(1).from(1));
-    }
-    ctx.reply.array(args.len() - 2);
-    for name in args.from(2).iter() {
-        match find(ctx, name) {
-            Some(id) => write_info(ctx, id),
-            None => ctx.reply.null_array(),
-        }
-    }
-    Ok(())
-}
-
-fn write_docs(ctx: &mut Ctx<'_>, id: usize) {
-    let table = &ctx.server.commands;
-    let command = table.entry(id).command;
-    let subs = table.subcommands(id);
-    let reply = &mut *ctx.reply;
-    reply.map(if subs.is_empty() { 3 } else { 4 });
-    reply.bulk(b"summary");
-    reply.bulk(command.summary.as_bytes());
-    reply.bulk(b"since");
-    reply.bulk(command.since.as_bytes());
-    reply.bulk(b"group");
-    reply.bulk(command.group.as_bytes());
-    if !subs.is_empty() {
-        reply.bulk(b"subcommands");
-        ctx.reply.map(subs.len());
-        for sub in subs {
-            let name = ctx.server.commands.entry(sub).full_name.clone();
-            ctx.reply.bulk(name.as_bytes());
-            write_docs(ctx, sub);
-        }
-    }
-}
-
-/// `COMMAND DOCS [name ...]`: a map from each known command to its summary, version and
-/// family.
-fn command_docs(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let ids: Vec<usize> = if args.len() == 2 {
-        all_commands(ctx)
-    } else {
-        args.from(2)
-            .iter()
-            .filter_map(|name| find(ctx, name))
-            .collect()
-    };
-    ctx.reply.map(ids.len());
-    for id in ids {
-        let name = ctx.server.commands.entry(id).full_name.clone();
-        ctx.reply.bulk(name.as_bytes());
-        write_docs(ctx, id);
-    }
-    Ok(())
-}
-
-/// Which commands `COMMAND LIST` shows.
-type NameFilter = Box<dyn Fn(&Command, &str) -> bool>;
-
-/// `COMMAND LIST [FILTERBY PATTERN pattern | ACLCAT category | MODULE name]`: command names.
-fn command_list(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let ids = all_commands(ctx);
-    let filter: NameFilter = match args.len() {
-        2 => Box::new(|_, _| true),
-        5 if args.is(2, "filterby") && args.is(3, "pattern") => {
-            let pattern = args.get(4).to_vec();
-            Box::new(move |_, name| crate::glob::glob_match(&pattern, name.as_bytes(), true))
-        }
-        5 if args.is(2, "filterby") && args.is(3, "aclcat") => {
-            let cat = format!("@{}", args.text(4).to_ascii_lowercase());
-            Box::new(move |c, _| categories(c).contains(&cat.as_str()))
-        }
-        5 if args.is(2, "filterby") && args.is(3, "module") => Box::new(|_, _| false),
-        _ => return Err(syntax_error()),
-    };
-    let names: Vec<String> = ids
-        .iter()
-        .map(|&id| ctx.server.commands.entry(id))
-        .filter(|e| filter(e.command, &e.full_name))
-        .map(|e| e.full_name.clone())
-        .collect();
-    ctx.reply.array(names.len());
-    for name in names {
-        ctx.reply.bulk(name.as_bytes());
-    }
-    Ok(())
-}
-
-/// `COMMAND GETKEYS command [arg ...]`: the keys the command would touch.
-fn command_getkeys(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let call = args.from(2);
-    let Some(mut id) = ctx.server.commands.lookup(call.get(0)) else {
-        return Err(ErrorReply::err("Invalid command specified"));
-    };
-    if call.len() >= 2 {
-        if let Some(sub) = ctx.server.commands.lookup_sub(id, call.get(1)) {
-            id = sub;
-        }
-    }
-    let command = ctx.server.commands.entry(id).command;
-    let argc = call.len() as i32;
-    if (command.arity > 0 && command.arity != argc) || argc < -command.arity {
-        return Err(ErrorReply::err(
-            "Invalid number of arguments specified for command",
-        ));
-    }
-    let keys = command.keys;
-    if keys.first == 0 {
-        return Err(ErrorReply::err("The command has no key arguments"));
-    }
-    let last = if keys.last < 0 {
-        argc + keys.last
-    } else {
-        keys.last.min(argc - 1)
-    };
-    let positions: Vec<usize> = (keys.first..=last)
-        .step_by(keys.step.max(1) as usize)
-        .map(|i| i as usize)
-        .collect();
-    ctx.reply.array(positions.len());
-    for i in positions {
-        ctx.reply.bulk(call.get(i));
-    }
-    Ok(())
-}
-
-fn command_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
-    help(
-        ctx,
-        "COMMAND",
-        &[
-            "(no subcommand)",
-            "    Return details about all commands.",
-            "COUNT",
-            "    Return the total number of commands in this server.",
-            "LIST",
-            "    Return a list of all commands in this server.",
-            "INFO [<command-name> ...]",
-            "    Return details about multiple commands.",
-            "DOCS [<command-name> ...]",
-            "    Return documentation details about multiple commands.",
-            "GETKEYS <full-command>",
-            "    Return the keys from a full command.",
         ],
     );
     Ok(())

@@ -1,5 +1,6 @@
 //! The server's integration tests: one binary, a module per subject.
 
+mod command_table;
 mod common;
 mod differential;
 mod smoke;
