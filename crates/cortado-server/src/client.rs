@@ -169,7 +169,7 @@ impl ClientInfo {
         let waiting = inbox.bytes + bytes.len() + self.output_buffer.load(Ordering::Relaxed);
         if hard_limit > 0 && waiting as u64 > hard_limit {
             drop(inbox);
-            tracing::info!(
+            tracing::warn!(
                 id = self.id,
                 "client closed for overcoming of output buffer limits"
             );

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::glob::glob_match;
 use crate::protocol::request::split_args;
@@ -142,6 +143,35 @@ const DIRECTIVES: &[Directive] = &[
     d("tcp-keepalive", Kind::Int(0, I32), "300", true),
     d("timeout", Kind::Int(0, I32), "0", true),
 ];
+
+/// `loglevel` as the log reads it: how many of `warning`, `notice`, `verbose`, `debug` are
+/// on (0: `nothing`).
+static LOG_LEVEL: AtomicU8 = AtomicU8::new(2);
+
+/// Makes `loglevel` (one of [`LOGLEVELS`]) the level the log shows, at once.
+pub fn set_log_level(loglevel: &str) {
+    let level = match loglevel {
+        "debug" => 4,
+        "verbose" => 3,
+        "notice" => 2,
+        "warning" => 1,
+        _ => 0,
+    };
+    LOG_LEVEL.store(level, Ordering::Relaxed);
+}
+
+/// Whether the log shows events of `level` under the current `loglevel`: Redis's `warning`
+/// shows `WARN` and `ERROR`, `notice` adds `INFO`, `verbose` `DEBUG`, `debug` `TRACE`.
+pub fn log_enabled(level: &tracing::Level) -> bool {
+    let max = match LOG_LEVEL.load(Ordering::Relaxed) {
+        0 => return false,
+        1 => tracing::Level::WARN,
+        2 => tracing::Level::INFO,
+        3 => tracing::Level::DEBUG,
+        _ => tracing::Level::TRACE,
+    };
+    *level <= max
+}
 
 fn directive(name: &str) -> Option<&'static Directive> {
     DIRECTIVES

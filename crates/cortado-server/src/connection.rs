@@ -19,8 +19,8 @@
 //!   read and one write, as in Redis. Output past [`FLUSH_AT`] is offered to the socket in the
 //!   middle of a batch, without waiting.
 //! - **The query buffer** holds the command being received and what follows it, up to
-//!   `client-query-buffer-limit`; its space is reused, and given back once it grew past
-//!   [`KEEP_BUFFER`] and emptied.
+//!   `client-query-buffer-limit` (checked after each read, as Redis checks it); its space is
+//!   reused, and given back once it grew past [`KEEP_BUFFER`] and emptied.
 //! - **Settings** are copied per connection and taken again only when their version changes
 //!   (one atomic load per batch), so no lock is shared by every command.
 
@@ -185,6 +185,15 @@ impl Connection<'_> {
             self.version = current;
             self.settings = self.server.settings();
         }
+        // Checked as Redis checks it, right after the read: what waits to be run, the
+        // command being received included, must fit.
+        if self.buf.len() as u64 > self.settings.query_buffer_limit {
+            tracing::warn!(
+                id = self.client.id,
+                "closing client that reached max query buffer length"
+            );
+            return Step::Close;
+        }
         let step = self.run_commands();
         let info = &self.client.info;
         info.query_buffer.store(self.buf.len(), Ordering::Relaxed);
@@ -243,13 +252,6 @@ impl Connection<'_> {
         if self.buf.is_empty() && self.buf.capacity() > KEEP_BUFFER {
             self.buf = BytesMut::new();
         }
-        if self.buf.len() as u64 > self.settings.query_buffer_limit {
-            tracing::info!(
-                id = self.client.id,
-                "closing client that reached max query buffer length"
-            );
-            step = Step::Close;
-        }
         step
     }
 
@@ -272,7 +274,7 @@ impl Connection<'_> {
             self.soft_since = None;
         }
         if over_hard || over_soft {
-            tracing::info!(
+            tracing::warn!(
                 id = self.client.id,
                 "client closed for overcoming of output buffer limits"
             );

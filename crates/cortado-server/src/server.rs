@@ -58,12 +58,18 @@ pub struct Server {
     pub port: AtomicUsize,
     /// Keys removed by active expiry since the start.
     pub active_expired: AtomicU64,
+    /// `used_memory` when the server was built (`INFO`'s `used_memory_startup`).
+    pub startup_memory: u64,
+    /// The keyspace's hits, misses and expired keys at the last `CONFIG RESETSTAT`, which
+    /// `INFO` subtracts (the keyspace counts them itself).
+    pub keyspace_baseline: Mutex<[u64; 3]>,
 }
 
 impl Server {
     /// The shared state for `config`, with time from `time`.
     pub fn new(config: Config, time: TimeSource) -> Result<Arc<Self>, ConfigError> {
         let settings = config.settings();
+        crate::config::set_log_level(&settings.loglevel);
         let commands = Table::new(&config.renames).map_err(ConfigError)?;
         let stats = Stats::new(commands.len());
         let (shutdown, _) = watch::channel(false);
@@ -82,7 +88,7 @@ impl Server {
         Ok(Arc::new(Self {
             keyspace: Keyspace::new(settings.databases, time),
             port: AtomicUsize::new(settings.port as usize),
-            slowlog: SlowLog::new(),
+            slowlog: SlowLog::new(settings.slowlog_slower_than, settings.slowlog_max_len),
             settings: RwLock::new(Arc::new(settings)),
             settings_version: AtomicU64::new(0),
             config: Mutex::new(config),
@@ -95,6 +101,8 @@ impl Server {
             started_unix,
             run_id,
             active_expired: AtomicU64::new(0),
+            startup_memory: crate::memory::used_memory(),
+            keyspace_baseline: Mutex::new([0; 3]),
         }))
     }
 
@@ -115,8 +123,41 @@ impl Server {
 
     /// Derives the settings again after `config` changed.
     pub fn publish_settings(&self, config: &Config) {
-        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(config.settings());
+        let settings = config.settings();
+        crate::config::set_log_level(&settings.loglevel);
+        self.slowlog
+            .configure(settings.slowlog_slower_than, settings.slowlog_max_len);
+        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(settings);
         self.settings_version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// `CONFIG RESETSTAT`: the counters of `INFO stats`, `commandstats` and `errorstats`
+    /// start again from zero (the slow log stays, as in Redis).
+    pub fn reset_stats(&self) {
+        self.stats.reset();
+        *self
+            .keyspace_baseline
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = self.keyspace_raw_counts();
+    }
+
+    /// The keyspace's hits, misses and expired keys since the start.
+    fn keyspace_raw_counts(&self) -> [u64; 3] {
+        [
+            self.keyspace.sum(|s| s.hits),
+            self.keyspace.sum(|s| s.misses),
+            self.keyspace.expired_keys(),
+        ]
+    }
+
+    /// The keyspace's hits, misses and expired keys since the last `CONFIG RESETSTAT`.
+    pub fn keyspace_counts(&self) -> [u64; 3] {
+        let raw = self.keyspace_raw_counts();
+        let base = *self
+            .keyspace_baseline
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        [0, 1, 2].map(|i| raw[i].saturating_sub(base[i]))
     }
 
     /// Asks the server to stop.
@@ -309,7 +350,7 @@ async fn refuse(mut stream: tokio::net::TcpStream, message: &'static str) {
     let _ = stream.shutdown().await;
 }
 
-/// The background thread: active expiry, many times a second.
+/// The background thread: active expiry, many times a second, and the rates' samples.
 struct Cron {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -328,15 +369,23 @@ impl Cron {
 /// so a key is removed within about two of them of its deadline.
 const EXPIRE_PERIOD: Duration = Duration::from_millis(10);
 
+/// How often the `instantaneous_*` rates are sampled, as Redis's `serverCron` samples them.
+const RATE_PERIOD: Duration = Duration::from_millis(100);
+
 fn start_cron(server: Arc<Server>) -> Cron {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let thread = std::thread::Builder::new()
-        .name("cortado-expiry".into())
+        .name("cortado-cron".into())
         .spawn(move || {
+            let mut sampled = Instant::now();
             while !flag.load(Ordering::Relaxed) {
                 let removed = server.keyspace.expire_cycle();
                 server.active_expired.fetch_add(removed, Ordering::Relaxed);
+                if sampled.elapsed() >= RATE_PERIOD {
+                    sampled = Instant::now();
+                    server.stats.rates.sample(&server.stats);
+                }
                 std::thread::sleep(EXPIRE_PERIOD);
             }
         })
@@ -375,9 +424,9 @@ pub struct SlowLog {
 }
 
 impl SlowLog {
-    fn new() -> Self {
+    fn new(threshold: i64, max_len: usize) -> Self {
         let log = Self::default();
-        log.configure(10_000, 128);
+        log.configure(threshold, max_len);
         log
     }
 

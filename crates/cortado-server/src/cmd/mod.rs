@@ -353,10 +353,11 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
         match table.lookup_sub(id, args.get(1)) {
             Some(sub) => id = sub,
             None => {
+                // Redis names the container as the client typed it (renamed or not).
                 let mut text = b"ERR unknown subcommand '".to_vec();
                 text.extend_from_slice(c_string(args.get(1), 128));
                 text.extend_from_slice(b"'. Try ");
-                text.extend_from_slice(table.entry(id).full_name.to_ascii_uppercase().as_bytes());
+                text.extend_from_slice(&c_string(args.get(0), usize::MAX).to_ascii_uppercase());
                 text.extend_from_slice(b" HELP.");
                 reply.error_bytes(&text);
                 return finish(server, client, reply, None, started, mark, args);

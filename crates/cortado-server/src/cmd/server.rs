@@ -451,19 +451,14 @@ fn config_set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let mut config = ctx.server.config.lock().unwrap_or_else(|p| p.into_inner());
     config.set_all(&pairs).map_err(ErrorReply::err)?;
     ctx.server.publish_settings(&config);
-    let settings = config.settings();
     drop(config);
-    ctx.server
-        .slowlog
-        .configure(settings.slowlog_slower_than, settings.slowlog_max_len);
     ctx.reply.ok();
     Ok(())
 }
 
 /// `CONFIG RESETSTAT`: OK; the counters of `INFO` start again.
 fn config_resetstat(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
-    ctx.server.stats.reset();
-    ctx.server.slowlog.reset();
+    ctx.server.reset_stats();
     ctx.reply.ok();
     Ok(())
 }
@@ -577,61 +572,10 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
-/// The sections `INFO` with no argument (or `default`) shows.
-const DEFAULT_SECTIONS: &[&str] = &[
-    "server",
-    "clients",
-    "memory",
-    "persistence",
-    "stats",
-    "replication",
-    "cpu",
-    "modules",
-    "errorstats",
-    "cluster",
-    "keyspace",
-];
-
-/// `INFO [section ...]`: the server's figures in Redis's sections and field names.
+/// `INFO [section ...]`: the server's figures in Redis's sections and field names (see
+/// [`crate::info`]).
 fn info(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let mut sections: Vec<String> = Vec::new();
-    for arg in args.from(1).iter() {
-        let name = String::from_utf8_lossy(arg).to_ascii_lowercase();
-        match name.as_str() {
-            "default" => sections.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string())),
-            "all" | "everything" => {
-                sections.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string()));
-                sections.push("commandstats".into());
-            }
-            _ => sections.push(name),
-        }
-    }
-    if sections.is_empty() {
-        sections.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string()));
-    }
-    let mut text = String::new();
-    let order = [
-        "server",
-        "clients",
-        "memory",
-        "persistence",
-        "stats",
-        "replication",
-        "cpu",
-        "modules",
-        "errorstats",
-        "commandstats",
-        "cluster",
-        "keyspace",
-    ];
-    for section in order {
-        if sections.iter().any(|s| s == section) {
-            if !text.is_empty() {
-                text.push_str("\r\n");
-            }
-            crate::info::section(ctx.server, section, &mut text)?;
-        }
-    }
+    let text = crate::info::render(ctx.server, args.from(1).iter())?;
     ctx.reply.verbatim(text.as_bytes());
     Ok(())
 }

@@ -3,4 +3,8 @@
 mod command_table;
 mod common;
 mod differential;
+mod info;
+mod process;
+mod protocol;
+mod security;
 mod smoke;
