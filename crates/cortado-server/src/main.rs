@@ -64,7 +64,17 @@ fn main() -> ExitCode {
                 tracing::info!("ready to accept connections on {addr}");
             }
         }
+        // As Redis, a pid file that cannot be written is a warning, not a stop.
+        let pidfile = settings.pidfile.clone();
+        if !pidfile.is_empty() {
+            if let Err(e) = std::fs::write(&pidfile, format!("{}\n", std::process::id())) {
+                tracing::warn!("failed to write PID file {pidfile}: {e}");
+            }
+        }
         server::serve(server, listeners, stop_signal()).await;
+        if !pidfile.is_empty() {
+            let _ = std::fs::remove_file(&pidfile);
+        }
         ExitCode::SUCCESS
     })
 }

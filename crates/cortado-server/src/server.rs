@@ -58,6 +58,8 @@ pub struct Server {
     pub port: AtomicUsize,
     /// Keys removed by active expiry since the start.
     pub active_expired: AtomicU64,
+    /// Whether active expiry runs (`DEBUG SET-ACTIVE-EXPIRE`).
+    pub active_expire: AtomicBool,
     /// `used_memory` when the server was built (`INFO`'s `used_memory_startup`).
     pub startup_memory: u64,
     /// The keyspace's hits, misses and expired keys at the last `CONFIG RESETSTAT`, which
@@ -101,6 +103,7 @@ impl Server {
             started_unix,
             run_id,
             active_expired: AtomicU64::new(0),
+            active_expire: AtomicBool::new(true),
             startup_memory: crate::memory::used_memory(),
             keyspace_baseline: Mutex::new([0; 3]),
         }))
@@ -380,8 +383,10 @@ fn start_cron(server: Arc<Server>) -> Cron {
         .spawn(move || {
             let mut sampled = Instant::now();
             while !flag.load(Ordering::Relaxed) {
-                let removed = server.keyspace.expire_cycle();
-                server.active_expired.fetch_add(removed, Ordering::Relaxed);
+                if server.active_expire.load(Ordering::Relaxed) {
+                    let removed = server.keyspace.expire_cycle();
+                    server.active_expired.fetch_add(removed, Ordering::Relaxed);
+                }
                 if sampled.elapsed() >= RATE_PERIOD {
                     sampled = Instant::now();
                     server.stats.rates.sample(&server.stats);

@@ -65,6 +65,9 @@ pub mod flags {
     pub const NO_ASYNC_LOADING: u32 = 1 << 17;
     /// Its keys are not at fixed positions (found by a keyword or a count).
     pub const MOVABLE_KEYS: u32 = 1 << 18;
+    /// Refused unless `enable-debug-command` allows it (`DEBUG`); not shown by `COMMAND`, as
+    /// in Redis.
+    pub const PROTECTED: u32 = 1 << 19;
 
     /// Every flag with its name, in `COMMAND INFO`'s order (Redis 7.0's
     /// `addReplyFlagsForCommand`).
@@ -321,6 +324,16 @@ pub fn arity_error(full_name: &str) -> ErrorReply {
     ))
 }
 
+/// Redis's error for a subcommand given the wrong arguments, which names the subcommand and
+/// the command as the client typed them (`addReplySubcommandSyntaxError`).
+pub fn subcommand_syntax_error(args: Args<'_>) -> ErrorReply {
+    let sub: String = String::from_utf8_lossy(c_string(args.get(1), 128)).into_owned();
+    let command = String::from_utf8_lossy(c_string(args.get(0), usize::MAX)).to_ascii_uppercase();
+    ErrorReply::err(format!(
+        "unknown subcommand or wrong number of arguments for '{sub}'. Try {command} HELP."
+    ))
+}
+
 /// A syntax error.
 pub fn syntax_error() -> ErrorReply {
     ErrorReply::err("syntax error")
@@ -370,6 +383,10 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     let argc = args.len() as i32;
     let refusal = if (arity > 0 && arity != argc) || argc < -arity {
         Some(arity_error(&entry.full_name))
+    } else if command.flags & flags::PROTECTED != 0 && !debug_allowed(server, client) {
+        Some(ErrorReply::err(
+            "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+        ))
     } else if !client.authenticated && command.flags & flags::NO_AUTH == 0 {
         Some(ErrorReply::new("NOAUTH Authentication required."))
     } else if command.flags & (flags::WRITE | flags::READONLY) != 0
@@ -404,6 +421,16 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
         server.monitors.feed(server, client, args, reply);
     }
     finish(server, client, reply, Some(id), started, mark, args);
+}
+
+/// Whether `enable-debug-command` lets `client` run `DEBUG`: `yes`, or `local` and a loopback
+/// client.
+fn debug_allowed(server: &Server, client: &Client) -> bool {
+    match server.settings().enable_debug_command {
+        crate::config::Allowed::Yes => true,
+        crate::config::Allowed::Local => client.info.addr.ip().is_loopback(),
+        crate::config::Allowed::No => false,
+    }
 }
 
 /// `bytes` as C's `%.{max}s` prints a string: up to its first zero byte, at most `max` bytes.

@@ -151,7 +151,7 @@ pub const COMMANDS: &[Command] = &[
     cmd(
         "debug",
         -2,
-        ADMIN | NOSCRIPT | LOADING | STALE,
+        ADMIN | NOSCRIPT | LOADING | STALE | PROTECTED,
         "A container for debugging commands.",
         "1.0.0",
         debug,
@@ -383,19 +383,26 @@ fn monitor(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
 /// send. `SLEEP` holds every shard, as Redis, single-threaded, is busy for that long.
 fn debug(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     if args.is(1, "sleep") && args.len() == 3 {
-        let seconds = super::args::parse_float(args.get(2))
-            .filter(|s| *s >= 0.0 && s.is_finite())
-            .ok_or_else(|| ErrorReply::err("value is not a valid float"))?;
+        // Redis reads the seconds with strtod and sleeps for none if they are not a number
+        // or negative.
+        let seconds = leading_float(args.get(2)).max(0.0);
         let locked = ctx.server.keyspace.lock_all();
-        std::thread::sleep(Duration::from_secs_f64(seconds));
+        if seconds.is_finite() {
+            std::thread::sleep(Duration::from_secs_f64(seconds));
+        }
         drop(locked);
         ctx.reply.ok();
     } else if args.is(1, "log") && args.len() == 3 {
         tracing::warn!("DEBUG LOG: {}", args.text(2));
         ctx.reply.ok();
     } else if args.is(1, "set-active-expire") && args.len() == 3 {
+        // Redis reads the flag with atoi: anything but a non-zero number turns it off.
+        let on = leading_float(args.get(2)) as i64 != 0;
+        ctx.server
+            .active_expire
+            .store(on, std::sync::atomic::Ordering::Relaxed);
         ctx.reply.ok();
-    } else if args.is(1, "help") {
+    } else if args.is(1, "help") && args.len() == 2 {
         help(
             ctx,
             "DEBUG",
@@ -403,24 +410,38 @@ fn debug(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
                 "LOG <message>",
                 "    Write <message> to the server log.",
                 "SET-ACTIVE-EXPIRE <0|1>",
-                "    Accepted for compatibility; expiry always runs.",
+                "    Setting it to 0 disables expiring keys in background when they are not accessed (otherwise the Redis behavior). Setting it to 1 reenables back the default.",
                 "SLEEP <seconds>",
                 "    Stop the server for <seconds>. Decimals allowed.",
             ],
         );
     } else {
-        return Err(ErrorReply::err(format!(
-            "unknown subcommand '{}'. Try DEBUG HELP.",
-            args.text(1)
-        )));
+        return Err(super::subcommand_syntax_error(args));
     }
     Ok(())
 }
 
+/// The number at the start of `bytes`, as C's `strtod` reads it (0 if there is none).
+fn leading_float(bytes: &[u8]) -> f64 {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_start();
+    (1..=text.len())
+        .rev()
+        .filter(|&end| text.is_char_boundary(end))
+        .find_map(|end| text[..end].parse::<f64>().ok())
+        .filter(|n| !n.is_nan())
+        .unwrap_or(0.0)
+}
+
 /// `FUNCTION FLUSH [ASYNC|SYNC]`: OK (no function is kept yet).
 fn function_flush(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    if args.len() > 3 || (args.len() == 3 && !(args.is(2, "async") || args.is(2, "sync"))) {
-        return Err(syntax_error());
+    if args.len() > 3 {
+        return Err(super::subcommand_syntax_error(args));
+    }
+    if args.len() == 3 && !(args.is(2, "async") || args.is(2, "sync")) {
+        return Err(ErrorReply::err(
+            "FUNCTION FLUSH only supports SYNC|ASYNC option",
+        ));
     }
     ctx.reply.ok();
     Ok(())
@@ -439,17 +460,25 @@ fn config_get(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `CONFIG SET parameter value [parameter value ...]`: OK; all or none are applied.
+/// `CONFIG SET parameter value [parameter value ...]`: OK; all or none are applied (see
+/// [`crate::config::Config::set_all`]). Values of secret directives are redacted from the
+/// slow log and `MONITOR`, whatever the outcome.
 fn config_set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     if args.len() % 2 != 0 {
-        return Err(super::arity_error("config|set"));
+        return Err(syntax_error());
     }
+    let names = (2..args.len()).step_by(2).map(|i| args.get(i));
+    let secrets = crate::config::Config::secret_values(names);
+    ctx.client
+        .redacted
+        .extend(secrets.into_iter().map(|i| i + 2));
     let pairs: Vec<(&[u8], &[u8])> = (2..args.len())
         .step_by(2)
         .map(|i| (args.get(i), args.get(i + 1)))
         .collect();
+    let loopback = ctx.client.info.addr.ip().is_loopback();
     let mut config = ctx.server.config.lock().unwrap_or_else(|p| p.into_inner());
-    config.set_all(&pairs).map_err(ErrorReply::err)?;
+    config.set_all(&pairs, loopback).map_err(ErrorReply::err)?;
     ctx.server.publish_settings(&config);
     drop(config);
     ctx.reply.ok();
@@ -492,7 +521,7 @@ fn config_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
 /// `SLOWLOG GET [count]`: the newest `count` entries (10 by default, -1 for all).
 fn slowlog_get(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let count = if args.len() == 3 {
-        let n = args.int(2)?;
+        let n = args.int(2).unwrap_or(i64::MIN);
         if n < -1 {
             return Err(ErrorReply::err(
                 "count should be greater than or equal to -1",
@@ -506,7 +535,7 @@ fn slowlog_get(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     } else if args.len() == 2 {
         10
     } else {
-        return Err(super::arity_error("slowlog|get"));
+        return Err(super::subcommand_syntax_error(args));
     };
     let entries = ctx.server.slowlog.newest(count);
     ctx.reply.array(entries.len());

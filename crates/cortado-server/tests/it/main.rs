@@ -2,6 +2,7 @@
 
 mod command_table;
 mod common;
+mod config;
 mod differential;
 mod info;
 mod process;

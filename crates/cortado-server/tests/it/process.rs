@@ -60,7 +60,7 @@ fn config_file_bad_directive_is_one_error_naming_file_line_and_directive() {
         ),
         (
             format!("port {port}\ntimeout\n"),
-            "line 2: 'timeout': missing value",
+            "line 2: 'timeout': wrong number of arguments",
         ),
     ];
     for (text, expected) in cases {
@@ -128,7 +128,7 @@ fn config_file_and_flags_set_the_directives() {
     let pairs: Vec<String> = pairs.iter().map(Frame::text).collect();
     assert_eq!(
         pairs,
-        ["maxmemory", "2097152", "save", "", "timeout", "40"],
+        ["maxmemory", "2097152", "timeout", "40", "save", ""],
         "the flag overrides the file"
     );
     let info = client.call(&["INFO", "server"]).text();
@@ -222,8 +222,9 @@ fn loglevel_chooses_what_is_logged_as_redis() {
     );
     let verbose = lines(&["--loglevel", "verbose"]);
     assert!(verbose.contains("protocol error"), "{verbose}");
-    let nothing = lines(&["--loglevel", "nothing"]);
-    assert_eq!(nothing, "");
+    // Redis 7.0 has no `nothing` level (7.2 added it).
+    let output = run_to_exit(&["--loglevel", "nothing"]);
+    assert!(!output.status.success());
     // CONFIG SET loglevel takes effect at once.
     let server = ServerProcess::start(&["--loglevel", "warning"]);
     let mut client = server.raw();

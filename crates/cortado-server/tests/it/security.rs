@@ -158,14 +158,17 @@ fn protected_mode_refuses_only_non_loopback_clients_without_a_password() {
     }
     assert!(!refused_by_protected_mode(&settings, mapped));
     config
-        .set_all(&[(b"requirepass".as_slice(), b"pw".as_slice())])
+        .set_all(&[(b"requirepass".as_slice(), b"pw".as_slice())], true)
         .unwrap();
     assert!(!refused_by_protected_mode(&config.settings(), outside));
     config
-        .set_all(&[
-            (b"requirepass".as_slice(), b"".as_slice()),
-            (b"protected-mode".as_slice(), b"no".as_slice()),
-        ])
+        .set_all(
+            &[
+                (b"requirepass".as_slice(), b"".as_slice()),
+                (b"protected-mode".as_slice(), b"no".as_slice()),
+            ],
+            true,
+        )
         .unwrap();
     assert!(!refused_by_protected_mode(&config.settings(), outside));
 }
