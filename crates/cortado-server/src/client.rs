@@ -285,22 +285,25 @@ impl Clients {
             .remove(&id);
     }
 
-    /// Every client, by id.
+    /// Every client, by id, but those killed and not yet gone (Redis frees a killed client
+    /// at once, so `CLIENT LIST` and `CLIENT KILL` no longer see it).
     pub fn all(&self) -> Vec<Arc<ClientInfo>> {
         self.map
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .values()
+            .filter(|c| !c.is_killed())
             .cloned()
             .collect()
     }
 
-    /// The client of id `id`.
+    /// The client of id `id`, unless it was killed.
     pub fn get(&self, id: u64) -> Option<Arc<ClientInfo>> {
         self.map
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&id)
+            .filter(|c| !c.is_killed())
             .cloned()
     }
 

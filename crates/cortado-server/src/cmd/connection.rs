@@ -340,8 +340,8 @@ fn hello(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `RESET`: the connection as new (database 0, RESP2, replies on, not a monitor, and
-/// unauthenticated if a password is set), then `+RESET`.
+/// `RESET`: the connection as new (database 0, RESP2, no name, replies on, not a monitor,
+/// and unauthenticated if a password is set), then `+RESET`.
 fn reset(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     ctx.client.select(0);
     ctx.client.resp = 2;
@@ -352,6 +352,11 @@ fn reset(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     if ctx.client.info.has_flag(flag::MONITOR) {
         ctx.server.monitors.remove(ctx.client.id);
     }
+    *ctx.client
+        .info
+        .name
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = None;
     ctx.client.authenticated = ctx.server.settings().requirepass.is_none();
     ctx.reply.simple("RESET");
     Ok(())

@@ -1,6 +1,7 @@
 //! The server's integration tests: one binary, a module per subject.
 
 mod command_table;
+mod commands;
 mod common;
 mod config;
 mod differential;
