@@ -10,19 +10,24 @@
 //! # Design
 //!
 //! The inbox is a queue under the client's own mutex, so a sender contends only with the
-//! receiving connection, never with the server as a whole; a [`Notify`] wakes the connection,
-//! which moves the queue into its output buffer. A sender checks the bytes the client has
-//! waiting (queued and unwritten) against a hard limit and closes a client that is over it,
-//! so a client that does not read cannot make the server hold its messages without bound.
+//! receiving connection, never with the server as a whole. A sender checks the bytes the
+//! client has waiting (queued and unwritten) against a hard limit and closes a client that
+//! is over it, so a client that does not read cannot make the server hold its messages
+//! without bound.
+//!
+//! One wake-up serves the inbox, `CLIENT KILL` and the server's stop: a flag and the waker
+//! of the connection's task, which the connection registers each time it waits; a
+//! `Notify` or a `watch` receiver would cost each waiting connection two locked waiter-list
+//! updates per request. Measurements: `docs/decisions/0201-server-connection-loop.md`.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use bytes::Bytes;
-use tokio::sync::Notify;
 
 /// Whether replies are sent (`CLIENT REPLY`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -128,8 +133,11 @@ pub struct ClientInfo {
     pub output_buffer: AtomicUsize,
     /// Set by `CLIENT KILL` and by senders finding the client over its output limit.
     killed: AtomicBool,
-    /// Wakes the connection: it was killed, or its inbox has something.
-    wake: Notify,
+    /// Set when the connection has something to look at: it was killed, its inbox has
+    /// something, or the server is stopping.
+    woken: AtomicBool,
+    /// The connection's task, while it waits.
+    waker: Mutex<Option<Waker>>,
     inbox: Mutex<Inbox>,
 }
 
@@ -144,17 +152,43 @@ impl ClientInfo {
     /// Asks the client's connection to close.
     pub fn kill(&self) {
         self.killed.store(true, Ordering::SeqCst);
-        self.wake.notify_one();
+        self.wake();
+    }
+
+    /// Wakes the connection to look at what changed (its inbox, its kill flag, the server's
+    /// stop).
+    pub fn wake(&self) {
+        self.woken.store(true, Ordering::SeqCst);
+        let waker = self.waker.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// Ready once [`wake`](Self::wake) was called since the last time it was ready; registers
+    /// the task to be woken otherwise.
+    pub fn poll_woken(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.woken.swap(false, Ordering::SeqCst) {
+            return Poll::Ready(());
+        }
+        {
+            let mut slot = self.waker.lock().unwrap_or_else(|p| p.into_inner());
+            match &*slot {
+                Some(waker) if waker.will_wake(cx.waker()) => {}
+                _ => *slot = Some(cx.waker().clone()),
+            }
+        }
+        // A wake between the first look and the registration is seen here.
+        if self.woken.swap(false, Ordering::SeqCst) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 
     /// Whether the client was asked to close.
     pub fn is_killed(&self) -> bool {
         self.killed.load(Ordering::SeqCst)
-    }
-
-    /// Resolves once the client is killed or its inbox may have something.
-    pub async fn woken(&self) {
-        self.wake.notified().await;
     }
 
     /// Leaves `bytes` for the client to send. With `hard_limit` non-zero, a client whose
@@ -179,7 +213,7 @@ impl ClientInfo {
         inbox.bytes += bytes.len();
         inbox.items.push_back(bytes);
         drop(inbox);
-        self.wake.notify_one();
+        self.wake();
         true
     }
 
@@ -270,7 +304,8 @@ impl Clients {
             query_buffer: AtomicUsize::new(0),
             output_buffer: AtomicUsize::new(0),
             killed: AtomicBool::new(false),
-            wake: Notify::new(),
+            woken: AtomicBool::new(false),
+            waker: Mutex::new(None),
             inbox: Mutex::new(Inbox::default()),
         });
         map.insert(id, info.clone());
@@ -283,6 +318,13 @@ impl Clients {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&id);
+    }
+
+    /// Wakes every client's connection (the server is stopping).
+    pub fn wake_all(&self) {
+        for client in self.map.lock().unwrap_or_else(|p| p.into_inner()).values() {
+            client.wake();
+        }
     }
 
     /// Every client, by id, but those killed and not yet gone (Redis frees a killed client

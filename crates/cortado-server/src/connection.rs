@@ -23,10 +23,17 @@
 //!   reused, and given back once it grew past [`KEEP_BUFFER`] and emptied.
 //! - **Settings** are copied per connection and taken again only when their version changes
 //!   (one atomic load per batch), so no lock is shared by every command.
+//! - **Waiting** is on the socket's own readiness slots and one wake-up flag of the client's
+//!   (see [`crate::client`]), no lock taken per request; the output limits are looked at
+//!   only once the output passes the smallest of them.
+//!
+//! The measurements behind these choices are in `docs/decisions/0201-server-connection-loop.md`.
 
+use std::future::poll_fn;
 use std::io::ErrorKind;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, BytesMut};
@@ -53,9 +60,11 @@ const SHUTDOWN_FLUSH: Duration = Duration::from_secs(3);
 
 /// Serves `client` on `stream` until it quits, is killed, or the server stops.
 pub async fn run(server: &Server, stream: TcpStream, client: Client) {
+    let settings = server.settings();
     let mut connection = Connection {
         server,
-        settings: server.settings(),
+        limit_floor: limit_floor(&settings),
+        settings,
         version: server.settings_version(),
         stream,
         client,
@@ -77,6 +86,8 @@ enum Step {
 struct Connection<'a> {
     server: &'a Server,
     settings: Arc<Settings>,
+    /// The smallest output limit set, of any class: output up to it needs no check.
+    limit_floor: u64,
     version: u64,
     stream: TcpStream,
     client: Client,
@@ -92,7 +103,9 @@ struct Connection<'a> {
 impl Connection<'_> {
     async fn serve(&mut self) {
         let info = self.client.info.clone();
-        let mut shutdown = self.server.subscribe_shutdown();
+        if self.server.is_shutting_down() {
+            return;
+        }
         loop {
             if !self.reply.is_empty() && self.write_now().is_err() {
                 return;
@@ -100,37 +113,31 @@ impl Connection<'_> {
             if self.client.close_after_reply && self.reply.is_empty() {
                 return;
             }
-            let mut interest = Interest::READABLE;
-            if self.client.close_after_reply {
-                // Nothing more is read from a client that is being closed.
-                interest = Interest::WRITABLE;
-            } else if !self.reply.is_empty() {
-                interest |= Interest::WRITABLE;
-            }
+            // Nothing more is read from a client that is being closed.
+            let want_read = !self.client.close_after_reply;
+            let want_write = !self.reply.is_empty();
             let idle = self.idle_limit();
+            let stream = &self.stream;
             let event = tokio::select! {
                 biased;
-                () = info.woken() => Event::Woken,
-                () = stopped(&mut shutdown) => Event::Shutdown,
-                ready = self.stream.ready(interest) => Event::Ready(ready),
+                () = poll_fn(|cx| info.poll_woken(cx)) => Event::Woken,
+                ready = poll_fn(|cx| poll_ready(stream, cx, want_read, want_write)) => {
+                    Event::Ready(ready)
+                }
                 () = sleep_or_never(idle) => Event::Idle,
             };
             let step = match event {
-                Event::Woken => self.woken(),
-                Event::Shutdown => {
+                Event::Woken if self.server.is_shutting_down() => {
                     self.flush_before_close().await;
                     return;
                 }
+                Event::Woken => self.woken(),
                 Event::Idle => {
                     tracing::debug!(id = self.client.id, "closing idle client");
                     Step::Close
                 }
                 Event::Ready(Err(_)) => Step::Close,
-                Event::Ready(Ok(ready))
-                    if ready.is_readable() && !self.client.close_after_reply =>
-                {
-                    self.read_and_run()
-                }
+                Event::Ready(Ok(readable)) if readable && want_read => self.read_and_run(),
                 // Writable: the top of the loop writes.
                 Event::Ready(Ok(_)) => Step::Continue,
             };
@@ -184,6 +191,7 @@ impl Connection<'_> {
         if current != self.version {
             self.version = current;
             self.settings = self.server.settings();
+            self.limit_floor = limit_floor(&self.settings);
         }
         // Checked as Redis checks it, right after the read: what waits to be run, the
         // command being received included, must fit.
@@ -258,13 +266,16 @@ impl Connection<'_> {
     /// Closes the client if its output buffer is over its class's limits, as Redis's
     /// `checkClientOutputBufferLimits`.
     fn check_output_limits(&mut self) -> Step {
+        let waiting = self.reply.len() as u64;
+        if waiting <= self.limit_floor && self.soft_since.is_none() {
+            return Step::Continue;
+        }
         let info = &self.client.info;
         let limit: OutputLimit = if info.has_flag(flag::MONITOR | flag::PUBSUB) {
             self.settings.output_limit_pubsub
         } else {
             self.settings.output_limit_normal
         };
-        let waiting = self.reply.len() as u64;
         let over_hard = limit.hard > 0 && waiting > limit.hard;
         let mut over_soft = false;
         if limit.soft > 0 && waiting > limit.soft {
@@ -330,17 +341,45 @@ impl Connection<'_> {
     }
 }
 
+/// The smallest non-zero output limit of any class (`u64::MAX` if none is set).
+fn limit_floor(settings: &Settings) -> u64 {
+    let (normal, pubsub) = (settings.output_limit_normal, settings.output_limit_pubsub);
+    [normal.hard, normal.soft, pubsub.hard, pubsub.soft]
+        .into_iter()
+        .filter(|&l| l > 0)
+        .min()
+        .unwrap_or(u64::MAX)
+}
+
 /// What woke the connection up.
 enum Event {
-    /// Killed, or the inbox has something.
+    /// Killed, the inbox has something, or the server is stopping.
     Woken,
-    Shutdown,
-    Ready(std::io::Result<tokio::io::Ready>),
+    /// The socket is readable (`true`) or writable.
+    Ready(std::io::Result<bool>),
     Idle,
 }
 
-async fn stopped(shutdown: &mut tokio::sync::watch::Receiver<bool>) {
-    let _ = shutdown.wait_for(|stop| *stop).await;
+/// Ready once the socket is readable (if `read`) or writable (if `write`): `Ok(true)` for
+/// readable. Polls the stream's own readiness slots, which, unlike `TcpStream::ready`'s
+/// waiter list, take no lock.
+fn poll_ready(
+    stream: &TcpStream,
+    cx: &mut Context<'_>,
+    read: bool,
+    write: bool,
+) -> Poll<std::io::Result<bool>> {
+    if read {
+        if let Poll::Ready(ready) = stream.poll_read_ready(cx) {
+            return Poll::Ready(ready.map(|()| true));
+        }
+    }
+    if write {
+        if let Poll::Ready(ready) = stream.poll_write_ready(cx) {
+            return Poll::Ready(ready.map(|()| false));
+        }
+    }
+    Poll::Pending
 }
 
 async fn sleep_or_never(limit: Option<Duration>) {

@@ -48,6 +48,8 @@ pub struct Server {
     /// Clients in `MONITOR` mode.
     pub monitors: Monitors,
     shutdown: watch::Sender<bool>,
+    /// Set once the server is asked to stop; connections read it when woken.
+    stopping: AtomicBool,
     /// When the server started.
     pub started: Instant,
     /// Unix time of the start, in seconds (`LASTSAVE` reports it: nothing is ever saved).
@@ -99,6 +101,7 @@ impl Server {
             clients: Clients::default(),
             monitors: Monitors::default(),
             shutdown,
+            stopping: AtomicBool::new(false),
             started: Instant::now(),
             started_unix,
             run_id,
@@ -163,19 +166,19 @@ impl Server {
         [0, 1, 2].map(|i| raw[i].saturating_sub(base[i]))
     }
 
-    /// Asks the server to stop.
+    /// Asks the server to stop: the listeners close, and every connection writes what it has
+    /// and closes.
     pub fn shutdown(&self) {
-        self.shutdown.send_replace(true);
-    }
-
-    /// A receiver that sees the stop request.
-    pub fn subscribe_shutdown(&self) -> watch::Receiver<bool> {
-        self.shutdown.subscribe()
+        if !self.stopping.swap(true, Ordering::SeqCst) {
+            self.shutdown.send_replace(true);
+            self.clients.wake_all();
+        }
     }
 
     /// Whether the server is stopping.
+    #[inline]
     pub fn is_shutting_down(&self) -> bool {
-        *self.shutdown.borrow()
+        self.stopping.load(Ordering::SeqCst)
     }
 
     /// Resolves once the server is asked to stop.
