@@ -16,11 +16,11 @@
 //! - **One read, one write per batch.** A read that returns less than was asked for has
 //!   drained the socket, so the connection waits for the next readiness event instead of
 //!   trying another read that would only say "would block": a ping-pong request costs one
-//!   read and one write, as in Redis. Output past [`FLUSH_AT`] is offered to the socket in the
+//!   read and one write, as in Redis. Output past `FLUSH_AT` is offered to the socket in the
 //!   middle of a batch, without waiting.
 //! - **The query buffer** holds the command being received and what follows it, up to
 //!   `client-query-buffer-limit` (checked after each read, as Redis checks it); its space is
-//!   reused, and given back once it grew past [`KEEP_BUFFER`] and emptied.
+//!   reused, and given back once it grew past `KEEP_BUFFER` and emptied.
 //! - **Settings** are copied per connection and taken again only when their version changes
 //!   (one atomic load per batch), so no lock is shared by every command.
 //! - **Waiting** is on the socket's own readiness slots and one wake-up flag of the client's

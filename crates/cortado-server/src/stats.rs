@@ -156,7 +156,7 @@ pub enum Rate {
 const RATE_SAMPLES: usize = 16;
 
 /// Recent rates, as Redis's `trackInstantaneousMetric`: the background thread samples the
-/// counters every 100 ms, and a rate is the mean of the last [`RATE_SAMPLES`] per-second
+/// counters every 100 ms, and a rate is the mean of the last `RATE_SAMPLES` per-second
 /// figures.
 #[derive(Debug, Default)]
 pub struct Rates {

@@ -9,7 +9,7 @@
 //!
 //! # Design
 //!
-//! One table ([`directives`]) lists every directive of Redis 7.0 with its kind, default and
+//! One table (`directives`) lists every directive of Redis 7.0 with its kind, default and
 //! flags; parsing, validation, `CONFIG GET`, `CONFIG SET` and `CONFIG REWRITE` all read it.
 //! Values are kept in their canonical text (`maxmemory 1gb` is kept as `1073741824`, as
 //! `CONFIG GET` shows it), and [`Settings`], the typed snapshot the server runs on, is
