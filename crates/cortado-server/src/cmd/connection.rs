@@ -666,3 +666,27 @@ fn client_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     );
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_time_eq_compares_whole_slices() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(constant_time_eq(b"", b""));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"Secret"));
+        assert!(!constant_time_eq(b"secret", b"secre"));
+        assert!(!constant_time_eq(b"secret", b"secrets"));
+    }
+
+    #[test]
+    fn valid_name_refuses_spaces_and_control_bytes() {
+        assert!(valid_name(b"worker-1"));
+        assert!(valid_name(b""));
+        for bad in [&b"a b"[..], b"a\nb", b"\x7f", "é".as_bytes()] {
+            assert!(!valid_name(bad), "{bad:?}");
+        }
+    }
+}

@@ -358,6 +358,42 @@ mod tests {
     }
 
     #[test]
+    fn error_code_is_the_first_word_within_32_bytes() {
+        assert_eq!(error_code(b"WRONGTYPE Operation"), "WRONGTYPE");
+        assert_eq!(error_code(b"ERR x"), "ERR");
+        assert_eq!(error_code(b"NOSPACE"), "ERR");
+        let long = format!("{} x", "C".repeat(30));
+        assert_eq!(error_code(long.as_bytes()), "C".repeat(30));
+        let too_long = format!("{} x", "C".repeat(31));
+        assert_eq!(error_code(too_long.as_bytes()), "ERR");
+    }
+
+    #[test]
+    fn reply_consume_and_truncate_track_what_was_written() {
+        let mut reply = Reply::new();
+        reply.bulk(b"abcdef");
+        assert_eq!(reply.bytes(), b"$6\r\nabcdef\r\n");
+        reply.consume(4);
+        assert_eq!(reply.bytes(), b"abcdef\r\n");
+        let mark = reply.len();
+        reply.simple("DROPPED");
+        reply.truncate(mark);
+        assert_eq!(reply.bytes(), b"abcdef\r\n");
+        reply.consume(reply.len());
+        assert!(reply.is_empty());
+        reply.ok();
+        assert_eq!(reply.bytes(), b"+OK\r\n");
+        // A large reply written in pieces is moved down once over half of it is written.
+        let mut reply = Reply::new();
+        reply.bulk(&[b'x'; 1000]);
+        reply.consume(600);
+        assert_eq!(reply.len(), "$1000\r\n".len() + 1000 + 2 - 600);
+        assert_eq!(&reply.bytes()[reply.len() - 2..], b"\r\n");
+        reply.discard();
+        assert!(reply.is_empty());
+    }
+
+    #[test]
     fn format_double_matches_c_percent_17g() {
         let cases = [
             (1.5, "1.5"),
