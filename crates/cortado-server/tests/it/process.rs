@@ -144,12 +144,13 @@ fn sigterm_and_sigint_stop_cleanly_writing_replies_in_flight() {
     for signal in ["TERM", "INT"] {
         let mut server = ServerProcess::start(&[]);
         let mut client = TcpStream::connect(server.addr).unwrap();
-        // The server is asleep in DEBUG SLEEP when the signal comes: the replies to it and
-        // to the command after it are still written, then the connection is closed.
+        // The server is asleep in DEBUG SLEEP when the signal comes (it reads the request
+        // within microseconds; the signal comes 300 ms later, into a 2 s sleep): the replies
+        // to it and to the command after it are still written, then the connection closed.
         client
-            .write_all(b"*3\r\n$5\r\nDEBUG\r\n$5\r\nSLEEP\r\n$3\r\n0.5\r\nECHO done\r\n")
+            .write_all(b"*3\r\n$5\r\nDEBUG\r\n$5\r\nSLEEP\r\n$1\r\n2\r\nECHO done\r\n")
             .unwrap();
-        std::thread::sleep(Duration::from_millis(150));
+        std::thread::sleep(Duration::from_millis(300));
         server.signal(signal);
         let answer = read_until_quiet(&mut client, Duration::from_secs(3));
         assert_eq!(answer.text(), "+OK\r\n$4\r\ndone\r\n", "SIG{signal}");
