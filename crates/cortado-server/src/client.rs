@@ -3,15 +3,31 @@
 //!
 //! A connection owns its [`Client`] (the selected database, the protocol version, whether it
 //! authenticated) and shares a [`ClientInfo`] with the registry: the figures other clients may
-//! read (`CLIENT LIST`) and the flag that asks it to close (`CLIENT KILL`).
+//! read (`CLIENT LIST`), the flag that asks it to close (`CLIENT KILL`), and its inbox, where
+//! other connections leave what it must send without being asked (`MONITOR`'s lines, and
+//! pub/sub messages later).
+//!
+//! # Design
+//!
+//! The inbox is a queue under the client's own mutex, so a sender contends only with the
+//! receiving connection, never with the server as a whole. A sender checks the bytes the
+//! client has waiting (queued and unwritten) against a hard limit and closes a client that
+//! is over it, so a client that does not read cannot make the server hold its messages
+//! without bound.
+//!
+//! One wake-up serves the inbox, `CLIENT KILL` and the server's stop: a flag and the waker
+//! of the connection's task, which the connection registers each time it waits; a
+//! `Notify` or a `watch` receiver would cost each waiting connection two locked waiter-list
+//! updates per request. Measurements: `docs/decisions/0201-server-connection-loop.md`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
-use tokio::sync::Notify;
+use bytes::Bytes;
 
 /// Whether replies are sent (`CLIENT REPLY`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,10 +60,11 @@ pub struct Client {
     pub close_after_reply: bool,
     /// `CLIENT REPLY`.
     pub reply_mode: ReplyMode,
-    /// Set by `MONITOR`: the connection then streams the commands of others.
-    pub wants_monitor: bool,
     /// Set by `SHUTDOWN`: the server stops after this reply.
     pub shutdown: bool,
+    /// Positions of the running command's arguments that `MONITOR` and the slow log must not
+    /// show (passwords), as Redis redacts them.
+    pub redacted: Vec<usize>,
 }
 
 impl Client {
@@ -61,8 +78,8 @@ impl Client {
             info,
             close_after_reply: false,
             reply_mode: ReplyMode::On,
-            wants_monitor: false,
             shutdown: false,
+            redacted: Vec::new(),
         }
     }
 
@@ -114,16 +131,59 @@ pub struct ClientInfo {
     pub query_buffer: AtomicUsize,
     /// Bytes waiting in the output buffer.
     pub output_buffer: AtomicUsize,
-    /// Set by `CLIENT KILL`.
+    /// Set by `CLIENT KILL` and by senders finding the client over its output limit.
     killed: AtomicBool,
-    kill: Notify,
+    /// Set when the connection has something to look at: it was killed, its inbox has
+    /// something, or the server is stopping.
+    woken: AtomicBool,
+    /// The connection's task, while it waits.
+    waker: Mutex<Option<Waker>>,
+    inbox: Mutex<Inbox>,
+}
+
+/// What other connections left for a client to send. See the [module docs](self).
+#[derive(Debug, Default)]
+struct Inbox {
+    items: VecDeque<Bytes>,
+    bytes: usize,
 }
 
 impl ClientInfo {
     /// Asks the client's connection to close.
     pub fn kill(&self) {
         self.killed.store(true, Ordering::SeqCst);
-        self.kill.notify_one();
+        self.wake();
+    }
+
+    /// Wakes the connection to look at what changed (its inbox, its kill flag, the server's
+    /// stop).
+    pub fn wake(&self) {
+        self.woken.store(true, Ordering::SeqCst);
+        let waker = self.waker.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// Ready once [`wake`](Self::wake) was called since the last time it was ready; registers
+    /// the task to be woken otherwise.
+    pub fn poll_woken(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.woken.swap(false, Ordering::SeqCst) {
+            return Poll::Ready(());
+        }
+        {
+            let mut slot = self.waker.lock().unwrap_or_else(|p| p.into_inner());
+            match &*slot {
+                Some(waker) if waker.will_wake(cx.waker()) => {}
+                _ => *slot = Some(cx.waker().clone()),
+            }
+        }
+        // A wake between the first look and the registration is seen here.
+        if self.woken.swap(false, Ordering::SeqCst) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 
     /// Whether the client was asked to close.
@@ -131,10 +191,41 @@ impl ClientInfo {
         self.killed.load(Ordering::SeqCst)
     }
 
-    /// Resolves once the client is asked to close.
-    pub async fn killed(&self) {
-        if !self.is_killed() {
-            self.kill.notified().await;
+    /// Leaves `bytes` for the client to send. With `hard_limit` non-zero, a client whose
+    /// waiting bytes (in its inbox and its output buffer) would pass it is killed instead, as
+    /// Redis closes a client over its `client-output-buffer-limit`; `false` then, or if the
+    /// client was killed already.
+    pub fn deliver(&self, bytes: Bytes, hard_limit: u64) -> bool {
+        if self.is_killed() {
+            return false;
+        }
+        let mut inbox = self.inbox.lock().unwrap_or_else(|p| p.into_inner());
+        let waiting = inbox.bytes + bytes.len() + self.output_buffer.load(Ordering::Relaxed);
+        if hard_limit > 0 && waiting as u64 > hard_limit {
+            drop(inbox);
+            tracing::warn!(
+                id = self.id,
+                "client closed for overcoming of output buffer limits"
+            );
+            self.kill();
+            return false;
+        }
+        inbox.bytes += bytes.len();
+        inbox.items.push_back(bytes);
+        drop(inbox);
+        self.wake();
+        true
+    }
+
+    /// Moves everything in the inbox to `out`, in the order it came.
+    pub fn take_inbox(&self, mut out: impl FnMut(&[u8])) {
+        let items = {
+            let mut inbox = self.inbox.lock().unwrap_or_else(|p| p.into_inner());
+            inbox.bytes = 0;
+            std::mem::take(&mut inbox.items)
+        };
+        for item in &items {
+            out(item);
         }
     }
 
@@ -213,7 +304,9 @@ impl Clients {
             query_buffer: AtomicUsize::new(0),
             output_buffer: AtomicUsize::new(0),
             killed: AtomicBool::new(false),
-            kill: Notify::new(),
+            woken: AtomicBool::new(false),
+            waker: Mutex::new(None),
+            inbox: Mutex::new(Inbox::default()),
         });
         map.insert(id, info.clone());
         Some(info)
@@ -227,22 +320,32 @@ impl Clients {
             .remove(&id);
     }
 
-    /// Every client, by id.
+    /// Wakes every client's connection (the server is stopping).
+    pub fn wake_all(&self) {
+        for client in self.map.lock().unwrap_or_else(|p| p.into_inner()).values() {
+            client.wake();
+        }
+    }
+
+    /// Every client, by id, but those killed and not yet gone (Redis frees a killed client
+    /// at once, so `CLIENT LIST` and `CLIENT KILL` no longer see it).
     pub fn all(&self) -> Vec<Arc<ClientInfo>> {
         self.map
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .values()
+            .filter(|c| !c.is_killed())
             .cloned()
             .collect()
     }
 
-    /// The client of id `id`.
+    /// The client of id `id`, unless it was killed.
     pub fn get(&self, id: u64) -> Option<Arc<ClientInfo>> {
         self.map
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&id)
+            .filter(|c| !c.is_killed())
             .cloned()
     }
 

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use cortado_server::config::Config;
+use cortado_server::config::{self, Config};
 use cortado_server::keyspace::TimeSource;
 use cortado_server::{memory, server};
 
@@ -29,7 +29,8 @@ fn main() -> ExitCode {
         }
     };
     let settings = config.settings();
-    if let Err(e) = init_logging(&settings.loglevel, &settings.logfile) {
+    config::set_log_level(&settings.loglevel);
+    if let Err(e) = init_logging(&settings.logfile) {
         eprintln!("cortado-server: {e}");
         return ExitCode::FAILURE;
     }
@@ -63,7 +64,17 @@ fn main() -> ExitCode {
                 tracing::info!("ready to accept connections on {addr}");
             }
         }
+        // As Redis, a pid file that cannot be written is a warning, not a stop.
+        let pidfile = settings.pidfile.clone();
+        if !pidfile.is_empty() {
+            if let Err(e) = std::fs::write(&pidfile, format!("{}\n", std::process::id())) {
+                tracing::warn!("failed to write PID file {pidfile}: {e}");
+            }
+        }
         server::serve(server, listeners, stop_signal()).await;
+        if !pidfile.is_empty() {
+            let _ = std::fs::remove_file(&pidfile);
+        }
         ExitCode::SUCCESS
     })
 }
@@ -85,34 +96,33 @@ async fn stop_signal() {
     }
 }
 
-/// Logs through `tracing` at Redis's `loglevel`, to standard output or `logfile`.
-fn init_logging(loglevel: &str, logfile: &str) -> Result<(), String> {
-    use tracing::Level;
-    let level = match loglevel {
-        "debug" => Some(Level::DEBUG),
-        "verbose" => Some(Level::INFO),
-        "notice" => Some(Level::INFO),
-        "warning" => Some(Level::WARN),
-        _ => None,
-    };
-    let Some(level) = level else {
-        return Ok(());
-    };
-    let builder = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_target(false);
+/// Logs through `tracing` to standard output or `logfile`, at the `loglevel` of the moment
+/// (`CONFIG SET loglevel` takes effect at once; see [`config::log_enabled`]).
+fn init_logging(logfile: &str) -> Result<(), String> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{filter, fmt, Layer};
+    let filter = filter::filter_fn(|meta| config::log_enabled(meta.level()));
+    let registry = tracing_subscriber::registry();
     if logfile.is_empty() {
-        builder.init();
+        use std::io::IsTerminal;
+        let layer = fmt::layer()
+            .with_target(false)
+            .with_ansi(std::io::stdout().is_terminal())
+            .with_filter(filter);
+        registry.with(layer).init();
     } else {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(logfile)
             .map_err(|e| format!("cannot open logfile {logfile}: {e}"))?;
-        builder
+        let layer = fmt::layer()
+            .with_target(false)
             .with_ansi(false)
             .with_writer(std::sync::Mutex::new(file))
-            .init();
+            .with_filter(filter);
+        registry.with(layer).init();
     }
     Ok(())
 }

@@ -34,13 +34,9 @@ pub fn peak_memory() -> u64 {
     }
 }
 
-/// The allocator's name as `INFO` shows it.
+/// The allocator's name as `INFO` shows it (counted or not, it is the system's).
 pub fn allocator_name() -> &'static str {
-    if INSTALLED.load(Ordering::Relaxed) {
-        "libc (counted)"
-    } else {
-        "libc"
-    }
+    "libc"
 }
 
 /// The process's resident set size in bytes (0 where unknown).

@@ -12,13 +12,14 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::client::{flag, Client, Clients};
 use crate::cmd::{Args, Table};
 use crate::config::{Config, ConfigError, Settings};
 use crate::keyspace::{Keyspace, TimeSource};
+use crate::protocol::Reply;
 use crate::stats::{Counter, Stats};
 
 /// The text of Redis's refusal of a non-loopback client in protected mode.
@@ -47,6 +48,8 @@ pub struct Server {
     /// Clients in `MONITOR` mode.
     pub monitors: Monitors,
     shutdown: watch::Sender<bool>,
+    /// Set once the server is asked to stop; connections read it when woken.
+    stopping: AtomicBool,
     /// When the server started.
     pub started: Instant,
     /// Unix time of the start, in seconds (`LASTSAVE` reports it: nothing is ever saved).
@@ -57,12 +60,20 @@ pub struct Server {
     pub port: AtomicUsize,
     /// Keys removed by active expiry since the start.
     pub active_expired: AtomicU64,
+    /// Whether active expiry runs (`DEBUG SET-ACTIVE-EXPIRE`).
+    pub active_expire: AtomicBool,
+    /// `used_memory` when the server was built (`INFO`'s `used_memory_startup`).
+    pub startup_memory: u64,
+    /// The keyspace's hits, misses and expired keys at the last `CONFIG RESETSTAT`, which
+    /// `INFO` subtracts (the keyspace counts them itself).
+    pub keyspace_baseline: Mutex<[u64; 3]>,
 }
 
 impl Server {
     /// The shared state for `config`, with time from `time`.
     pub fn new(config: Config, time: TimeSource) -> Result<Arc<Self>, ConfigError> {
         let settings = config.settings();
+        crate::config::set_log_level(&settings.loglevel);
         let commands = Table::new(&config.renames).map_err(ConfigError)?;
         let stats = Stats::new(commands.len());
         let (shutdown, _) = watch::channel(false);
@@ -81,7 +92,7 @@ impl Server {
         Ok(Arc::new(Self {
             keyspace: Keyspace::new(settings.databases, time),
             port: AtomicUsize::new(settings.port as usize),
-            slowlog: SlowLog::new(),
+            slowlog: SlowLog::new(settings.slowlog_slower_than, settings.slowlog_max_len),
             settings: RwLock::new(Arc::new(settings)),
             settings_version: AtomicU64::new(0),
             config: Mutex::new(config),
@@ -90,10 +101,14 @@ impl Server {
             clients: Clients::default(),
             monitors: Monitors::default(),
             shutdown,
+            stopping: AtomicBool::new(false),
             started: Instant::now(),
             started_unix,
             run_id,
             active_expired: AtomicU64::new(0),
+            active_expire: AtomicBool::new(true),
+            startup_memory: crate::memory::used_memory(),
+            keyspace_baseline: Mutex::new([0; 3]),
         }))
     }
 
@@ -114,23 +129,56 @@ impl Server {
 
     /// Derives the settings again after `config` changed.
     pub fn publish_settings(&self, config: &Config) {
-        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(config.settings());
+        let settings = config.settings();
+        crate::config::set_log_level(&settings.loglevel);
+        self.slowlog
+            .configure(settings.slowlog_slower_than, settings.slowlog_max_len);
+        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(settings);
         self.settings_version.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Asks the server to stop.
-    pub fn shutdown(&self) {
-        self.shutdown.send_replace(true);
+    /// `CONFIG RESETSTAT`: the counters of `INFO stats`, `commandstats` and `errorstats`
+    /// start again from zero (the slow log stays, as in Redis).
+    pub fn reset_stats(&self) {
+        self.stats.reset();
+        *self
+            .keyspace_baseline
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = self.keyspace_raw_counts();
     }
 
-    /// A receiver that sees the stop request.
-    pub fn subscribe_shutdown(&self) -> watch::Receiver<bool> {
-        self.shutdown.subscribe()
+    /// The keyspace's hits, misses and expired keys since the start.
+    fn keyspace_raw_counts(&self) -> [u64; 3] {
+        [
+            self.keyspace.sum(|s| s.hits),
+            self.keyspace.sum(|s| s.misses),
+            self.keyspace.expired_keys(),
+        ]
+    }
+
+    /// The keyspace's hits, misses and expired keys since the last `CONFIG RESETSTAT`.
+    pub fn keyspace_counts(&self) -> [u64; 3] {
+        let raw = self.keyspace_raw_counts();
+        let base = *self
+            .keyspace_baseline
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        [0, 1, 2].map(|i| raw[i].saturating_sub(base[i]))
+    }
+
+    /// Asks the server to stop: the listeners close, and every connection writes what it has
+    /// and closes.
+    pub fn shutdown(&self) {
+        if !self.stopping.swap(true, Ordering::SeqCst) {
+            self.shutdown.send_replace(true);
+            self.clients.wake_all();
+        }
     }
 
     /// Whether the server is stopping.
+    #[inline]
     pub fn is_shutting_down(&self) -> bool {
-        *self.shutdown.borrow()
+        self.stopping.load(Ordering::SeqCst)
     }
 
     /// Resolves once the server is asked to stop.
@@ -140,15 +188,26 @@ impl Server {
     }
 }
 
-/// Opens a listener on every address of `bind` at `port` (0: any free port, the same for all).
-/// An address marked optional (`-::1`) that cannot be bound is skipped; any other failure is an
-/// error naming the address.
+/// Opens a listener on every address of `bind` at `port` (0: any free port, the same for all),
+/// with Redis's listen backlog of 511. See [`bind_with_backlog`].
 pub async fn bind(bind: &[(IpAddr, bool)], port: u16) -> io::Result<Vec<TcpListener>> {
+    bind_with_backlog(bind, port, 511)
+}
+
+/// Opens a listener on every address of `bind` at `port` (0: any free port, the same for all),
+/// as Redis does: `SO_REUSEADDR`, IPv6 addresses only for IPv6 (so `* ::*` binds both), and a
+/// queue of `backlog` connections. An address marked optional (`-::1`) that cannot be bound
+/// is skipped; any other failure is an error naming the address.
+pub fn bind_with_backlog(
+    bind: &[(IpAddr, bool)],
+    port: u16,
+    backlog: u32,
+) -> io::Result<Vec<TcpListener>> {
     let mut listeners = Vec::new();
     let mut port = port;
     for &(ip, optional) in bind {
         let addr = SocketAddr::new(ip, port);
-        match TcpListener::bind(addr).await {
+        match listen(addr, backlog) {
             Ok(listener) => {
                 port = listener.local_addr()?.port();
                 listeners.push(listener);
@@ -169,6 +228,19 @@ pub async fn bind(bind: &[(IpAddr, bool)], port: u16) -> io::Result<Vec<TcpListe
         ));
     }
     Ok(listeners)
+}
+
+fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        socket.set_only_v6(true)?;
+    }
+    socket.bind(&addr.into())?;
+    socket.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
+    socket.set_nonblocking(true)?;
+    TcpListener::from_std(socket.into())
 }
 
 /// Accepts connections on `listeners` until the server is asked to stop or `stop` resolves,
@@ -220,12 +292,12 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
                 continue;
             }
         };
-        server.stats.add(Counter::Connections, 1);
+        // An IPv4 client of an IPv6 socket is shown and judged by its IPv4 address.
+        let addr = SocketAddr::new(addr.ip().to_canonical(), addr.port());
         let settings = server.settings();
         let _ = stream.set_nodelay(true);
-        if settings.protected_mode && settings.requirepass.is_none() && !addr.ip().is_loopback() {
-            tokio::spawn(refuse(stream, DENIED));
-            continue;
+        if settings.tcp_keepalive > 0 {
+            set_keepalive(&stream, settings.tcp_keepalive);
         }
         #[cfg(unix)]
         let fd = {
@@ -242,6 +314,13 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
             tokio::spawn(refuse(stream, "-ERR max number of clients reached\r\n"));
             continue;
         };
+        server.stats.add(Counter::Connections, 1);
+        if refused_by_protected_mode(&settings, addr.ip()) {
+            server.clients.unregister(info.id);
+            server.stats.add(Counter::RejectedConnections, 1);
+            tokio::spawn(refuse(stream, DENIED));
+            continue;
+        }
         let client = Client::new(info, settings.requirepass.is_none());
         let server = server.clone();
         tokio::spawn(async move {
@@ -253,13 +332,31 @@ async fn accept_loop(server: Arc<Server>, listener: TcpListener) {
     }
 }
 
+/// Whether protected mode refuses a client from `peer`: while it is on and no password is
+/// set, only loopback clients are served (Redis's `connIsLocal`: `127.*` and `::1`).
+pub fn refused_by_protected_mode(settings: &Settings, peer: IpAddr) -> bool {
+    settings.protected_mode && settings.requirepass.is_none() && !peer.to_canonical().is_loopback()
+}
+
+/// Turns on TCP keepalive as Redis's `anetKeepAlive`: probes after `seconds` idle, every
+/// third of that, three of them.
+fn set_keepalive(stream: &tokio::net::TcpStream, seconds: u64) {
+    let idle = Duration::from_secs(seconds);
+    let keepalive = socket2::TcpKeepalive::new().with_time(idle);
+    #[cfg(any(target_os = "linux", target_os = "macos", target_os = "freebsd"))]
+    let keepalive = keepalive
+        .with_interval(Duration::from_secs((seconds / 3).max(1)))
+        .with_retries(3);
+    let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&keepalive);
+}
+
 async fn refuse(mut stream: tokio::net::TcpStream, message: &'static str) {
     use tokio::io::AsyncWriteExt;
     let _ = stream.write_all(message.as_bytes()).await;
     let _ = stream.shutdown().await;
 }
 
-/// The background thread: active expiry, many times a second.
+/// The background thread: active expiry, many times a second, and the rates' samples.
 struct Cron {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -278,15 +375,25 @@ impl Cron {
 /// so a key is removed within about two of them of its deadline.
 const EXPIRE_PERIOD: Duration = Duration::from_millis(10);
 
+/// How often the `instantaneous_*` rates are sampled, as Redis's `serverCron` samples them.
+const RATE_PERIOD: Duration = Duration::from_millis(100);
+
 fn start_cron(server: Arc<Server>) -> Cron {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let thread = std::thread::Builder::new()
-        .name("cortado-expiry".into())
+        .name("cortado-cron".into())
         .spawn(move || {
+            let mut sampled = Instant::now();
             while !flag.load(Ordering::Relaxed) {
-                let removed = server.keyspace.expire_cycle();
-                server.active_expired.fetch_add(removed, Ordering::Relaxed);
+                if server.active_expire.load(Ordering::Relaxed) {
+                    let removed = server.keyspace.expire_cycle();
+                    server.active_expired.fetch_add(removed, Ordering::Relaxed);
+                }
+                if sampled.elapsed() >= RATE_PERIOD {
+                    sampled = Instant::now();
+                    server.stats.rates.sample(&server.stats);
+                }
                 std::thread::sleep(EXPIRE_PERIOD);
             }
         })
@@ -325,9 +432,9 @@ pub struct SlowLog {
 }
 
 impl SlowLog {
-    fn new() -> Self {
+    fn new(threshold: i64, max_len: usize) -> Self {
         let log = Self::default();
-        log.configure(10_000, 128);
+        log.configure(threshold, max_len);
         log
     }
 
@@ -354,6 +461,10 @@ impl SlowLog {
                 trimmed
                     .push(format!("... ({} more arguments)", args.len() - shown + 1).into_bytes());
                 break;
+            }
+            if client.redacted.contains(&i) {
+                trimmed.push(b"(redacted)".to_vec());
+                continue;
             }
             let arg = args.get(i);
             if arg.len() > 128 {
@@ -402,58 +513,57 @@ impl SlowLog {
     }
 }
 
-/// How many lines a monitor may have waiting before it counts as too slow and is closed.
-const MONITOR_BACKLOG: usize = 10_000;
-
-/// One client in `MONITOR` mode.
-#[derive(Debug)]
-struct Monitor {
-    id: u64,
-    info: Arc<crate::client::ClientInfo>,
-    lines: mpsc::Sender<Vec<u8>>,
-}
-
-/// Clients in `MONITOR` mode, each fed a line per command run by the others.
+/// Clients in `MONITOR` mode, each sent a line per command run.
+///
+/// A monitor is fed through its inbox (see [`crate::client`]) and bounded as a subscriber is,
+/// by `client-output-buffer-limit pubsub`: a monitor too slow to read what the server runs
+/// is closed, where Redis, counting monitors as normal clients, would let its output grow
+/// without bound.
 #[derive(Debug, Default)]
 pub struct Monitors {
-    list: Mutex<Vec<Monitor>>,
+    list: Mutex<Vec<Arc<crate::client::ClientInfo>>>,
     /// The list's length, read without the lock on every command.
     count: AtomicUsize,
 }
 
 impl Monitors {
-    /// Adds `client` as a monitor; its connection reads the lines from the receiver.
-    pub fn add(&self, client: &Client) -> mpsc::Receiver<Vec<u8>> {
-        let (tx, rx) = mpsc::channel(MONITOR_BACKLOG);
+    /// Adds `client` as a monitor.
+    pub fn add(&self, client: &Arc<crate::client::ClientInfo>) {
         let mut list = self.list.lock().unwrap_or_else(|p| p.into_inner());
-        list.push(Monitor {
-            id: client.id,
-            info: client.info.clone(),
-            lines: tx,
-        });
+        if !list.iter().any(|m| m.id == client.id) {
+            list.push(client.clone());
+        }
         self.count.store(list.len(), Ordering::Relaxed);
-        client.info.set_flag(flag::MONITOR, true);
-        rx
+        client.set_flag(flag::MONITOR, true);
     }
 
     /// Removes client `id`, if it is a monitor.
     pub fn remove(&self, id: u64) {
         let mut list = self.list.lock().unwrap_or_else(|p| p.into_inner());
-        list.retain(|m| m.id != id);
+        list.retain(|m| {
+            let keep = m.id != id;
+            if !keep {
+                m.set_flag(flag::MONITOR, false);
+            }
+            keep
+        });
         self.count.store(list.len(), Ordering::Relaxed);
     }
 
-    /// Sends the command `args` of `client` to every monitor but itself.
+    /// Sends the command `args` of `client` to every monitor, as Redis formats it:
+    /// `+<unix time>.<micros> [<db> <addr>] "arg" "arg" ...`, with redacted arguments shown
+    /// as `"(redacted)"`. A monitor's own commands are shown to it too, in `reply`, after
+    /// the command's own reply.
     #[inline]
-    pub fn feed(&self, client: &Client, args: Args<'_>) {
+    pub fn feed(&self, server: &Server, client: &Client, args: Args<'_>, reply: &mut Reply) {
         if self.count.load(Ordering::Relaxed) == 0 {
             return;
         }
-        self.feed_slow(client, args);
+        self.feed_slow(server, client, args, reply);
     }
 
     #[cold]
-    fn feed_slow(&self, client: &Client, args: Args<'_>) {
+    fn feed_slow(&self, server: &Server, client: &Client, args: Args<'_>, reply: &mut Reply) {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
@@ -465,21 +575,27 @@ impl Monitors {
             client.info.addr
         )
         .into_bytes();
-        let redact = args.is(0, "auth") || args.is(0, "hello");
         for (i, arg) in args.iter().enumerate() {
-            line.extend_from_slice(b" ");
-            if redact && i > 0 {
+            line.push(b' ');
+            if client.redacted.contains(&i) {
                 line.extend_from_slice(b"\"(redacted)\"");
             } else {
                 quote_into(&mut line, arg);
             }
         }
         line.extend_from_slice(b"\r\n");
+        let line = bytes::Bytes::from(line);
+        let hard = server.settings().output_limit_pubsub.hard;
         let list = self.list.lock().unwrap_or_else(|p| p.into_inner());
         for monitor in list.iter() {
-            if monitor.id != client.id && monitor.lines.try_send(line.clone()).is_err() {
-                // Too slow to keep up: closed, as an output buffer over its limit would be.
-                monitor.info.kill();
+            if monitor.id == client.id {
+                // A client closing after this reply takes nothing more (Redis's
+                // `prepareClientToWrite`), so `QUIT` is not shown to itself.
+                if !client.close_after_reply {
+                    reply.raw(&line);
+                }
+            } else {
+                monitor.deliver(line.clone(), hard);
             }
         }
     }

@@ -32,9 +32,13 @@ pub enum Counter {
     ErrorReplies,
     /// Keys evicted (`evicted_keys`).
     EvictedKeys,
+    /// Reads from client sockets that returned data (`total_reads_processed`).
+    ReadsProcessed,
+    /// Writes to client sockets (`total_writes_processed`).
+    WritesProcessed,
 }
 
-const SERVER_COUNTERS: usize = 7;
+const SERVER_COUNTERS: usize = 9;
 
 /// Per command: calls, microseconds, calls refused before running, calls that failed.
 pub const PER_COMMAND: usize = 4;
@@ -132,6 +136,70 @@ pub struct Stats {
     pub commands: Striped,
     /// Error replies by their code (`errorstat_ERR`), counted only on errors.
     pub errors: Mutex<BTreeMap<String, u64>>,
+    /// The `instantaneous_*` rates.
+    pub rates: Rates,
+}
+
+/// The counters `INFO` shows a recent rate of.
+#[derive(Debug, Clone, Copy)]
+pub enum Rate {
+    /// Commands per second (`instantaneous_ops_per_sec`).
+    Commands = 0,
+    /// Bytes read per second (`instantaneous_input_kbps`, in KiB).
+    NetInput = 1,
+    /// Bytes written per second (`instantaneous_output_kbps`, in KiB).
+    NetOutput = 2,
+}
+
+/// Samples kept per rate: with a sample each 100 ms, the rates are over the last 1.6 s, as
+/// Redis's `STATS_METRIC_SAMPLES`.
+const RATE_SAMPLES: usize = 16;
+
+/// Recent rates, as Redis's `trackInstantaneousMetric`: the background thread samples the
+/// counters every 100 ms, and a rate is the mean of the last `RATE_SAMPLES` per-second
+/// figures.
+#[derive(Debug, Default)]
+pub struct Rates {
+    inner: Mutex<RateSamples>,
+}
+
+#[derive(Debug, Default)]
+struct RateSamples {
+    last_at: Option<std::time::Instant>,
+    last: [u64; 3],
+    per_second: [[u64; RATE_SAMPLES]; 3],
+    next: usize,
+}
+
+impl Rates {
+    /// Takes a sample of `stats`' counters.
+    pub fn sample(&self, stats: &Stats) {
+        let now = std::time::Instant::now();
+        let readings = [
+            stats.get(Counter::Commands),
+            stats.get(Counter::NetInput),
+            stats.get(Counter::NetOutput),
+        ];
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(last_at) = inner.last_at {
+            let ms = now.duration_since(last_at).as_millis() as u64;
+            let next = inner.next;
+            for (i, reading) in readings.iter().enumerate() {
+                let delta = reading.saturating_sub(inner.last[i]);
+                inner.per_second[i][next] = (delta * 1000).checked_div(ms).unwrap_or(0);
+            }
+            inner.next = (next + 1) % RATE_SAMPLES;
+        }
+        inner.last_at = Some(now);
+        inner.last = readings;
+    }
+
+    /// The mean rate per second over the samples kept.
+    pub fn per_second(&self, rate: Rate) -> f64 {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let sum: u64 = inner.per_second[rate as usize].iter().sum();
+        sum as f64 / RATE_SAMPLES as f64
+    }
 }
 
 impl Stats {
@@ -141,6 +209,7 @@ impl Stats {
             counters: Striped::new(SERVER_COUNTERS),
             commands: Striped::new(commands * PER_COMMAND),
             errors: Mutex::new(BTreeMap::new()),
+            rates: Rates::default(),
         }
     }
 

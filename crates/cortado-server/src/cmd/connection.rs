@@ -109,7 +109,7 @@ pub const COMMANDS: &[Command] = &[
     cmd(
         "auth",
         -2,
-        NOSCRIPT | LOADING | STALE | SKIP_MONITOR | SKIP_SLOWLOG | FAST | NO_AUTH | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
         "Authenticates the connection.",
         "1.0.0",
         auth,
@@ -124,11 +124,18 @@ pub const COMMANDS: &[Command] = &[
         summary: "A container for client connection commands.",
         run: Run::Container(CLIENT),
     },
-    cmd("echo", 2, FAST, "Returns the given string.", "1.0.0", echo),
+    cmd(
+        "echo",
+        2,
+        LOADING | STALE | FAST,
+        "Returns the given string.",
+        "1.0.0",
+        echo,
+    ),
     cmd(
         "hello",
         -1,
-        NOSCRIPT | LOADING | STALE | SKIP_MONITOR | SKIP_SLOWLOG | FAST | NO_AUTH | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
         "Handshakes with the Redis server.",
         "6.0.0",
         hello,
@@ -226,8 +233,10 @@ fn wrongpass() -> ErrorReply {
     ErrorReply::new("WRONGPASS invalid username-password pair or user is disabled.")
 }
 
-/// `AUTH [username] password`: OK, or WRONGPASS.
+/// `AUTH [username] password`: OK, or WRONGPASS. `MONITOR` and the slow log show its
+/// arguments as `(redacted)`.
 fn auth(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    ctx.client.redacted.extend(1..args.len());
     let (user, password) = match args.len() {
         2 => {
             if ctx.server.settings().requirepass.is_none() {
@@ -285,6 +294,7 @@ fn hello(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     while i < args.len() {
         if args.is(i, "auth") && i + 2 < args.len() {
             credentials = Some((args.get(i + 1), args.get(i + 2)));
+            ctx.client.redacted.extend([i + 1, i + 2]);
             i += 3;
         } else if args.is(i, "setname") && i + 1 < args.len() {
             name = Some(args.get(i + 1));
@@ -330,8 +340,8 @@ fn hello(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `RESET`: the connection as new (database 0, RESP2, replies on, not a monitor, and
-/// unauthenticated if a password is set), then `+RESET`.
+/// `RESET`: the connection as new (database 0, RESP2, no name, replies on, not a monitor,
+/// and unauthenticated if a password is set), then `+RESET`.
 fn reset(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     ctx.client.select(0);
     ctx.client.resp = 2;
@@ -341,8 +351,12 @@ fn reset(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     ctx.client.info.set_flag(flag::NO_EVICT, false);
     if ctx.client.info.has_flag(flag::MONITOR) {
         ctx.server.monitors.remove(ctx.client.id);
-        ctx.client.info.set_flag(flag::MONITOR, false);
     }
+    *ctx.client
+        .info
+        .name
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = None;
     ctx.client.authenticated = ctx.server.settings().requirepass.is_none();
     ctx.reply.simple("RESET");
     Ok(())
@@ -428,52 +442,66 @@ fn client_info(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...]`: a line per client.
-fn client_list(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let mut ids: Option<Vec<u64>> = None;
-    let mut kind: Option<String> = None;
-    let mut i = 2;
-    while i < args.len() {
-        if args.is(i, "type") && i + 1 < args.len() {
-            let t = args.text(i + 1).to_ascii_lowercase();
-            if !["normal", "master", "replica", "slave", "pubsub"].contains(&t.as_str()) {
-                return Err(ErrorReply::err(format!(
-                    "Unknown client type '{}'",
-                    args.text(i + 1)
-                )));
-            }
-            kind = Some(t);
-            i += 2;
-        } else if args.is(i, "id") && i + 1 < args.len() {
-            let mut list = Vec::new();
-            i += 1;
-            while i < args.len() {
-                let id = args
-                    .int(i)
-                    .ok()
-                    .filter(|&id| id > 0)
-                    .ok_or_else(|| ErrorReply::err("Invalid client ID"))?;
-                list.push(id as u64);
-                i += 1;
-            }
-            ids = Some(list);
-        } else {
-            return Err(syntax_error());
-        }
+/// A client class as `CLIENT LIST TYPE` and `CLIENT KILL TYPE` name them (Redis's
+/// `getClientTypeByName`); `None` for an unknown name.
+fn client_class(name: &str) -> Option<ClientClass> {
+    match name.to_ascii_lowercase().as_str() {
+        "normal" => Some(ClientClass::Normal),
+        "slave" | "replica" => Some(ClientClass::Replica),
+        "pubsub" => Some(ClientClass::PubSub),
+        "master" => Some(ClientClass::Master),
+        _ => None,
     }
+}
+
+/// The classes of clients Redis tells apart; here every client is normal or a subscriber
+/// (monitors count as normal, as in Redis).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClientClass {
+    Normal,
+    Replica,
+    PubSub,
+    Master,
+}
+
+fn class_of(info: &ClientInfo) -> ClientClass {
+    if info.has_flag(flag::PUBSUB) {
+        ClientClass::PubSub
+    } else {
+        ClientClass::Normal
+    }
+}
+
+/// `CLIENT LIST [TYPE normal|master|replica|pubsub | ID id ...]`: a line per client (for
+/// `ID`, in the order given), as Redis 7.0 parses it: one filter at most.
+fn client_list(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let mut text = String::new();
-    for info in ctx.server.clients.all() {
-        if ids.as_ref().is_some_and(|ids| !ids.contains(&info.id)) {
-            continue;
+    if args.len() == 4 && args.is(2, "type") {
+        let class = client_class(&args.text(3))
+            .ok_or_else(|| ErrorReply::err(format!("Unknown client type '{}'", args.text(3))))?;
+        for info in ctx.server.clients.all() {
+            if class_of(&info) == class {
+                text.push_str(&describe(ctx.server, &info));
+                text.push('\n');
+            }
         }
-        let pubsub = info.has_flag(flag::PUBSUB);
-        let matches = match kind.as_deref() {
-            None => true,
-            Some("normal") => !pubsub,
-            Some("pubsub") => pubsub,
-            Some(_) => false,
-        };
-        if matches {
+    } else if args.len() > 3 && args.is(2, "id") {
+        for i in 3..args.len() {
+            let id = args
+                .int(i)
+                .map_err(|_| ErrorReply::err("Invalid client ID"))?;
+            if let Some(info) = u64::try_from(id)
+                .ok()
+                .and_then(|id| ctx.server.clients.get(id))
+            {
+                text.push_str(&describe(ctx.server, &info));
+                text.push('\n');
+            }
+        }
+    } else if args.len() != 2 {
+        return Err(syntax_error());
+    } else {
+        for info in ctx.server.clients.all() {
             text.push_str(&describe(ctx.server, &info));
             text.push('\n');
         }
@@ -482,8 +510,9 @@ fn client_list(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `CLIENT KILL addr` or `CLIENT KILL [ID id] [ADDR addr] [LADDR addr] [SKIPME yes|no] ...`:
-/// OK (old form) or the number killed.
+/// `CLIENT KILL addr` or `CLIENT KILL [ID id] [TYPE type] [ADDR addr] [LADDR addr]
+/// [USER user] [SKIPME yes|no] ...`: OK (old form) or the number killed, with Redis 7.0's
+/// errors.
 fn client_kill(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     if args.len() == 3 {
         let addr = args.text(2);
@@ -499,11 +528,15 @@ fn client_kill(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         return Ok(());
     }
     let mut id = None;
+    let mut class = None;
     let mut addr = None;
     let mut laddr = None;
     let mut skipme = true;
     let mut i = 2;
-    while i + 1 < args.len() {
+    while i < args.len() {
+        if i + 1 >= args.len() {
+            return Err(syntax_error());
+        }
         let value = args.text(i + 1);
         if args.is(i, "id") {
             id = Some(
@@ -513,29 +546,35 @@ fn client_kill(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
                     .ok_or_else(|| ErrorReply::err("client-id should be greater than 0"))?
                     as u64,
             );
+        } else if args.is(i, "type") {
+            class = Some(
+                client_class(&value)
+                    .ok_or_else(|| ErrorReply::err(format!("Unknown client type '{value}'")))?,
+            );
         } else if args.is(i, "addr") {
             addr = Some(value);
         } else if args.is(i, "laddr") {
             laddr = Some(value);
+        } else if args.is(i, "user") {
+            // The default user is the only one.
+            if value != "default" {
+                return Err(ErrorReply::err(format!("No such user '{value}'")));
+            }
         } else if args.is(i, "skipme") {
             skipme = match value.to_ascii_lowercase().as_str() {
                 "yes" => true,
                 "no" => false,
                 _ => return Err(syntax_error()),
             };
-        } else if args.is(i, "type") || args.is(i, "user") || args.is(i, "maxage") {
-            // Every client here is a normal one of the default user.
         } else {
             return Err(syntax_error());
         }
         i += 2;
     }
-    if i != args.len() {
-        return Err(syntax_error());
-    }
     let mut killed = 0;
     for info in ctx.server.clients.all() {
         let matches = id.is_none_or(|id| id == info.id)
+            && class.is_none_or(|class| class == class_of(&info))
             && addr.as_ref().is_none_or(|a| *a == info.addr.to_string())
             && laddr.as_ref().is_none_or(|a| *a == info.laddr.to_string())
             && !(skipme && info.id == ctx.client.id);
@@ -587,7 +626,7 @@ fn client_no_evict(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `CLIENT HELP`: the subcommands.
+/// `CLIENT HELP`: Redis 7.0's text for the subcommands implemented here.
 fn client_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     super::server::help(
         ctx,
@@ -602,18 +641,52 @@ fn client_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
             "KILL <ip:port>",
             "    Kill connection made from <ip:port>.",
             "KILL <option> <value> [<option> <value> [...]]",
-            "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>,",
-            "    SKIPME (YES|NO).",
+            "    Kill connections. Options are:",
+            "    * ADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made from the specified address",
+            "    * LADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made to specified local address",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Kill connections by type.",
+            "    * USER <username>",
+            "      Kill connections authenticated by <username>.",
+            "    * SKIPME (YES|NO)",
+            "      Skip killing current connection (default: yes).",
             "LIST [options ...]",
-            "    Return information about client connections. Options: TYPE (NORMAL|PUBSUB),",
-            "    ID <client-id> [<client-id> ...].",
-            "NO-EVICT (ON|OFF)",
-            "    Protect the current client connection from eviction.",
+            "    Return information about client connections. Options:",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Return clients of specified type.",
             "REPLY (ON|OFF|SKIP)",
             "    Control the replies sent to the current connection.",
             "SETNAME <name>",
             "    Assign the name <name> to the current connection.",
+            "NO-EVICT (ON|OFF)",
+            "    Protect current client connection from eviction.",
         ],
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_time_eq_compares_whole_slices() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(constant_time_eq(b"", b""));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"Secret"));
+        assert!(!constant_time_eq(b"secret", b"secre"));
+        assert!(!constant_time_eq(b"secret", b"secrets"));
+    }
+
+    #[test]
+    fn valid_name_refuses_spaces_and_control_bytes() {
+        assert!(valid_name(b"worker-1"));
+        assert!(valid_name(b""));
+        for bad in [&b"a b"[..], b"a\nb", b"\x7f", "é".as_bytes()] {
+            assert!(!valid_name(bad), "{bad:?}");
+        }
+    }
 }

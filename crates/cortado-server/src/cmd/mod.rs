@@ -9,6 +9,7 @@
 //! then the bookkeeping Redis does after each call.
 
 pub mod args;
+pub mod command;
 pub mod connection;
 pub mod expire;
 pub mod keyspace;
@@ -56,8 +57,20 @@ pub mod flags {
     pub const NO_MULTI: u32 = 1 << 13;
     /// Allowed while a script runs too long.
     pub const ALLOW_BUSY: u32 = 1 << 14;
+    /// May cause replication traffic although it writes no key (`PUBLISH`, scripts).
+    pub const MAY_REPLICATE: u32 = 1 << 15;
+    /// May run without any key (scripts called with no keys).
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 16;
+    /// Refused during an asynchronous load.
+    pub const NO_ASYNC_LOADING: u32 = 1 << 17;
+    /// Its keys are not at fixed positions (found by a keyword or a count).
+    pub const MOVABLE_KEYS: u32 = 1 << 18;
+    /// Refused unless `enable-debug-command` allows it (`DEBUG`); not shown by `COMMAND`, as
+    /// in Redis.
+    pub const PROTECTED: u32 = 1 << 19;
 
-    /// Every flag with its name, in `COMMAND INFO`'s order.
+    /// Every flag with its name, in `COMMAND INFO`'s order (Redis 7.0's
+    /// `addReplyFlagsForCommand`).
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
         (READONLY, "readonly"),
@@ -72,7 +85,11 @@ pub mod flags {
         (SKIP_SLOWLOG, "skip_slowlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
+        (MAY_REPLICATE, "may_replicate"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
         (NO_MULTI, "no_multi"),
+        (MOVABLE_KEYS, "movablekeys"),
         (ALLOW_BUSY, "allow_busy"),
     ];
 }
@@ -171,6 +188,7 @@ pub struct Table {
 /// Every family's commands.
 fn families() -> impl Iterator<Item = &'static Command> {
     [
+        command::COMMANDS,
         connection::COMMANDS,
         expire::COMMANDS,
         keyspace::COMMANDS,
@@ -306,6 +324,16 @@ pub fn arity_error(full_name: &str) -> ErrorReply {
     ))
 }
 
+/// Redis's error for a subcommand given the wrong arguments, which names the subcommand and
+/// the command as the client typed them (`addReplySubcommandSyntaxError`).
+pub fn subcommand_syntax_error(args: Args<'_>) -> ErrorReply {
+    let sub: String = String::from_utf8_lossy(c_string(args.get(1), 128)).into_owned();
+    let command = String::from_utf8_lossy(c_string(args.get(0), usize::MAX)).to_ascii_uppercase();
+    ErrorReply::err(format!(
+        "unknown subcommand or wrong number of arguments for '{sub}'. Try {command} HELP."
+    ))
+}
+
 /// A syntax error.
 pub fn syntax_error() -> ErrorReply {
     ErrorReply::err("syntax error")
@@ -317,6 +345,12 @@ pub fn wrong_type() -> ErrorReply {
 }
 
 /// Runs one command for `client`, writing its reply. See the [module docs](self).
+///
+/// The checks before a command runs are Redis 7.0's `processCommand`'s, in its order: the
+/// command exists, its arity, authentication, then the refusal of keyspace commands from a
+/// monitor. A refused command is counted as `rejected_calls` of its entry (an unknown command
+/// or subcommand has no entry), a command that ran and replied with an error as
+/// `failed_calls`.
 pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Args<'_>) {
     if args.is_empty() {
         return;
@@ -325,40 +359,20 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     let mark = reply.len();
     let table = &server.commands;
     let Some(mut id) = table.lookup(args.get(0)) else {
-        let mut shown = String::new();
-        for i in 1..args.len() {
-            if shown.len() >= 128 {
-                break;
-            }
-            let arg = String::from_utf8_lossy(args.get(i));
-            let room = 128 - shown.len();
-            shown.push('\'');
-            shown.extend(arg.chars().take(room));
-            shown.push_str("' ");
-        }
-        let name: String = String::from_utf8_lossy(args.get(0))
-            .chars()
-            .take(128)
-            .collect();
-        reply.error(&ErrorReply::err(format!(
-            "unknown command '{name}', with args beginning with: {shown}"
-        )));
+        reply.error_bytes(&unknown_command(args));
         return finish(server, client, reply, None, started, mark, args);
     };
     if args.len() >= 2 && !table.entry(id).command.run.subcommands().is_empty() {
         match table.lookup_sub(id, args.get(1)) {
             Some(sub) => id = sub,
             None => {
-                let name = &table.entry(id).full_name;
-                reply.error(&ErrorReply::err(format!(
-                    "unknown subcommand '{}'. Try {} HELP.",
-                    String::from_utf8_lossy(args.get(1))
-                        .chars()
-                        .take(128)
-                        .collect::<String>(),
-                    name.to_ascii_uppercase()
-                )));
-                server.stats.record_rejected(id);
+                // Redis names the container as the client typed it (renamed or not).
+                let mut text = b"ERR unknown subcommand '".to_vec();
+                text.extend_from_slice(c_string(args.get(1), 128));
+                text.extend_from_slice(b"'. Try ");
+                text.extend_from_slice(&c_string(args.get(0), usize::MAX).to_ascii_uppercase());
+                text.extend_from_slice(b" HELP.");
+                reply.error_bytes(&text);
                 return finish(server, client, reply, None, started, mark, args);
             }
         }
@@ -367,13 +381,23 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     let command = entry.command;
     let arity = command.arity;
     let argc = args.len() as i32;
-    if (arity > 0 && arity != argc) || argc < -arity {
-        reply.error(&arity_error(&entry.full_name));
-        server.stats.record_rejected(id);
-        return finish(server, client, reply, None, started, mark, args);
-    }
-    if !client.authenticated && command.flags & flags::NO_AUTH == 0 {
-        reply.error(&ErrorReply::new("NOAUTH Authentication required."));
+    let refusal = if (arity > 0 && arity != argc) || argc < -arity {
+        Some(arity_error(&entry.full_name))
+    } else if command.flags & flags::PROTECTED != 0 && !debug_allowed(server, client) {
+        Some(ErrorReply::err(
+            "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+        ))
+    } else if !client.authenticated && command.flags & flags::NO_AUTH == 0 {
+        Some(ErrorReply::new("NOAUTH Authentication required."))
+    } else if command.flags & (flags::WRITE | flags::READONLY) != 0
+        && client.info.has_flag(crate::client::flag::MONITOR)
+    {
+        Some(ErrorReply::err("Replica can't interact with the keyspace"))
+    } else {
+        None
+    };
+    if let Some(error) = refusal {
+        reply.error(&error);
         server.stats.record_rejected(id);
         return finish(server, client, reply, None, started, mark, args);
     }
@@ -394,9 +418,45 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     let client = ctx.client;
     let reply = ctx.reply;
     if command.flags & (flags::SKIP_MONITOR | flags::ADMIN) == 0 {
-        server.monitors.feed(client, args);
+        server.monitors.feed(server, client, args, reply);
     }
     finish(server, client, reply, Some(id), started, mark, args);
+}
+
+/// Whether `enable-debug-command` lets `client` run `DEBUG`: `yes`, or `local` and a loopback
+/// client.
+fn debug_allowed(server: &Server, client: &Client) -> bool {
+    match server.settings().enable_debug_command {
+        crate::config::Allowed::Yes => true,
+        crate::config::Allowed::Local => client.info.addr.ip().is_loopback(),
+        crate::config::Allowed::No => false,
+    }
+}
+
+/// `bytes` as C's `%.{max}s` prints a string: up to its first zero byte, at most `max` bytes.
+fn c_string(bytes: &[u8], max: usize) -> &[u8] {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    &bytes[..end.min(max)]
+}
+
+/// Redis's error for an unknown command: its name and the start of its arguments, each cut
+/// at a zero byte as Redis's `printf` cuts them, quoted, 128 bytes of them at most.
+fn unknown_command(args: Args<'_>) -> Vec<u8> {
+    let mut shown = Vec::new();
+    for arg in args.iter().skip(1) {
+        if shown.len() >= 128 {
+            break;
+        }
+        let room = 128 - shown.len();
+        shown.push(b'\'');
+        shown.extend_from_slice(c_string(arg, room));
+        shown.extend_from_slice(b"' ");
+    }
+    let mut text = b"ERR unknown command '".to_vec();
+    text.extend_from_slice(c_string(args.get(0), 128));
+    text.extend_from_slice(b"', with args beginning with: ");
+    text.extend_from_slice(&shown);
+    text
 }
 
 /// After a command: statistics (`ran`: the id of the command that ran, `None` if it was
@@ -422,6 +482,9 @@ fn finish(
         if server.commands.entry(id).command.flags & flags::SKIP_SLOWLOG == 0 {
             server.slowlog.record(server, client, usec, args);
         }
+    }
+    if !client.redacted.is_empty() {
+        client.redacted.clear();
     }
     match client.reply_mode {
         ReplyMode::On => {}

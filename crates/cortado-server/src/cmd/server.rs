@@ -1,4 +1,4 @@
-//! Server commands: `INFO`, `CONFIG`, `COMMAND`, `DBSIZE`, `FLUSHDB`, `FLUSHALL`, `SWAPDB`,
+//! Server commands: `INFO`, `CONFIG`, `DBSIZE`, `FLUSHDB`, `FLUSHALL`, `SWAPDB`,
 //! `TIME`, `LASTSAVE`, `SHUTDOWN`, `SLOWLOG`, `MONITOR`, `DEBUG`, and `FUNCTION FLUSH`.
 
 use std::time::Duration;
@@ -88,57 +88,6 @@ const CONFIG: &[Command] = &[
     ),
 ];
 
-const COMMAND: &[Command] = &[
-    cmd(
-        "count",
-        2,
-        LOADING | STALE,
-        "Returns a count of commands.",
-        "2.8.13",
-        command_count,
-    ),
-    cmd(
-        "docs",
-        -2,
-        LOADING | STALE,
-        "Returns documentary information about one, multiple or all commands.",
-        "7.0.0",
-        command_docs,
-    ),
-    cmd(
-        "getkeys",
-        -3,
-        LOADING | STALE,
-        "Extracts the key names from an arbitrary command.",
-        "2.8.13",
-        command_getkeys,
-    ),
-    cmd(
-        "help",
-        2,
-        LOADING | STALE,
-        "Returns helpful text about the different subcommands.",
-        "5.0.0",
-        command_help,
-    ),
-    cmd(
-        "info",
-        -2,
-        LOADING | STALE,
-        "Returns information about one, multiple or all commands.",
-        "2.8.13",
-        command_info,
-    ),
-    cmd(
-        "list",
-        -2,
-        LOADING | STALE,
-        "Returns a list of command names.",
-        "7.0.0",
-        command_list,
-    ),
-];
-
 const SLOWLOG: &[Command] = &[
     cmd(
         "get",
@@ -185,16 +134,6 @@ const FUNCTION: &[Command] = &[cmd(
 
 /// The server family's commands.
 pub const COMMANDS: &[Command] = &[
-    Command {
-        name: "command",
-        arity: -1,
-        flags: LOADING | STALE,
-        keys: NO_KEYS,
-        group: "server",
-        since: "2.8.13",
-        summary: "Returns detailed information about all commands.",
-        run: Run::Both(command_all, COMMAND),
-    },
     container(
         "config",
         "A container for server configuration commands.",
@@ -212,7 +151,7 @@ pub const COMMANDS: &[Command] = &[
     cmd(
         "debug",
         -2,
-        ADMIN | NOSCRIPT | LOADING | STALE,
+        ADMIN | NOSCRIPT | LOADING | STALE | PROTECTED,
         "A container for debugging commands.",
         "1.0.0",
         debug,
@@ -309,7 +248,7 @@ pub fn help(ctx: &mut Ctx<'_>, command: &str, lines: &[&str]) {
         ctx.reply.simple(line);
     }
     ctx.reply.simple("HELP");
-    ctx.reply.simple("    Print this help.");
+    ctx.reply.simple("    Prints this help.");
 }
 
 /// `DBSIZE`: the number of keys in the selected database.
@@ -429,10 +368,14 @@ fn shutdown(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `MONITOR`: OK, then every command other clients run, one line each.
+/// `MONITOR`: OK, then a line for every command run (see [`crate::server::Monitors`]);
+/// nothing if the client is a monitor already.
 fn monitor(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
+    if ctx.client.info.has_flag(crate::client::flag::MONITOR) {
+        return Ok(());
+    }
+    ctx.server.monitors.add(&ctx.client.info);
     ctx.reply.ok();
-    ctx.client.wants_monitor = true;
     Ok(())
 }
 
@@ -440,19 +383,26 @@ fn monitor(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
 /// send. `SLEEP` holds every shard, as Redis, single-threaded, is busy for that long.
 fn debug(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     if args.is(1, "sleep") && args.len() == 3 {
-        let seconds = super::args::parse_float(args.get(2))
-            .filter(|s| *s >= 0.0 && s.is_finite())
-            .ok_or_else(|| ErrorReply::err("value is not a valid float"))?;
+        // Redis reads the seconds with strtod and sleeps for none if they are not a number
+        // or negative.
+        let seconds = leading_float(args.get(2)).max(0.0);
         let locked = ctx.server.keyspace.lock_all();
-        std::thread::sleep(Duration::from_secs_f64(seconds));
+        if seconds.is_finite() {
+            std::thread::sleep(Duration::from_secs_f64(seconds));
+        }
         drop(locked);
         ctx.reply.ok();
     } else if args.is(1, "log") && args.len() == 3 {
         tracing::warn!("DEBUG LOG: {}", args.text(2));
         ctx.reply.ok();
     } else if args.is(1, "set-active-expire") && args.len() == 3 {
+        // Redis reads the flag with atoi: anything but a non-zero number turns it off.
+        let on = leading_float(args.get(2)) as i64 != 0;
+        ctx.server
+            .active_expire
+            .store(on, std::sync::atomic::Ordering::Relaxed);
         ctx.reply.ok();
-    } else if args.is(1, "help") {
+    } else if args.is(1, "help") && args.len() == 2 {
         help(
             ctx,
             "DEBUG",
@@ -460,24 +410,38 @@ fn debug(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
                 "LOG <message>",
                 "    Write <message> to the server log.",
                 "SET-ACTIVE-EXPIRE <0|1>",
-                "    Accepted for compatibility; expiry always runs.",
+                "    Setting it to 0 disables expiring keys in background when they are not accessed (otherwise the Redis behavior). Setting it to 1 reenables back the default.",
                 "SLEEP <seconds>",
                 "    Stop the server for <seconds>. Decimals allowed.",
             ],
         );
     } else {
-        return Err(ErrorReply::err(format!(
-            "unknown subcommand '{}'. Try DEBUG HELP.",
-            args.text(1)
-        )));
+        return Err(super::subcommand_syntax_error(args));
     }
     Ok(())
 }
 
+/// The number at the start of `bytes`, as C's `strtod` reads it (0 if there is none).
+fn leading_float(bytes: &[u8]) -> f64 {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_start();
+    (1..=text.len())
+        .rev()
+        .filter(|&end| text.is_char_boundary(end))
+        .find_map(|end| text[..end].parse::<f64>().ok())
+        .filter(|n| !n.is_nan())
+        .unwrap_or(0.0)
+}
+
 /// `FUNCTION FLUSH [ASYNC|SYNC]`: OK (no function is kept yet).
 fn function_flush(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    if args.len() > 3 || (args.len() == 3 && !(args.is(2, "async") || args.is(2, "sync"))) {
-        return Err(syntax_error());
+    if args.len() > 3 {
+        return Err(super::subcommand_syntax_error(args));
+    }
+    if args.len() == 3 && !(args.is(2, "async") || args.is(2, "sync")) {
+        return Err(ErrorReply::err(
+            "FUNCTION FLUSH only supports SYNC|ASYNC option",
+        ));
     }
     ctx.reply.ok();
     Ok(())
@@ -496,31 +460,34 @@ fn config_get(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `CONFIG SET parameter value [parameter value ...]`: OK; all or none are applied.
+/// `CONFIG SET parameter value [parameter value ...]`: OK; all or none are applied (see
+/// [`crate::config::Config::set_all`]). Values of secret directives are redacted from the
+/// slow log and `MONITOR`, whatever the outcome.
 fn config_set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     if args.len() % 2 != 0 {
-        return Err(super::arity_error("config|set"));
+        return Err(syntax_error());
     }
+    let names = (2..args.len()).step_by(2).map(|i| args.get(i));
+    let secrets = crate::config::Config::secret_values(names);
+    ctx.client
+        .redacted
+        .extend(secrets.into_iter().map(|i| i + 2));
     let pairs: Vec<(&[u8], &[u8])> = (2..args.len())
         .step_by(2)
         .map(|i| (args.get(i), args.get(i + 1)))
         .collect();
+    let loopback = ctx.client.info.addr.ip().is_loopback();
     let mut config = ctx.server.config.lock().unwrap_or_else(|p| p.into_inner());
-    config.set_all(&pairs).map_err(ErrorReply::err)?;
+    config.set_all(&pairs, loopback).map_err(ErrorReply::err)?;
     ctx.server.publish_settings(&config);
-    let settings = config.settings();
     drop(config);
-    ctx.server
-        .slowlog
-        .configure(settings.slowlog_slower_than, settings.slowlog_max_len);
     ctx.reply.ok();
     Ok(())
 }
 
 /// `CONFIG RESETSTAT`: OK; the counters of `INFO` start again.
 fn config_resetstat(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
-    ctx.server.stats.reset();
-    ctx.server.slowlog.reset();
+    ctx.server.reset_stats();
     ctx.reply.ok();
     Ok(())
 }
@@ -554,7 +521,7 @@ fn config_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
 /// `SLOWLOG GET [count]`: the newest `count` entries (10 by default, -1 for all).
 fn slowlog_get(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let count = if args.len() == 3 {
-        let n = args.int(2)?;
+        let n = args.int(2).unwrap_or(i64::MIN);
         if n < -1 {
             return Err(ErrorReply::err(
                 "count should be greater than or equal to -1",
@@ -568,7 +535,7 @@ fn slowlog_get(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     } else if args.len() == 2 {
         10
     } else {
-        return Err(super::arity_error("slowlog|get"));
+        return Err(super::subcommand_syntax_error(args));
     };
     let entries = ctx.server.slowlog.newest(count);
     ctx.reply.array(entries.len());
@@ -617,293 +584,6 @@ fn slowlog_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// The ACL categories `COMMAND INFO` lists for a command, from its flags and family.
-fn categories(command: &Command) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    if command.flags & WRITE != 0 {
-        out.push("@write");
-    }
-    if command.flags & READONLY != 0 {
-        out.push("@read");
-    }
-    match command.group {
-        "string" => out.push("@string"),
-        "generic" => out.push("@keyspace"),
-        "connection" => out.push("@connection"),
-        "scripting" => out.push("@scripting"),
-        _ => {}
-    }
-    if command.flags & ADMIN != 0 {
-        out.push("@admin");
-        out.push("@dangerous");
-    }
-    out.push(if command.flags & FAST != 0 {
-        "@fast"
-    } else {
-        "@slow"
-    });
-    out
-}
-
-/// One command's `COMMAND INFO` entry (`id` in the table), with its subcommands.
-fn write_info(ctx: &mut Ctx<'_>, id: usize) {
-    let table = &ctx.server.commands;
-    let entry = table.entry(id);
-    let command = entry.command;
-    let reply = &mut *ctx.reply;
-    reply.array(10);
-    reply.bulk(entry.full_name.as_bytes());
-    reply.int(i64::from(command.arity));
-    let flags: Vec<&str> = super::flags::NAMES
-        .iter()
-        .filter(|(f, _)| command.flags & f != 0)
-        .map(|(_, n)| *n)
-        .collect();
-    reply.set(flags.len());
-    for f in flags {
-        reply.simple(f);
-    }
-    reply.int(i64::from(command.keys.first));
-    reply.int(i64::from(command.keys.last));
-    reply.int(i64::from(command.keys.step));
-    let cats = categories(command);
-    reply.set(cats.len());
-    for c in cats {
-        reply.simple(c);
-    }
-    reply.set(0);
-    if command.keys.first == 0 {
-        reply.array(0);
-    } else {
-        let keys = command.keys;
-        let last = if keys.last < 0 {
-            keys.last
-        } else {
-            keys.last - keys.first
-        };
-        reply.array(1);
-        reply.map(3);
-        reply.bulk(b"flags");
-        reply.set(0);
-        reply.bulk(b"begin_search");
-        reply.map(2);
-        reply.bulk(b"type");
-        reply.bulk(b"index");
-        reply.bulk(b"spec");
-        reply.map(1);
-        reply.bulk(b"index");
-        reply.int(i64::from(keys.first));
-        reply.bulk(b"find_keys");
-        reply.map(2);
-        reply.bulk(b"type");
-        reply.bulk(b"range");
-        reply.bulk(b"spec");
-        reply.map(3);
-        reply.bulk(b"lastkey");
-        reply.int(i64::from(last));
-        reply.bulk(b"keystep");
-        reply.int(i64::from(keys.step));
-        reply.bulk(b"limit");
-        reply.int(0);
-    }
-    let subs = table.subcommands(id);
-    reply.array(subs.len());
-    for sub in subs {
-        write_info(ctx, sub);
-    }
-}
-
-/// The top-level commands' ids, in name order.
-fn all_commands(ctx: &Ctx<'_>) -> Vec<usize> {
-    let mut ids: Vec<usize> = ctx.server.commands.commands().map(|(_, id)| id).collect();
-    ids.sort_by_key(|&id| ctx.server.commands.entry(id).full_name.clone());
-    ids
-}
-
-/// `COMMAND`: every command's `COMMAND INFO` entry.
-fn command_all(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    if args.len() > 1 {
-        return Err(ErrorReply::err(format!(
-            "unknown subcommand '{}'. Try COMMAND HELP.",
-            args.text(1)
-        )));
-    }
-    let ids = all_commands(ctx);
-    ctx.reply.array(ids.len());
-    for id in ids {
-        write_info(ctx, id);
-    }
-    Ok(())
-}
-
-/// `COMMAND COUNT`: the number of commands.
-fn command_count(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
-    let n = ctx.server.commands.commands().count();
-    ctx.reply.int(n as i64);
-    Ok(())
-}
-
-/// The table id of `name`, or `container|sub`.
-fn find(ctx: &Ctx<'_>, name: &[u8]) -> Option<usize> {
-    let table = &ctx.server.commands;
-    match name.iter().position(|&b| b == b'|') {
-        Some(bar) => table
-            .lookup(&name[..bar])
-            .and_then(|id| table.lookup_sub(id, &name[bar + 1..])),
-        None => table.lookup(name),
-    }
-}
-
-/// `COMMAND INFO [name ...]`: each named command's entry (nil if unknown), or all.
-fn command_info(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    if args.len() == 2 {
-        return command_all(ctx, args.from(1).from(1));
-    }
-    ctx.reply.array(args.len() - 2);
-    for name in args.from(2).iter() {
-        match find(ctx, name) {
-            Some(id) => write_info(ctx, id),
-            None => ctx.reply.null_array(),
-        }
-    }
-    Ok(())
-}
-
-fn write_docs(ctx: &mut Ctx<'_>, id: usize) {
-    let table = &ctx.server.commands;
-    let command = table.entry(id).command;
-    let subs = table.subcommands(id);
-    let reply = &mut *ctx.reply;
-    reply.map(if subs.is_empty() { 3 } else { 4 });
-    reply.bulk(b"summary");
-    reply.bulk(command.summary.as_bytes());
-    reply.bulk(b"since");
-    reply.bulk(command.since.as_bytes());
-    reply.bulk(b"group");
-    reply.bulk(command.group.as_bytes());
-    if !subs.is_empty() {
-        reply.bulk(b"subcommands");
-        ctx.reply.map(subs.len());
-        for sub in subs {
-            let name = ctx.server.commands.entry(sub).full_name.clone();
-            ctx.reply.bulk(name.as_bytes());
-            write_docs(ctx, sub);
-        }
-    }
-}
-
-/// `COMMAND DOCS [name ...]`: a map from each known command to its summary, version and
-/// family.
-fn command_docs(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let ids: Vec<usize> = if args.len() == 2 {
-        all_commands(ctx)
-    } else {
-        args.from(2)
-            .iter()
-            .filter_map(|name| find(ctx, name))
-            .collect()
-    };
-    ctx.reply.map(ids.len());
-    for id in ids {
-        let name = ctx.server.commands.entry(id).full_name.clone();
-        ctx.reply.bulk(name.as_bytes());
-        write_docs(ctx, id);
-    }
-    Ok(())
-}
-
-/// Which commands `COMMAND LIST` shows.
-type NameFilter = Box<dyn Fn(&Command, &str) -> bool>;
-
-/// `COMMAND LIST [FILTERBY PATTERN pattern | ACLCAT category | MODULE name]`: command names.
-fn command_list(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let ids = all_commands(ctx);
-    let filter: NameFilter = match args.len() {
-        2 => Box::new(|_, _| true),
-        5 if args.is(2, "filterby") && args.is(3, "pattern") => {
-            let pattern = args.get(4).to_vec();
-            Box::new(move |_, name| crate::glob::glob_match(&pattern, name.as_bytes(), true))
-        }
-        5 if args.is(2, "filterby") && args.is(3, "aclcat") => {
-            let cat = format!("@{}", args.text(4).to_ascii_lowercase());
-            Box::new(move |c, _| categories(c).contains(&cat.as_str()))
-        }
-        5 if args.is(2, "filterby") && args.is(3, "module") => Box::new(|_, _| false),
-        _ => return Err(syntax_error()),
-    };
-    let names: Vec<String> = ids
-        .iter()
-        .map(|&id| ctx.server.commands.entry(id))
-        .filter(|e| filter(e.command, &e.full_name))
-        .map(|e| e.full_name.clone())
-        .collect();
-    ctx.reply.array(names.len());
-    for name in names {
-        ctx.reply.bulk(name.as_bytes());
-    }
-    Ok(())
-}
-
-/// `COMMAND GETKEYS command [arg ...]`: the keys the command would touch.
-fn command_getkeys(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let call = args.from(2);
-    let Some(mut id) = ctx.server.commands.lookup(call.get(0)) else {
-        return Err(ErrorReply::err("Invalid command specified"));
-    };
-    if call.len() >= 2 {
-        if let Some(sub) = ctx.server.commands.lookup_sub(id, call.get(1)) {
-            id = sub;
-        }
-    }
-    let command = ctx.server.commands.entry(id).command;
-    let argc = call.len() as i32;
-    if (command.arity > 0 && command.arity != argc) || argc < -command.arity {
-        return Err(ErrorReply::err(
-            "Invalid number of arguments specified for command",
-        ));
-    }
-    let keys = command.keys;
-    if keys.first == 0 {
-        return Err(ErrorReply::err("The command has no key arguments"));
-    }
-    let last = if keys.last < 0 {
-        argc + keys.last
-    } else {
-        keys.last.min(argc - 1)
-    };
-    let positions: Vec<usize> = (keys.first..=last)
-        .step_by(keys.step.max(1) as usize)
-        .map(|i| i as usize)
-        .collect();
-    ctx.reply.array(positions.len());
-    for i in positions {
-        ctx.reply.bulk(call.get(i));
-    }
-    Ok(())
-}
-
-fn command_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
-    help(
-        ctx,
-        "COMMAND",
-        &[
-            "(no subcommand)",
-            "    Return details about all commands.",
-            "COUNT",
-            "    Return the total number of commands in this server.",
-            "LIST",
-            "    Return a list of all commands in this server.",
-            "INFO [<command-name> ...]",
-            "    Return details about multiple commands.",
-            "DOCS [<command-name> ...]",
-            "    Return documentation details about multiple commands.",
-            "GETKEYS <full-command>",
-            "    Return the keys from a full command.",
-        ],
-    );
-    Ok(())
-}
-
 /// A byte count as Redis's `bytesToHuman` writes it (`1.58M`).
 pub fn human_bytes(n: u64) -> String {
     let n = n as f64;
@@ -921,61 +601,10 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
-/// The sections `INFO` with no argument (or `default`) shows.
-const DEFAULT_SECTIONS: &[&str] = &[
-    "server",
-    "clients",
-    "memory",
-    "persistence",
-    "stats",
-    "replication",
-    "cpu",
-    "modules",
-    "errorstats",
-    "cluster",
-    "keyspace",
-];
-
-/// `INFO [section ...]`: the server's figures in Redis's sections and field names.
+/// `INFO [section ...]`: the server's figures in Redis's sections and field names (see
+/// [`crate::info`]).
 fn info(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let mut sections: Vec<String> = Vec::new();
-    for arg in args.from(1).iter() {
-        let name = String::from_utf8_lossy(arg).to_ascii_lowercase();
-        match name.as_str() {
-            "default" => sections.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string())),
-            "all" | "everything" => {
-                sections.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string()));
-                sections.push("commandstats".into());
-            }
-            _ => sections.push(name),
-        }
-    }
-    if sections.is_empty() {
-        sections.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string()));
-    }
-    let mut text = String::new();
-    let order = [
-        "server",
-        "clients",
-        "memory",
-        "persistence",
-        "stats",
-        "replication",
-        "cpu",
-        "modules",
-        "errorstats",
-        "commandstats",
-        "cluster",
-        "keyspace",
-    ];
-    for section in order {
-        if sections.iter().any(|s| s == section) {
-            if !text.is_empty() {
-                text.push_str("\r\n");
-            }
-            crate::info::section(ctx.server, section, &mut text)?;
-        }
-    }
+    let text = crate::info::render(ctx.server, args.from(1).iter())?;
     ctx.reply.verbatim(text.as_bytes());
     Ok(())
 }

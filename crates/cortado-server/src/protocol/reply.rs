@@ -27,9 +27,9 @@ impl ErrorReply {
         Self(format!("ERR {}", text.as_ref()))
     }
 
-    /// The error's code, as `INFO errorstats` counts it: its first word.
+    /// The error's code, as `INFO errorstats` counts it: see [`error_code`].
     pub fn code(&self) -> &str {
-        self.0.split(' ').next().unwrap_or("ERR")
+        error_code(self.0.as_bytes())
     }
 }
 
@@ -39,10 +39,23 @@ impl From<std::fmt::Error> for ErrorReply {
     }
 }
 
+/// The code `INFO errorstats` files an error under, as Redis finds it: the text before the
+/// first space if one is among the first 32 bytes of the reply line (its `-` included), else
+/// `ERR`.
+pub fn error_code(text: &[u8]) -> &str {
+    text.iter()
+        .take(31)
+        .position(|&b| b == b' ')
+        .and_then(|space| std::str::from_utf8(&text[..space]).ok())
+        .unwrap_or("ERR")
+}
+
 /// Appends encoded replies to a buffer. See the [module docs](self).
 #[derive(Debug, Default)]
 pub struct Reply {
     buf: Vec<u8>,
+    /// Bytes at the front of `buf` already written to the socket.
+    sent: usize,
     resp3: bool,
     /// Error replies written since [`take_errors`](Self::take_errors), and the code of the
     /// first, for `INFO errorstats` and the failed-call counts.
@@ -66,39 +79,54 @@ impl Reply {
         self.resp3 = resp3;
     }
 
-    /// The encoded bytes.
+    /// The bytes encoded and not yet written.
     pub fn bytes(&self) -> &[u8] {
-        &self.buf
+        &self.buf[self.sent..]
     }
 
-    /// The number of bytes encoded.
+    /// The number of bytes encoded and not yet written.
+    #[inline]
     pub fn len(&self) -> usize {
-        self.buf.len()
+        self.buf.len() - self.sent
     }
 
-    /// Whether nothing is encoded.
+    /// Whether nothing waits to be written.
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
+        self.buf.len() == self.sent
     }
 
-    /// Drops the first `n` bytes (written to the socket).
+    /// Marks the first `n` bytes of [`bytes`](Self::bytes) as written. The space they took is
+    /// reused once everything is written, or moved out once it is over half the buffer, so a
+    /// large reply written in many pieces is not copied once per piece.
     pub fn consume(&mut self, n: usize) {
-        if n >= self.buf.len() {
+        self.sent = (self.sent + n).min(self.buf.len());
+        if self.sent == self.buf.len() {
             self.buf.clear();
-        } else {
-            self.buf.drain(..n);
+            self.sent = 0;
+        } else if self.sent > self.buf.len() / 2 {
+            self.buf.drain(..self.sent);
+            self.sent = 0;
         }
     }
 
-    /// Drops everything encoded after the first `len` bytes (a reply that must not be sent).
+    /// Drops everything encoded after the first `len` bytes of [`bytes`](Self::bytes) (a
+    /// reply that must not be sent; `len` is a [`len`](Self::len) taken before it).
     pub fn truncate(&mut self, len: usize) {
-        self.buf.truncate(len);
+        self.buf.truncate(self.sent + len);
+    }
+
+    /// Drops everything not yet written (the client is closed without it).
+    pub fn discard(&mut self) {
+        self.buf.clear();
+        self.sent = 0;
     }
 
     /// Releases the buffer's memory if it grew past `keep` bytes and is empty.
     pub fn shrink(&mut self, keep: usize) {
-        if self.buf.is_empty() && self.buf.capacity() > keep {
+        if self.is_empty() && self.buf.capacity() > keep {
             self.buf = Vec::new();
+            self.sent = 0;
         }
     }
 
@@ -140,16 +168,20 @@ impl Reply {
 
     /// An error reply; line breaks in it become spaces, as Redis makes them.
     pub fn error(&mut self, error: &ErrorReply) {
+        self.error_bytes(error.0.as_bytes());
+    }
+
+    /// An error reply of text that need not be UTF-8 (it quotes a client's bytes), starting
+    /// with its code.
+    pub fn error_bytes(&mut self, text: &[u8]) {
         self.errors += 1;
         if self.first_error_code.is_none() {
-            self.first_error_code = Some(error.code().to_owned());
+            self.first_error_code = Some(error_code(text).to_owned());
         }
         self.buf.push(b'-');
         self.buf.extend(
-            error
-                .0
-                .bytes()
-                .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+            text.iter()
+                .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
         );
         self.buf.extend_from_slice(b"\r\n");
     }
@@ -323,6 +355,42 @@ mod tests {
         assert_eq!(reply.bytes(), b"-WRONGTYPE a  b\r\n-ERR x\r\n");
         assert_eq!(reply.take_errors(), (2, Some("WRONGTYPE".to_owned())));
         assert_eq!(reply.take_errors(), (0, None));
+    }
+
+    #[test]
+    fn error_code_is_the_first_word_within_32_bytes() {
+        assert_eq!(error_code(b"WRONGTYPE Operation"), "WRONGTYPE");
+        assert_eq!(error_code(b"ERR x"), "ERR");
+        assert_eq!(error_code(b"NOSPACE"), "ERR");
+        let long = format!("{} x", "C".repeat(30));
+        assert_eq!(error_code(long.as_bytes()), "C".repeat(30));
+        let too_long = format!("{} x", "C".repeat(31));
+        assert_eq!(error_code(too_long.as_bytes()), "ERR");
+    }
+
+    #[test]
+    fn reply_consume_and_truncate_track_what_was_written() {
+        let mut reply = Reply::new();
+        reply.bulk(b"abcdef");
+        assert_eq!(reply.bytes(), b"$6\r\nabcdef\r\n");
+        reply.consume(4);
+        assert_eq!(reply.bytes(), b"abcdef\r\n");
+        let mark = reply.len();
+        reply.simple("DROPPED");
+        reply.truncate(mark);
+        assert_eq!(reply.bytes(), b"abcdef\r\n");
+        reply.consume(reply.len());
+        assert!(reply.is_empty());
+        reply.ok();
+        assert_eq!(reply.bytes(), b"+OK\r\n");
+        // A large reply written in pieces is moved down once over half of it is written.
+        let mut reply = Reply::new();
+        reply.bulk(&[b'x'; 1000]);
+        reply.consume(600);
+        assert_eq!(reply.len(), "$1000\r\n".len() + 1000 + 2 - 600);
+        assert_eq!(&reply.bytes()[reply.len() - 2..], b"\r\n");
+        reply.discard();
+        assert!(reply.is_empty());
     }
 
     #[test]

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod binary;
+pub mod compare;
 pub mod resp;
 
 use std::io::{Read, Write};
@@ -180,6 +182,11 @@ pub struct RealRedis {
 
 impl RealRedis {
     pub fn start() -> Option<Self> {
+        Self::start_with(&[])
+    }
+
+    /// A real server with these directives added (`["--maxclients", "2"]`).
+    pub fn start_with(extra: &[&str]) -> Option<Self> {
         if Command::new("redis-server")
             .arg("--version")
             .output()
@@ -202,6 +209,7 @@ impl RealRedis {
                 "--protected-mode",
                 "no",
             ])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -156,3 +156,49 @@ pub fn parse(buf: &[u8]) -> Option<(Frame, usize)> {
         other => panic!("unexpected reply byte {:?}", other as char),
     }
 }
+
+/// Appends `frame` encoded as RESP3 (the form a RESP3 client receives).
+pub fn encode_frame(frame: &Frame, out: &mut Vec<u8>) {
+    let header = |out: &mut Vec<u8>, prefix: char, n: usize| {
+        out.extend_from_slice(format!("{prefix}{n}\r\n").as_bytes());
+    };
+    match frame {
+        Frame::Simple(s) => out.extend_from_slice(format!("+{s}\r\n").as_bytes()),
+        Frame::Error(s) => out.extend_from_slice(format!("-{s}\r\n").as_bytes()),
+        Frame::Int(n) => out.extend_from_slice(format!(":{n}\r\n").as_bytes()),
+        Frame::Double(d) => out.extend_from_slice(format!(",{d}\r\n").as_bytes()),
+        Frame::BigNumber(n) => out.extend_from_slice(format!("({n}\r\n").as_bytes()),
+        Frame::Bool(b) => out.extend_from_slice(if *b { b"#t\r\n" } else { b"#f\r\n" }),
+        Frame::Null => out.extend_from_slice(b"_\r\n"),
+        Frame::Bulk(b) => {
+            header(out, '$', b.len());
+            out.extend_from_slice(b);
+            out.extend_from_slice(b"\r\n");
+        }
+        Frame::Verbatim(kind, b) => {
+            header(out, '=', b.len() + 4);
+            out.extend_from_slice(kind.as_bytes());
+            out.push(b':');
+            out.extend_from_slice(b);
+            out.extend_from_slice(b"\r\n");
+        }
+        Frame::Array(items) | Frame::Set(items) | Frame::Push(items) => {
+            let prefix = match frame {
+                Frame::Array(_) => '*',
+                Frame::Set(_) => '~',
+                _ => '>',
+            };
+            header(out, prefix, items.len());
+            for item in items {
+                encode_frame(item, out);
+            }
+        }
+        Frame::Map(pairs) => {
+            header(out, '%', pairs.len());
+            for (k, v) in pairs {
+                encode_frame(k, out);
+                encode_frame(v, out);
+            }
+        }
+    }
+}
