@@ -1,30 +1,24 @@
 //! `COMMAND` and its subcommands: what clients learn of the command table.
 //!
-//! The table gives each command's name, arity, flags and legacy key positions. What Redis
-//! documents beside them — ACL categories, tips, key specifications and `COMMAND DOCS`'
-//! summaries, complexities and argument trees (which `redis-cli` turns into its hints) — is
-//! Redis 7.0's own, recorded from `redis-server` into `data/redis-commands.resp3`, so the
-//! replies are Redis's word for word. A command Redis does not have is described from the
-//! table alone.
+//! Everything is served from the table: each [`Command`] gives the name, arity, flags, key
+//! positions, group, version and summary, and its [`Doc`](super::docs::Doc) the cost, the
+//! syntax, the ACL categories no rule gives and how the keys are used. From them come the
+//! ACL categories ([`acl`]), the key specifications ([`keyspec`]), and `COMMAND DOCS`'
+//! `arguments` ([`syntax`]), which `redis-cli` reads at start-up for its usage lines and
+//! hints.
 //!
-//! # Design
+//! `COMMAND GETKEYS` follows the key specifications, so a command whose keys depend on its
+//! arguments is answered by what its specifications say; a command whose key flags depend on
+//! its arguments (`SET ... GET`) says so through
+//! [`Doc::call_flags`](super::docs::Doc::call_flags).
 //!
-//! The record is one RESP3 frame per command or subcommand, `[name, categories, tips, key
-//! specs, docs]`, the docs map without its subcommands (the table says which subcommands
-//! exist here). It is indexed on first use and copied into replies by walking its frames,
-//! which re-encodes maps and sets for RESP2 clients; nothing is allocated per frame. The test
-//! `command_metadata_record_matches_redis` compares the record with the installed
-//! `redis-server` and rewrites it when `CORTADO_RECORD_COMMANDS=1` is set.
-//!
-//! Keys for `COMMAND GETKEYS` are found with the key specifications, as Redis 7.0's
-//! `getKeysUsingKeySpecs` finds them (an index or a keyword to begin, then a range or a key
-//! count), so commands with movable keys answer as in Redis too.
-
-use std::collections::HashMap;
-use std::sync::OnceLock;
+//! Not served: command tips (hints for cluster proxies, which have nothing to route here),
+//! and the `history`, `doc_flags`, `deprecated_since` and `replaced_by` fields of
+//! `COMMAND DOCS`.
 
 use super::flags::*;
-use super::{syntax_error, Args, CmdResult, Command, Ctx, Run, NO_KEYS};
+use super::keyspec::{self, Begin, Find, KeySpec, KeysDoc};
+use super::{acl, syntax, syntax_error, Args, CmdResult, Command, Ctx, Entry, Run, NO_KEYS};
 use crate::protocol::{ErrorReply, Reply};
 
 const fn cmd(
@@ -50,49 +44,49 @@ const SUBCOMMANDS: &[Command] = &[
     cmd(
         "count",
         2,
-        "Get total number of Redis commands",
+        "Counts the commands this server knows.",
         "2.8.13",
         command_count,
     ),
     cmd(
         "docs",
         -2,
-        "Get array of specific Redis command documentation",
+        "Describes commands for people: purpose, cost and syntax.",
         "7.0.0",
         command_docs,
     ),
     cmd(
         "getkeys",
         -4,
-        "Extract keys given a full Redis command",
+        "Lists the keys a command line would touch.",
         "2.8.13",
         command_getkeys,
     ),
     cmd(
         "getkeysandflags",
         -4,
-        "Extract keys and access flags given a full Redis command",
+        "Lists the keys a command line would touch, with how each is used.",
         "7.0.0",
         command_getkeysandflags,
     ),
     cmd(
         "help",
         2,
-        "Show helpful text about the different subcommands",
+        "Lists the COMMAND subcommands.",
         "5.0.0",
         command_help,
     ),
     cmd(
         "info",
         -2,
-        "Get array of specific Redis command details, or all when no argument is given.",
+        "Describes commands for programs: arity, flags, keys, categories.",
         "2.8.13",
         command_info,
     ),
     cmd(
         "list",
         -2,
-        "Get an array of Redis command names",
+        "Lists command names, optionally filtered.",
         "7.0.0",
         command_list,
     ),
@@ -106,438 +100,23 @@ pub const COMMANDS: &[Command] = &[Command {
     keys: NO_KEYS,
     group: "server",
     since: "2.8.13",
-    summary: "Get array of Redis command details",
+    summary: "Describes every command this server knows.",
     run: Run::Both(command_all, SUBCOMMANDS),
 }];
 
-/// Redis 7.0's description of its commands. See the [module docs](self).
-static RECORD: &[u8] = include_bytes!("../../data/redis-commands.resp3");
-
-/// What Redis documents of one command beside the table's fields.
-struct Recorded {
-    categories: Vec<&'static str>,
-    tips: Vec<&'static [u8]>,
-    /// The key specifications, as a RESP3 frame and parsed.
-    key_specs_frame: &'static [u8],
-    key_specs: Vec<KeySpec>,
-    /// The number of fields of the docs map, and their frames.
-    docs_fields: usize,
-    docs_frames: &'static [u8],
+/// How an entry's keys are described: its doc's word, or its table positions alone.
+fn keys_doc(entry: &Entry) -> KeysDoc {
+    entry.doc.map_or(KeysDoc::Positions, |doc| doc.keys)
 }
 
-/// How a key specification finds its first key.
-#[derive(Debug, Clone, Copy)]
-enum BeginSearch {
-    Index(i64),
-    Keyword {
-        keyword: &'static [u8],
-        startfrom: i64,
-    },
-    Unknown,
+/// The key specifications of table entry `entry`.
+pub fn key_specs(entry: &Entry) -> Vec<KeySpec> {
+    keyspec::specs(entry.command.keys, keys_doc(entry))
 }
 
-/// How a key specification finds its keys after the first.
-#[derive(Debug, Clone, Copy)]
-enum FindKeys {
-    Range {
-        lastkey: i64,
-        keystep: i64,
-        limit: i64,
-    },
-    Keynum {
-        keynumidx: i64,
-        firstkey: i64,
-        keystep: i64,
-    },
-    Unknown,
-}
-
-#[derive(Debug, Clone)]
-struct KeySpec {
-    flags: Vec<&'static str>,
-    begin: BeginSearch,
-    find: FindKeys,
-}
-
-/// The record, indexed by full command name (`client|list`).
-fn recorded() -> &'static HashMap<&'static str, Recorded> {
-    static INDEX: OnceLock<HashMap<&'static str, Recorded>> = OnceLock::new();
-    INDEX.get_or_init(|| index(RECORD).unwrap_or_default())
-}
-
-fn index(data: &'static [u8]) -> Option<HashMap<&'static str, Recorded>> {
-    let mut out = HashMap::new();
-    let mut pos = 0;
-    while pos < data.len() {
-        let (kind, n, mut at) = header(data, pos)?;
-        if kind != b'*' || n != 5 {
-            return None;
-        }
-        let name = std::str::from_utf8(string(data, at)?.0).ok()?;
-        at = skip(data, at)?;
-        let (categories, after) = strings(data, at)?;
-        let (tips, after_tips) = strings(data, after)?;
-        let specs_end = skip(data, after_tips)?;
-        let key_specs = parse_key_specs(&parse(data, after_tips)?.0)?;
-        let (kind, docs_fields, docs_start) = header(data, specs_end)?;
-        if kind != b'%' {
-            return None;
-        }
-        pos = skip(data, specs_end)?;
-        let categories = categories
-            .into_iter()
-            .map(|c| std::str::from_utf8(c).ok())
-            .collect::<Option<Vec<_>>>()?;
-        out.insert(
-            name,
-            Recorded {
-                categories,
-                tips,
-                key_specs_frame: &data[after_tips..specs_end],
-                key_specs,
-                docs_fields: docs_fields as usize,
-                docs_frames: &data[docs_start..pos],
-            },
-        );
-    }
-    Some(out)
-}
-
-/// The type byte, the count or length, and where the frame's contents start.
-fn header(data: &[u8], pos: usize) -> Option<(u8, i64, usize)> {
-    let kind = *data.get(pos)?;
-    let end = pos + data.get(pos..)?.iter().position(|&b| b == b'\r')?;
-    let text = std::str::from_utf8(&data[pos + 1..end]).ok()?;
-    let n = match kind {
-        b'+' => 0,
-        _ => text.parse().ok()?,
-    };
-    Some((kind, n, end + 2))
-}
-
-/// A bulk or simple string's bytes, and where the next frame starts.
-fn string(data: &[u8], pos: usize) -> Option<(&[u8], usize)> {
-    let (kind, n, at) = header(data, pos)?;
-    match kind {
-        b'$' => {
-            let end = at.checked_add(usize::try_from(n).ok()?)?;
-            Some((data.get(at..end)?, end + 2))
-        }
-        b'+' => Some((&data[pos + 1..at - 2], at)),
-        _ => None,
-    }
-}
-
-/// The strings of a set or array frame, and where the next frame starts.
-fn strings(data: &'static [u8], pos: usize) -> Option<(Vec<&'static [u8]>, usize)> {
-    let (kind, n, mut at) = header(data, pos)?;
-    if kind != b'~' && kind != b'*' {
-        return None;
-    }
-    let mut out = Vec::new();
-    for _ in 0..n {
-        let (s, next) = string(data, at)?;
-        out.push(s);
-        at = next;
-    }
-    Some((out, at))
-}
-
-/// Where the frame at `pos` ends.
-fn skip(data: &[u8], pos: usize) -> Option<usize> {
-    copy(data, pos, None)
-}
-
-/// Writes the frame at `pos` to `reply` (re-encoded for its protocol), if given; returns where
-/// the frame ends.
-fn copy(data: &[u8], pos: usize, mut reply: Option<&mut Reply>) -> Option<usize> {
-    let (kind, n, at) = header(data, pos)?;
-    let count = usize::try_from(n).ok();
-    let children = match kind {
-        b'$' | b'+' => {
-            let (s, next) = string(data, pos)?;
-            if let Some(reply) = reply {
-                if kind == b'$' {
-                    reply.bulk(s);
-                } else {
-                    reply.simple(std::str::from_utf8(s).ok()?);
-                }
-            }
-            return Some(next);
-        }
-        b':' => {
-            if let Some(reply) = reply {
-                reply.int(n);
-            }
-            return Some(at);
-        }
-        b'*' => {
-            if let Some(reply) = reply.as_deref_mut() {
-                reply.array(count?);
-            }
-            count?
-        }
-        b'~' => {
-            if let Some(reply) = reply.as_deref_mut() {
-                reply.set(count?);
-            }
-            count?
-        }
-        b'%' => {
-            if let Some(reply) = reply.as_deref_mut() {
-                reply.map(count?);
-            }
-            2 * count?
-        }
-        _ => return None,
-    };
-    let mut at = at;
-    for _ in 0..children {
-        at = copy(data, at, reply.as_deref_mut())?;
-    }
-    Some(at)
-}
-
-/// A parsed frame, for the key specifications.
-#[derive(Debug)]
-enum Value {
-    Str(&'static [u8]),
-    Int(i64),
-    List(Vec<Value>),
-    Map(Vec<(Value, Value)>),
-}
-
-impl Value {
-    fn get(&self, key: &str) -> Option<&Value> {
-        match self {
-            Value::Map(pairs) => pairs
-                .iter()
-                .find(|(k, _)| matches!(k, Value::Str(s) if *s == key.as_bytes()))
-                .map(|(_, v)| v),
-            _ => None,
-        }
-    }
-
-    fn int(&self, key: &str) -> Option<i64> {
-        match self.get(key)? {
-            Value::Int(n) => Some(*n),
-            _ => None,
-        }
-    }
-
-    fn str(&self, key: &str) -> Option<&'static [u8]> {
-        match self.get(key)? {
-            Value::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-fn parse(data: &'static [u8], pos: usize) -> Option<(Value, usize)> {
-    let (kind, n, mut at) = header(data, pos)?;
-    match kind {
-        b'$' | b'+' => {
-            let (s, next) = string(data, pos)?;
-            Some((Value::Str(s), next))
-        }
-        b':' => Some((Value::Int(n), at)),
-        b'*' | b'~' => {
-            let mut items = Vec::new();
-            for _ in 0..n {
-                let (v, next) = parse(data, at)?;
-                items.push(v);
-                at = next;
-            }
-            Some((Value::List(items), at))
-        }
-        b'%' => {
-            let mut pairs = Vec::new();
-            for _ in 0..n {
-                let (k, next) = parse(data, at)?;
-                let (v, next) = parse(data, next)?;
-                pairs.push((k, v));
-                at = next;
-            }
-            Some((Value::Map(pairs), at))
-        }
-        _ => None,
-    }
-}
-
-fn parse_key_specs(specs: &Value) -> Option<Vec<KeySpec>> {
-    let Value::List(specs) = specs else {
-        return None;
-    };
-    let mut out = Vec::new();
-    for spec in specs {
-        let flags = match spec.get("flags")? {
-            Value::List(flags) => flags
-                .iter()
-                .map(|f| match f {
-                    Value::Str(s) => std::str::from_utf8(s).ok(),
-                    _ => None,
-                })
-                .collect::<Option<Vec<_>>>()?,
-            _ => return None,
-        };
-        let begin = spec.get("begin_search")?;
-        let begin_spec = begin.get("spec")?;
-        let begin = match begin.str("type")? {
-            b"index" => BeginSearch::Index(begin_spec.int("index")?),
-            b"keyword" => BeginSearch::Keyword {
-                keyword: begin_spec.str("keyword")?,
-                startfrom: begin_spec.int("startfrom")?,
-            },
-            _ => BeginSearch::Unknown,
-        };
-        let find = spec.get("find_keys")?;
-        let find_spec = find.get("spec")?;
-        let find = match find.str("type")? {
-            b"range" => FindKeys::Range {
-                lastkey: find_spec.int("lastkey")?,
-                keystep: find_spec.int("keystep")?,
-                limit: find_spec.int("limit")?,
-            },
-            b"keynum" => FindKeys::Keynum {
-                keynumidx: find_spec.int("keynumidx")?,
-                firstkey: find_spec.int("firstkey")?,
-                keystep: find_spec.int("keystep")?,
-            },
-            _ => FindKeys::Unknown,
-        };
-        out.push(KeySpec { flags, begin, find });
-    }
-    Some(out)
-}
-
-/// Whether a key specification has flag `name`.
-fn has_flag(spec: &KeySpec, name: &str) -> bool {
-    spec.flags.contains(&name)
-}
-
-/// The positions of the keys of `call` (the command's name first) by `specs`, each with its
-/// spec's flags, as Redis 7.0's `getKeysUsingKeySpecs` finds them; `None` where a spec cannot
-/// be followed (an unknown search, a bad key count, positions outside the arguments, an
-/// incomplete spec), where Redis falls back to the command's own key finder.
-fn keys_by_specs(
-    specs: &'static [KeySpec],
-    call: Args<'_>,
-) -> Option<Vec<(usize, &'static [&'static str])>> {
-    let argc = call.len() as i64;
-    let mut out: Vec<(usize, &'static [&'static str])> = Vec::new();
-    for spec in specs {
-        if has_flag(spec, "not_key") {
-            continue;
-        }
-        let first = match spec.begin {
-            BeginSearch::Index(index) => index,
-            BeginSearch::Keyword { keyword, startfrom } => {
-                let (start, end) = if startfrom > 0 {
-                    (startfrom, argc - 1)
-                } else {
-                    (argc + startfrom, 1)
-                };
-                let mut found = 0;
-                let mut i = start;
-                while i != end {
-                    if i >= argc || i < 1 {
-                        break;
-                    }
-                    if call.get(i as usize).eq_ignore_ascii_case(keyword) {
-                        found = i + 1;
-                        break;
-                    }
-                    i += if start <= end { 1 } else { -1 };
-                }
-                if found == 0 {
-                    continue;
-                }
-                found
-            }
-            BeginSearch::Unknown => return None,
-        };
-        let (first, last, step) = match spec.find {
-            FindKeys::Range {
-                lastkey,
-                keystep,
-                limit,
-            } => {
-                let last = if lastkey >= 0 {
-                    first + lastkey
-                } else if limit == 0 {
-                    argc + lastkey
-                } else {
-                    first + ((argc - first) / limit + lastkey)
-                };
-                (first, last, keystep)
-            }
-            FindKeys::Keynum {
-                keynumidx,
-                firstkey,
-                keystep,
-            } => {
-                let at = first + keynumidx;
-                if keynumidx >= argc || at < 0 || at >= argc {
-                    return None;
-                }
-                let numkeys =
-                    crate::protocol::parse_i64(call.get(at as usize)).filter(|&n| n >= 0)?;
-                let first = first + firstkey;
-                (first, first.saturating_add(numkeys) - 1, keystep)
-            }
-            FindKeys::Unknown => return None,
-        };
-        if last >= argc || last < first || first >= argc || step < 1 {
-            return None;
-        }
-        let mut i = first;
-        while i <= last {
-            out.push((i as usize, spec.flags.as_slice()));
-            i += step;
-        }
-        if has_flag(spec, "incomplete") {
-            return None;
-        }
-    }
-    Some(out)
-}
-
-/// The ACL categories `COMMAND INFO` lists for a command Redis does not document, from its
-/// flags and family.
-fn derived_categories(command: &Command) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    if command.flags & WRITE != 0 {
-        out.push("@write");
-    }
-    if command.flags & READONLY != 0 {
-        out.push("@read");
-    }
-    match command.group {
-        "string" => out.push("@string"),
-        "generic" => out.push("@keyspace"),
-        "connection" => out.push("@connection"),
-        "scripting" => out.push("@scripting"),
-        _ => {}
-    }
-    if command.flags & ADMIN != 0 {
-        out.push("@admin");
-        out.push("@dangerous");
-    }
-    out.push(if command.flags & FAST != 0 {
-        "@fast"
-    } else {
-        "@slow"
-    });
-    out
-}
-
-/// The ACL categories of table entry `id`.
-fn categories(ctx: &Ctx<'_>, id: usize) -> Vec<&'static str> {
-    let entry = ctx.server.commands.entry(id);
-    match recorded().get(entry.full_name.as_str()) {
-        Some(r) => r.categories.clone(),
-        None => derived_categories(entry.command),
-    }
+/// The ACL categories of table entry `entry`, as a bit set of [`acl`]'s.
+pub fn categories(entry: &Entry) -> u32 {
+    acl::of(entry.command, entry.doc.map_or(0, |doc| doc.acl))
 }
 
 /// One command's `COMMAND INFO` entry (`id` in the table), with its subcommands.
@@ -545,8 +124,6 @@ fn write_info(ctx: &mut Ctx<'_>, id: usize) {
     let table = &ctx.server.commands;
     let entry = table.entry(id);
     let command = entry.command;
-    let record = recorded().get(entry.full_name.as_str());
-    let categories = categories(ctx, id);
     let reply = &mut *ctx.reply;
     reply.array(10);
     reply.bulk(entry.full_name.as_bytes());
@@ -563,24 +140,19 @@ fn write_info(ctx: &mut Ctx<'_>, id: usize) {
     reply.int(i64::from(command.keys.first));
     reply.int(i64::from(command.keys.last));
     reply.int(i64::from(command.keys.step));
-    reply.set(categories.len());
-    for c in categories {
-        reply.simple(c);
+    let categories = categories(entry);
+    reply.set(acl::names(categories).count());
+    for name in acl::names(categories) {
+        reply.simple(name);
     }
-    match record {
-        Some(record) => {
-            reply.set(record.tips.len());
-            for tip in &record.tips {
-                reply.bulk(tip);
-            }
-            copy(record.key_specs_frame, 0, Some(reply));
-        }
-        None => {
-            reply.set(0);
-            write_derived_key_spec(reply, command);
-        }
+    // No tips: see the module docs.
+    reply.set(0);
+    let specs = key_specs(entry);
+    reply.set(specs.len());
+    for spec in &specs {
+        write_key_spec(reply, spec);
     }
-    // Redis sends no subcommands as an empty set, and subcommands as an array.
+    // An empty set when there are no subcommands, an array of entries otherwise.
     let subs = table.subcommands(id);
     if subs.is_empty() {
         reply.set(0);
@@ -592,43 +164,66 @@ fn write_info(ctx: &mut Ctx<'_>, id: usize) {
     }
 }
 
-/// A key specification from the table's legacy key positions, for a command Redis does not
-/// document.
-fn write_derived_key_spec(reply: &mut Reply, command: &Command) {
-    let keys = command.keys;
-    if keys.first == 0 {
-        reply.set(0);
-        return;
-    }
-    let last = if keys.last < 0 {
-        keys.last
-    } else {
-        keys.last - keys.first
-    };
-    reply.set(1);
+/// One key specification as a map of its flags, its begin search and its key finding.
+fn write_key_spec(reply: &mut Reply, spec: &KeySpec) {
     reply.map(3);
     reply.bulk(b"flags");
-    reply.set(0);
+    reply.set(keyspec::flag::names(spec.flags).count());
+    for name in keyspec::flag::names(spec.flags) {
+        reply.simple(name);
+    }
     reply.bulk(b"begin_search");
     reply.map(2);
     reply.bulk(b"type");
-    reply.bulk(b"index");
-    reply.bulk(b"spec");
-    reply.map(1);
-    reply.bulk(b"index");
-    reply.int(i64::from(keys.first));
+    match spec.begin {
+        Begin::Index(index) => {
+            reply.bulk(b"index");
+            reply.bulk(b"spec");
+            reply.map(1);
+            reply.bulk(b"index");
+            reply.int(i64::from(index));
+        }
+        Begin::Keyword { keyword, startfrom } => {
+            reply.bulk(b"keyword");
+            reply.bulk(b"spec");
+            reply.map(2);
+            reply.bulk(b"keyword");
+            reply.bulk(keyword.as_bytes());
+            reply.bulk(b"startfrom");
+            reply.int(i64::from(startfrom));
+        }
+    }
     reply.bulk(b"find_keys");
     reply.map(2);
     reply.bulk(b"type");
-    reply.bulk(b"range");
+    let fields = match spec.find {
+        Find::Range {
+            lastkey,
+            keystep,
+            limit,
+        } => {
+            reply.bulk(b"range");
+            [("lastkey", lastkey), ("keystep", keystep), ("limit", limit)]
+        }
+        Find::Keynum {
+            keynumidx,
+            firstkey,
+            keystep,
+        } => {
+            reply.bulk(b"keynum");
+            [
+                ("keynumidx", keynumidx),
+                ("firstkey", firstkey),
+                ("keystep", keystep),
+            ]
+        }
+    };
     reply.bulk(b"spec");
-    reply.map(3);
-    reply.bulk(b"lastkey");
-    reply.int(i64::from(last));
-    reply.bulk(b"keystep");
-    reply.int(i64::from(keys.step));
-    reply.bulk(b"limit");
-    reply.int(0);
+    reply.map(fields.len());
+    for (name, value) in fields {
+        reply.bulk(name.as_bytes());
+        reply.int(i64::from(value));
+    }
 }
 
 /// The top-level commands' ids, in name order.
@@ -682,35 +277,36 @@ fn command_info(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// One command's `COMMAND DOCS` map: Redis's record, or the table's summary, version and
-/// family; then the subcommands the table has.
+/// One command's `COMMAND DOCS` map: the table's summary, version and group, its doc's cost
+/// and arguments, then the subcommands the table has.
 fn write_docs(ctx: &mut Ctx<'_>, id: usize) {
     let table = &ctx.server.commands;
     let entry = table.entry(id);
     let command = entry.command;
     let subs = table.subcommands(id);
-    let extra = usize::from(!subs.is_empty());
+    let arguments = entry
+        .doc
+        .and_then(|doc| syntax::parse(doc.syntax).ok())
+        .unwrap_or_default();
     let reply = &mut *ctx.reply;
-    match recorded().get(entry.full_name.as_str()) {
-        Some(record) => {
-            reply.map(record.docs_fields + extra);
-            let mut at = 0;
-            for _ in 0..2 * record.docs_fields {
-                match copy(record.docs_frames, at, Some(&mut *reply)) {
-                    Some(next) => at = next,
-                    None => break,
-                }
-            }
-        }
-        None => {
-            reply.map(3 + extra);
-            reply.bulk(b"summary");
-            reply.bulk(command.summary.as_bytes());
-            reply.bulk(b"since");
-            reply.bulk(command.since.as_bytes());
-            reply.bulk(b"group");
-            reply.bulk(command.group.as_bytes());
-        }
+    reply.map(
+        3 + usize::from(entry.doc.is_some())
+            + usize::from(!arguments.is_empty())
+            + usize::from(!subs.is_empty()),
+    );
+    reply.bulk(b"summary");
+    reply.bulk(command.summary.as_bytes());
+    reply.bulk(b"since");
+    reply.bulk(command.since.as_bytes());
+    reply.bulk(b"group");
+    reply.bulk(command.group.as_bytes());
+    if let Some(doc) = entry.doc {
+        reply.bulk(b"complexity");
+        reply.bulk(doc.complexity.as_bytes());
+    }
+    if !arguments.is_empty() {
+        reply.bulk(b"arguments");
+        syntax::write(reply, &arguments, key_specs(entry).len());
     }
     if !subs.is_empty() {
         reply.bulk(b"subcommands");
@@ -748,7 +344,8 @@ fn command_list(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     enum Filter<'a> {
         None,
         Module,
-        Category(String),
+        /// An unknown category matches nothing.
+        Category(Option<u32>),
         Pattern(&'a [u8]),
     }
     let filter = match args.len() {
@@ -757,7 +354,7 @@ fn command_list(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
             if args.is(3, "module") {
                 Filter::Module
             } else if args.is(3, "aclcat") {
-                Filter::Category(format!("@{}", args.text(4).to_ascii_lowercase()))
+                Filter::Category(acl::by_name(args.get(4)))
             } else if args.is(3, "pattern") {
                 Filter::Pattern(args.get(4))
             } else {
@@ -774,7 +371,7 @@ fn command_list(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
             let shown = match &filter {
                 Filter::None => true,
                 Filter::Module => false,
-                Filter::Category(c) => categories(ctx, id).contains(&c.as_str()),
+                Filter::Category(c) => c.is_some_and(|c| categories(table.entry(id)) & c != 0),
                 Filter::Pattern(p) => crate::glob::glob_match(p, name.as_bytes(), true),
             };
             if shown {
@@ -799,8 +396,9 @@ fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     getkeys(ctx, args, true)
 }
 
-/// The keys of the command in `args` from its third argument, as Redis 7.0's
-/// `getKeysSubcommandImpl` finds and reports them.
+/// The keys of the command in `args` from its third argument, found by its key
+/// specifications, with Redis's errors for an unknown command, one without keys, a wrong
+/// number of arguments, and arguments the specifications cannot be followed in.
 fn getkeys(ctx: &mut Ctx<'_>, args: Args<'_>, with_flags: bool) -> CmdResult {
     let call = args.from(2);
     let table = &ctx.server.commands;
@@ -814,12 +412,8 @@ fn getkeys(ctx: &mut Ctx<'_>, args: Args<'_>, with_flags: bool) -> CmdResult {
     }
     let entry = table.entry(id);
     let command = entry.command;
-    let record = recorded().get(entry.full_name.as_str());
-    let has_keys = match record {
-        Some(record) => !record.key_specs.is_empty(),
-        None => command.keys.first != 0,
-    };
-    if !has_keys {
+    let specs = key_specs(entry);
+    if specs.is_empty() {
         return Err(ErrorReply::err("The command has no key arguments"));
     }
     let argc = call.len() as i32;
@@ -828,10 +422,7 @@ fn getkeys(ctx: &mut Ctx<'_>, args: Args<'_>, with_flags: bool) -> CmdResult {
             "Invalid number of arguments specified for command",
         ));
     }
-    let keys = match record {
-        Some(record) => keys_with_record(record, call, command),
-        None => legacy_keys(command, argc),
-    };
+    let keys = keyspec::find_keys(&specs, call).unwrap_or_default();
     if keys.is_empty() {
         if command.flags & NO_MANDATORY_KEYS != 0 {
             ctx.reply.array(0);
@@ -839,55 +430,22 @@ fn getkeys(ctx: &mut Ctx<'_>, args: Args<'_>, with_flags: bool) -> CmdResult {
         }
         return Err(ErrorReply::err("Invalid arguments specified for command"));
     }
+    let call_flags = entry.doc.and_then(|doc| doc.call_flags);
     ctx.reply.array(keys.len());
     for (i, flags) in keys {
         if with_flags {
+            let flags = call_flags.map_or(flags, |f| f(call));
             ctx.reply.array(2);
             ctx.reply.bulk(call.get(i));
-            ctx.reply.set(flags.len());
-            for f in flags {
-                ctx.reply.simple(f);
+            ctx.reply.set(keyspec::flag::names(flags).count());
+            for name in keyspec::flag::names(flags) {
+                ctx.reply.simple(name);
             }
         } else {
             ctx.reply.bulk(call.get(i));
         }
     }
     Ok(())
-}
-
-/// The keys of `call` by Redis's recorded key specifications, with Redis's exceptions: `SET`'s
-/// flags depend on its `GET` option (Redis's `setGetKeys`), and where the specifications
-/// cannot be followed the legacy positions are used.
-fn keys_with_record(
-    record: &'static Recorded,
-    call: Args<'_>,
-    command: &Command,
-) -> Vec<(usize, &'static [&'static str])> {
-    if command.name == "set" {
-        let get = (3..call.len()).any(|i| call.is(i, "get"));
-        let flags: &'static [&'static str] = if get {
-            &["RW", "access", "update"]
-        } else {
-            &["OW", "update"]
-        };
-        return vec![(1, flags)];
-    }
-    keys_by_specs(&record.key_specs, call)
-        .unwrap_or_else(|| legacy_keys(command, call.len() as i32))
-}
-
-/// Key positions from the table's legacy first, last and step.
-fn legacy_keys(command: &Command, argc: i32) -> Vec<(usize, &'static [&'static str])> {
-    let keys = command.keys;
-    let last = if keys.last < 0 {
-        argc + keys.last
-    } else {
-        keys.last.min(argc - 1)
-    };
-    (keys.first..=last)
-        .step_by(keys.step.max(1) as usize)
-        .map(|i| (i as usize, &[][..]))
-        .collect()
 }
 
 fn command_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
@@ -916,56 +474,4 @@ fn command_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
         ],
     );
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn record_indexes_every_frame() {
-        let index = recorded();
-        assert!(index.len() > 300, "{} records", index.len());
-        let get = &index["get"];
-        assert_eq!(get.categories, ["@read", "@string", "@fast"]);
-        assert_eq!(get.key_specs.len(), 1);
-        assert!(index.contains_key("client|list"));
-    }
-
-    #[test]
-    fn keys_by_specs_follow_index_keyword_and_keynum() {
-        let index = recorded();
-        let keys = |name: &str, call: &[&str]| -> Option<Vec<usize>> {
-            let bytes: Vec<u8> = call.concat().into_bytes();
-            let mut ranges = Vec::new();
-            let mut at = 0;
-            for a in call {
-                ranges.push(at..at + a.len());
-                at += a.len();
-            }
-            keys_by_specs(&index[name].key_specs, Args::new(&bytes, &ranges))
-                .map(|keys| keys.into_iter().map(|(i, _)| i).collect())
-        };
-        assert_eq!(
-            keys("mset", &["MSET", "a", "1", "b", "2"]),
-            Some(vec![1, 3])
-        );
-        assert_eq!(keys("rename", &["RENAME", "a", "b"]), Some(vec![1, 2]));
-        assert_eq!(
-            keys(
-                "zunionstore",
-                &["ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS"]
-            ),
-            Some(vec![1, 3, 4])
-        );
-        assert_eq!(keys("zunionstore", &["ZUNIONSTORE", "d", "3", "a"]), None);
-        assert_eq!(keys("zunionstore", &["ZUNIONSTORE", "d", "x", "a"]), None);
-        assert_eq!(
-            keys(
-                "xread",
-                &["XREAD", "COUNT", "2", "STREAMS", "s", "t", "0", "0"]
-            ),
-            Some(vec![4, 5])
-        );
-    }
 }

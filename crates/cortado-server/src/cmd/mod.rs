@@ -4,17 +4,23 @@
 //! Each family file lists its commands in a `COMMANDS` slice of [`Command`]s: the name, arity
 //! (Redis's convention: `n` exactly n arguments counting the name, `-n` at least n), flags,
 //! key positions, and the function that runs it. [`Table`] gathers them at start-up, applies
-//! `rename-command`, and numbers every command and subcommand for the statistics.
+//! `rename-command`, numbers every command and subcommand for the statistics, and joins each
+//! to its [`docs::Doc`] (cost, syntax, ACL categories, key usage), which only `COMMAND`
+//! reads.
 //! [`execute`] runs one command for a client: lookup, arity, authentication, then the command,
 //! then the bookkeeping Redis does after each call.
 
+pub mod acl;
 pub mod args;
 pub mod command;
 pub mod connection;
+pub mod docs;
 pub mod expire;
 pub mod keyspace;
+pub mod keyspec;
 pub mod server;
 pub mod strings;
+pub mod syntax;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -69,8 +75,7 @@ pub mod flags {
     /// in Redis.
     pub const PROTECTED: u32 = 1 << 19;
 
-    /// Every flag with its name, in `COMMAND INFO`'s order (Redis 7.0's
-    /// `addReplyFlagsForCommand`).
+    /// Every flag with its name, in the order `COMMAND INFO` lists them.
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
         (READONLY, "readonly"),
@@ -100,8 +105,9 @@ pub type CmdResult = Result<(), ErrorReply>;
 /// Runs a command whose arity was checked.
 pub type Handler = fn(&mut Ctx<'_>, Args<'_>) -> CmdResult;
 
-/// Where a command's keys are, as Redis's legacy key specification: argument `first` to `last`
-/// (negative: from the end) every `step`; `first` 0 for none.
+/// Where a command's keys are, as `COMMAND INFO`'s first, last and step: argument `first` to
+/// `last` (negative: from the end) every `step`; `first` 0 for none. The key specifications
+/// are derived from them ([`keyspec`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Keys {
     /// The first key's position (0: no keys).
@@ -157,7 +163,8 @@ pub struct Command {
     pub flags: u32,
     /// Key positions.
     pub keys: Keys,
-    /// The family, as `COMMAND DOCS` names it (`string`, `generic`, `server`, ...).
+    /// The family, as `COMMAND DOCS` names it (`string`, `generic`, `server`, ...); it gives
+    /// an ACL category too ([`acl`]).
     pub group: &'static str,
     /// The Redis version that introduced it.
     pub since: &'static str,
@@ -177,6 +184,9 @@ pub struct Entry {
     subcommands: HashMap<&'static [u8], usize>,
     /// The container's id, for a subcommand.
     pub parent: Option<usize>,
+    /// What `COMMAND` says of it beyond the table; `None` for a command nobody described
+    /// (a unit test sees that there is none).
+    pub doc: Option<&'static docs::Doc>,
 }
 
 /// Every command, numbered. See the [module docs](self).
@@ -242,6 +252,7 @@ impl Table {
     ) -> usize {
         self.entries.push(Entry {
             command,
+            doc: docs::lookup(&full_name),
             full_name,
             subcommands: HashMap::new(),
             parent,
@@ -325,7 +336,7 @@ pub fn arity_error(full_name: &str) -> ErrorReply {
 }
 
 /// Redis's error for a subcommand given the wrong arguments, which names the subcommand and
-/// the command as the client typed them (`addReplySubcommandSyntaxError`).
+/// the command as the client typed them.
 pub fn subcommand_syntax_error(args: Args<'_>) -> ErrorReply {
     let sub: String = String::from_utf8_lossy(c_string(args.get(1), 128)).into_owned();
     let command = String::from_utf8_lossy(c_string(args.get(0), usize::MAX)).to_ascii_uppercase();
@@ -346,7 +357,7 @@ pub fn wrong_type() -> ErrorReply {
 
 /// Runs one command for `client`, writing its reply. See the [module docs](self).
 ///
-/// The checks before a command runs are Redis 7.0's `processCommand`'s, in its order: the
+/// The checks before a command runs are those Redis 7.0 makes, in its order: the
 /// command exists, its arity, authentication, then the refusal of keyspace commands from a
 /// monitor. A refused command is counted as `rejected_calls` of its entry (an unknown command
 /// or subcommand has no entry), a command that ran and replied with an error as

@@ -1,20 +1,26 @@
-//! The directives of redis.conf, Redis 7.0's whole set: name, alias, kind of value, default,
-//! and whether `CONFIG SET` may change it.
+//! The directives of redis.conf, every one Redis 7.0 accepts: name, alias, kind of value,
+//! default, and whether `CONFIG SET` may change it.
 //!
 //! Cortado acts on the directives [`Settings`](super::Settings) reads; it accepts the others
-//! with Redis's validation and shows them in `CONFIG GET`, so a redis.conf written for Redis
-//! loads unchanged. A directive asking for what Cortado does not have (`appendonly yes`,
-//! `cluster-enabled yes`, `replicaof`, a `unixsocket`, TLS) accepts only its "off" value, so
-//! such a configuration fails at start-up instead of running without what it asked for.
+//! with the same validation as Redis and shows them in `CONFIG GET`, so a redis.conf written
+//! for Redis loads unchanged. A directive asking for what Cortado does not have (`appendonly
+//! yes`, `cluster-enabled yes`, `replicaof`, a `unixsocket`, TLS) accepts only its "off"
+//! value, so such a configuration fails at start-up instead of running without what it asked
+//! for.
 //!
 //! # Design
 //!
-//! The table is Redis 7.0.15's `static_configs[]` (src/config.c) written out: the ranges
-//! and defaults give Redis's errors and `CONFIG GET` values. Where Cortado's default
-//! differs it says so at the entry: `bind` (`127.0.0.1 -::1`, redis.conf's rather than the
-//! compiled `* -::*`), `dir` (the working directory, as Redis shows it), `enable-debug-command`
-//! (`yes`: test harnesses send `DEBUG SLEEP` and `DEBUG LOG`), `save` (empty: nothing is ever
-//! saved). `port` and `bind` cannot be changed at run time here (Redis re-binds).
+//! The names, aliases, kinds of value, ranges and defaults are Redis 7.0's interface, which
+//! redis.conf files and clients depend on: the defaults and names are those `CONFIG GET *`
+//! reports on `redis-server` 7.0, and the ranges those its `CONFIG SET` accepts. The
+//! differential tests hold the table to it: `config_get_all_matches_redis` compares `CONFIG
+//! GET *` (every name, alias and default value) with `redis-server`'s, and
+//! `config_set_checks_and_errors_match_redis` compares the answers to values of each kind,
+//! in and out of range. Where Cortado's default differs it says so at the entry: `bind`
+//! (`127.0.0.1 -::1`, as redis.conf sets it, rather than listening everywhere), `dir` (the
+//! working directory), `enable-debug-command` (`yes`: test harnesses send `DEBUG SLEEP` and
+//! `DEBUG LOG`), `save` (empty: nothing is ever saved). `port` and `bind` cannot be changed
+//! at run time here (Redis re-binds).
 
 /// What a directive's value may be.
 #[derive(Debug, Clone, Copy)]

@@ -13,7 +13,7 @@
 //! flags; parsing, validation, `CONFIG GET`, `CONFIG SET` and `CONFIG REWRITE` all read it.
 //! Values are kept in their canonical text (`maxmemory 1gb` is kept as `1073741824`, as
 //! `CONFIG GET` shows it), and [`Settings`], the typed snapshot the server runs on, is
-//! derived from them after each change. `CONFIG SET` follows Redis's `configSetCommand`:
+//! derived from them after each change. `CONFIG SET` behaves as Redis 7.0's does:
 //! every name is checked before any value, the first error is reported (an unknown name
 //! before any other), and either every pair is applied or none.
 
@@ -537,7 +537,8 @@ impl Config {
     }
 }
 
-/// Whether a directive takes several arguments (Redis's `MULTI_ARG_CONFIG`).
+/// Whether a directive's value is several words (`save 900 1`, `bind a b`): written unquoted,
+/// and split at spaces when `CONFIG SET` gives it as one argument.
 fn is_multi(directive: &Directive) -> bool {
     matches!(
         directive.kind,
@@ -783,8 +784,8 @@ fn validate(directive: &Directive, args: &[&str]) -> Result<String, String> {
     }
 }
 
-/// `notify-keyspace-events` in Redis's canonical letters (`keyspaceEventsFlagsToString`), or
-/// Redis's error for a letter it does not know.
+/// `notify-keyspace-events` in the canonical letters `CONFIG GET` shows, or Redis's error for a
+/// letter it does not know.
 fn parse_events(value: &str) -> Result<String, String> {
     // The classes `A` stands for, in the order Redis writes them.
     const CLASSES: &str = "g$lshzxetd";
@@ -809,7 +810,7 @@ fn parse_events(value: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// A byte count as Redis's `memtoull` reads it: digits with an optional unit, `k` (1,000),
+/// A byte count as Redis reads one in its settings: digits with an optional unit, `k` (1,000),
 /// `kb` (1,024), `m`, `mb`, `g`, `gb`, any case; nothing else, not even spaces.
 pub fn parse_memory(text: &str) -> Option<u64> {
     let lower = text.to_ascii_lowercase();
