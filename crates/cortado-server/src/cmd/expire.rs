@@ -200,57 +200,54 @@ fn pexpireat(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     expire_generic(ctx, args, 1, false, "pexpireat")
 }
 
-/// The key's expiry time and the shard's time, in milliseconds: `None` if missing.
+/// The key's expiry time and the shard's time, in milliseconds: `None` if missing. A read
+/// (counted as a keyspace hit or miss) that does not count as a use, as Redis's.
 fn lookup(ctx: &mut Ctx<'_>, key: &[u8]) -> Option<(Option<i64>, i64)> {
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
+    shard.lookup_read_untouched(db, key)?;
     let at = shard.expire_time(db, key)?;
     Some((at, shard.now_millis()))
 }
 
-/// `TTL key`: seconds left (rounded), -1 without a lifetime, -2 if missing.
-fn ttl(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let reply = match lookup(ctx, args.get(1)) {
+/// Milliseconds as Redis replies them in seconds: rounded to the nearest (its `(ms + 500) /
+/// 1000` on a value it knows is not negative, which the compiler does unsigned, so even
+/// `i64::MAX` rounds up).
+fn rounded_seconds(ms: i64) -> i64 {
+    ((ms.max(0) as u64 + 500) / 1000) as i64
+}
+
+/// The reply of the four commands: -2 if missing, -1 without a lifetime, else `reply` of the
+/// expiry time and now.
+fn ttl_generic(ctx: &mut Ctx<'_>, args: Args<'_>, reply: fn(i64, i64) -> i64) -> CmdResult {
+    let n = match lookup(ctx, args.get(1)) {
         None => -2,
         Some((None, _)) => -1,
-        Some((Some(at), now)) => ((at - now).max(0) + 500) / 1000,
+        Some((Some(at), now)) => reply(at, now),
     };
-    ctx.reply.int(reply);
+    ctx.reply.int(n);
     Ok(())
+}
+
+/// `TTL key`: seconds left (rounded), -1 without a lifetime, -2 if missing.
+fn ttl(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    ttl_generic(ctx, args, |at, now| rounded_seconds(at.saturating_sub(now)))
 }
 
 /// `PTTL key`: milliseconds left, -1 without a lifetime, -2 if missing.
 fn pttl(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let reply = match lookup(ctx, args.get(1)) {
-        None => -2,
-        Some((None, _)) => -1,
-        Some((Some(at), now)) => (at - now).max(0),
-    };
-    ctx.reply.int(reply);
-    Ok(())
+    ttl_generic(ctx, args, |at, now| at.saturating_sub(now).max(0))
 }
 
-/// `EXPIRETIME key`: the Unix time in seconds it expires at, -1 or -2 as `TTL`.
+/// `EXPIRETIME key`: the Unix time in seconds (rounded) it expires at, -1 or -2 as `TTL`.
 fn expiretime(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let reply = match lookup(ctx, args.get(1)) {
-        None => -2,
-        Some((None, _)) => -1,
-        Some((Some(at), _)) => at / 1000,
-    };
-    ctx.reply.int(reply);
-    Ok(())
+    ttl_generic(ctx, args, |at, _| rounded_seconds(at))
 }
 
 /// `PEXPIRETIME key`: the Unix time in milliseconds it expires at, -1 or -2 as `TTL`.
 fn pexpiretime(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let reply = match lookup(ctx, args.get(1)) {
-        None => -2,
-        Some((None, _)) => -1,
-        Some((Some(at), _)) => at,
-    };
-    ctx.reply.int(reply);
-    Ok(())
+    ttl_generic(ctx, args, |at, _| at.max(0))
 }
 
 /// `PERSIST key`: 1 if a lifetime was removed, 0 if the key is missing or had none.

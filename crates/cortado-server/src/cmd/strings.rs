@@ -7,7 +7,7 @@
 use super::args::parse_int;
 use super::flags::*;
 use super::{syntax_error, wrong_type, Args, CmdResult, Command, Ctx, Keys, Run, KEY1};
-use crate::keyspace::{Expire, Shard, Value};
+use crate::keyspace::{Expire, Shard, Value, Written};
 use crate::protocol::ErrorReply;
 
 const fn cmd(
@@ -268,18 +268,22 @@ pub const COMMANDS: &[Command] = &[
 ];
 
 /// The string bytes of a value, or `WRONGTYPE`.
+#[inline]
 fn string(value: &Value) -> Result<&[u8], ErrorReply> {
     value.as_str().map(|s| s.as_slice()).ok_or_else(wrong_type)
 }
 
 /// Reads the string at `key` for a reading command: `None` if absent.
+#[inline]
 fn read<'s>(shard: &'s mut Shard, db: usize, key: &[u8]) -> Result<Option<&'s [u8]>, ErrorReply> {
     shard.lookup_read(db, key).map(string).transpose()
 }
 
-/// The longest string the server keeps, as `proto-max-bulk-len` sets it.
-fn check_length(ctx: &Ctx<'_>, len: u64) -> CmdResult {
-    if len > ctx.server.settings().proto_max_bulk_len {
+/// The longest string the server keeps, as `proto-max-bulk-len` sets it: an error if
+/// `len + more` bytes would be longer.
+fn check_length(ctx: &Ctx<'_>, len: usize, more: usize) -> CmdResult {
+    let total = len as u64 + more as u64;
+    if total > ctx.server.settings().proto_max_bulk_len {
         return Err(ErrorReply::err(
             "string exceeds maximum allowed size (proto-max-bulk-len)",
         ));
@@ -299,35 +303,93 @@ fn get(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// The expiry options of `SET` and `GETEX`.
+/// The unit of an expiry option's number, and whether it is relative to now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ExpireOption {
-    None,
-    /// EX, PX, EXAT or PXAT, as a Unix time in milliseconds.
-    At(i64),
-    KeepTtl,
-    Persist,
+enum ExpireUnit {
+    /// `EX` seconds from now.
+    Ex,
+    /// `PX` milliseconds from now.
+    Px,
+    /// `EXAT` Unix seconds.
+    ExAt,
+    /// `PXAT` Unix milliseconds.
+    PxAt,
 }
 
-/// Parses an expiry option's number (`EX 10`) into a Unix time in milliseconds, with Redis's
-/// errors: not an integer, or not positive, or overflowing.
-fn expire_at(
-    value: &[u8],
-    unit_ms: i64,
-    absolute: bool,
-    now_ms: i64,
-    command: &str,
-) -> Result<i64, ErrorReply> {
-    let n = parse_int(value)?;
-    let invalid = || ErrorReply::err(format!("invalid expire time in '{command}' command"));
-    if n <= 0 {
-        return Err(invalid());
+/// The options of `SET` and `GETEX`, parsed as Redis parses them: an option may be given
+/// again (its last number counts), but two that conflict (`NX` and `XX`, two units, a unit and
+/// `KEEPTTL` or `PERSIST`) are a syntax error, as is an option the command does not take.
+#[derive(Debug, Default)]
+struct StringOptions<'a> {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    keep_ttl: bool,
+    persist: bool,
+    expire: Option<(ExpireUnit, &'a [u8])>,
+}
+
+impl<'a> StringOptions<'a> {
+    /// The options from argument `from` on, for `SET` (`set`) or `GETEX`.
+    fn parse(args: Args<'a>, from: usize, set: bool) -> Result<Self, ErrorReply> {
+        let mut o = StringOptions::default();
+        let mut i = from;
+        while i < args.len() {
+            let next = (i + 1 < args.len()).then(|| args.get(i + 1));
+            let unit = |o: &StringOptions<'_>, unit| {
+                let free = !o.keep_ttl && !o.persist && o.expire.is_none_or(|(u, _)| u == unit);
+                free.then_some(()).and(next).map(|n| (unit, n))
+            };
+            let word = args.get(i);
+            if word.eq_ignore_ascii_case(b"nx") && set && !o.xx {
+                o.nx = true;
+            } else if word.eq_ignore_ascii_case(b"xx") && set && !o.nx {
+                o.xx = true;
+            } else if word.eq_ignore_ascii_case(b"get") && set {
+                o.get = true;
+            } else if word.eq_ignore_ascii_case(b"keepttl") && set && o.expire.is_none() {
+                o.keep_ttl = true;
+            } else if word.eq_ignore_ascii_case(b"persist") && !set && o.expire.is_none() {
+                o.persist = true;
+            } else if let Some(expire) = [
+                (&b"ex"[..], ExpireUnit::Ex),
+                (b"px", ExpireUnit::Px),
+                (b"exat", ExpireUnit::ExAt),
+                (b"pxat", ExpireUnit::PxAt),
+            ]
+            .into_iter()
+            .find(|(name, _)| word.eq_ignore_ascii_case(name))
+            .and_then(|(_, u)| unit(&o, u))
+            {
+                o.expire = Some(expire);
+                i += 1;
+            } else {
+                return Err(syntax_error());
+            }
+            i += 1;
+        }
+        Ok(o)
     }
-    let ms = n.checked_mul(unit_ms).ok_or_else(invalid)?;
-    if absolute {
-        Ok(ms)
-    } else {
-        ms.checked_add(now_ms).ok_or_else(invalid)
+
+    /// The expiry time the options ask for, as a Unix time in milliseconds (`now_ms` is the
+    /// command's time), with Redis's errors: not an integer; not positive, or overflowing.
+    fn expire_at(&self, now_ms: i64, command: &str) -> Result<Option<i64>, ErrorReply> {
+        let Some((unit, number)) = self.expire else {
+            return Ok(None);
+        };
+        let n = parse_int(number)?;
+        let invalid = || ErrorReply::err(format!("invalid expire time in '{command}' command"));
+        if n <= 0 {
+            return Err(invalid());
+        }
+        let ms = match unit {
+            ExpireUnit::Ex | ExpireUnit::ExAt => n.checked_mul(1000).ok_or_else(invalid)?,
+            ExpireUnit::Px | ExpireUnit::PxAt => n,
+        };
+        match unit {
+            ExpireUnit::Ex | ExpireUnit::Px => ms.checked_add(now_ms).ok_or_else(invalid).map(Some),
+            ExpireUnit::ExAt | ExpireUnit::PxAt => Ok(Some(ms)),
+        }
     }
 }
 
@@ -335,74 +397,44 @@ fn expire_at(
 /// NX/XX stopped it; with GET, the old value (or nil) instead.
 fn set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
-    let (mut nx, mut xx, mut get) = (false, false, false);
-    let mut expire = ExpireOption::None;
-    let now_ms = ctx.server.keyspace.time().now_millis() as i64;
-    let mut i = 3;
-    while i < args.len() {
-        let next = (i + 1 < args.len()).then(|| args.get(i + 1));
-        let timed = |unit, absolute| -> Result<ExpireOption, ErrorReply> {
-            Ok(ExpireOption::At(expire_at(
-                next.ok_or_else(syntax_error)?,
-                unit,
-                absolute,
-                now_ms,
-                "set",
-            )?))
-        };
-        if args.is(i, "nx") && !xx {
-            nx = true;
-        } else if args.is(i, "xx") && !nx {
-            xx = true;
-        } else if args.is(i, "get") {
-            get = true;
-        } else if args.is(i, "keepttl") && expire == ExpireOption::None {
-            expire = ExpireOption::KeepTtl;
-        } else if expire == ExpireOption::None
-            && next.is_some()
-            && (args.is(i, "ex") || args.is(i, "px") || args.is(i, "exat") || args.is(i, "pxat"))
-        {
-            expire = match args.get(i).to_ascii_lowercase().as_slice() {
-                b"ex" => timed(1000, false)?,
-                b"px" => timed(1, false)?,
-                b"exat" => timed(1000, true)?,
-                _ => timed(1, true)?,
-            };
-            i += 1;
-        } else {
-            return Err(syntax_error());
-        }
-        i += 1;
-    }
     let db = ctx.db();
+    if args.len() == 3 {
+        // The plain form: one lookup (the write's), no clock read.
+        let mut locked = ctx.server.keyspace.lock(key);
+        let value = Value::string(args.get(2));
+        locked.shard(key).set(db, key, value, Expire::Never);
+        ctx.reply.ok();
+        return Ok(());
+    }
+    let options = StringOptions::parse(args, 3, true)?;
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let old = match shard.lookup_write(db, key) {
-        Some(value) if get => Some(Some(string(value)?.to_vec())),
-        Some(_) => Some(None),
-        None => None,
+    let at = options.expire_at(shard.now_millis(), "set")?;
+    let exists = if options.get {
+        let old = read(shard, db, key)?;
+        match old {
+            Some(bytes) => ctx.reply.bulk(bytes),
+            None => ctx.reply.null(),
+        }
+        old.is_some()
+    } else if options.nx || options.xx {
+        shard.lookup_write(db, key).is_some()
+    } else {
+        false
     };
-    let exists = old.is_some();
-    if (nx && exists) || (xx && !exists) {
-        match old.flatten() {
-            Some(bytes) if get => ctx.reply.bulk(&bytes),
-            _ => ctx.reply.null(),
+    if (options.nx && exists) || (options.xx && !exists) {
+        if !options.get {
+            ctx.reply.null();
         }
         return Ok(());
     }
-    let value = Value::string(args.get(2));
-    let expire = match expire {
-        ExpireOption::None | ExpireOption::Persist => Expire::Never,
-        ExpireOption::KeepTtl => Expire::Keep,
-        ExpireOption::At(at) => Expire::AtMillis(at),
+    let expire = match at {
+        Some(at) => Expire::AtMillis(at),
+        None if options.keep_ttl => Expire::Keep,
+        None => Expire::Never,
     };
-    shard.set(db, key, value, expire);
-    if get {
-        match old.flatten() {
-            Some(bytes) => ctx.reply.bulk(&bytes),
-            None => ctx.reply.null(),
-        }
-    } else {
+    shard.set(db, key, Value::string(args.get(2)), expire);
+    if !options.get {
         ctx.reply.ok();
     }
     Ok(())
@@ -423,27 +455,30 @@ fn setnx(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-fn set_with_ttl(ctx: &mut Ctx<'_>, args: Args<'_>, unit_ms: i64, command: &str) -> CmdResult {
+fn set_with_ttl(ctx: &mut Ctx<'_>, args: Args<'_>, unit: ExpireUnit, command: &str) -> CmdResult {
     let key = args.get(1);
-    let now_ms = ctx.server.keyspace.time().now_millis() as i64;
-    let at = expire_at(args.get(2), unit_ms, false, now_ms, command)?;
+    let options = StringOptions {
+        expire: Some((unit, args.get(2))),
+        ..StringOptions::default()
+    };
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
-    locked
-        .shard(key)
-        .set(db, key, Value::string(args.get(3)), Expire::AtMillis(at));
+    let shard = locked.shard(key);
+    let at = options.expire_at(shard.now_millis(), command)?;
+    let at = at.expect("an expiry was given");
+    shard.set(db, key, Value::string(args.get(3)), Expire::AtMillis(at));
     ctx.reply.ok();
     Ok(())
 }
 
 /// `SETEX key seconds value`: OK.
 fn setex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    set_with_ttl(ctx, args, 1000, "setex")
+    set_with_ttl(ctx, args, ExpireUnit::Ex, "setex")
 }
 
 /// `PSETEX key milliseconds value`: OK.
 fn psetex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    set_with_ttl(ctx, args, 1, "psetex")
+    set_with_ttl(ctx, args, ExpireUnit::Px, "psetex")
 }
 
 /// `GETSET key value`: the old value or nil; the key loses its lifetime.
@@ -452,16 +487,11 @@ fn getset(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let old = shard
-        .lookup_read(db, key)
-        .map(string)
-        .transpose()?
-        .map(<[u8]>::to_vec);
-    shard.set(db, key, Value::string(args.get(2)), Expire::Never);
-    match old {
-        Some(bytes) => ctx.reply.bulk(&bytes),
+    match read(shard, db, key)? {
+        Some(bytes) => ctx.reply.bulk(bytes),
         None => ctx.reply.null(),
     }
+    shard.set(db, key, Value::string(args.get(2)), Expire::Never);
     Ok(())
 }
 
@@ -472,9 +502,9 @@ fn getdel(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
     match read(shard, db, key)? {
-        Some(_) => {
-            let value = shard.remove(db, key).expect("a live key");
-            ctx.reply.bulk(string(&value)?);
+        Some(bytes) => {
+            ctx.reply.bulk(bytes);
+            shard.remove(db, key);
         }
         None => ctx.reply.null(),
     }
@@ -482,49 +512,25 @@ fn getdel(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 }
 
 /// `GETEX key [EX s | PX ms | EXAT t | PXAT t | PERSIST]`: the value or nil, then the lifetime
-/// changed as asked.
+/// changed as asked (a time already past deletes the key).
 fn getex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
-    let now_ms = ctx.server.keyspace.time().now_millis() as i64;
-    let mut expire = ExpireOption::None;
-    let mut i = 2;
-    while i < args.len() {
-        let next = (i + 1 < args.len()).then(|| args.get(i + 1));
-        let unit = match args.get(i).to_ascii_lowercase().as_slice() {
-            b"ex" => Some((1000, false)),
-            b"px" => Some((1, false)),
-            b"exat" => Some((1000, true)),
-            b"pxat" => Some((1, true)),
-            _ => None,
-        };
-        match (unit, next) {
-            (Some((unit, absolute)), Some(next)) if expire == ExpireOption::None => {
-                expire = ExpireOption::At(expire_at(next, unit, absolute, now_ms, "getex")?);
-                i += 1;
-            }
-            (None, _) if args.is(i, "persist") && expire == ExpireOption::None => {
-                expire = ExpireOption::Persist;
-            }
-            _ => return Err(syntax_error()),
-        }
-        i += 1;
-    }
+    let options = StringOptions::parse(args, 2, false)?;
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
+    let now_ms = shard.now_millis();
     let Some(bytes) = read(shard, db, key)? else {
         ctx.reply.null();
         return Ok(());
     };
+    // Redis checks the time only once it has the string.
+    let at = options.expire_at(now_ms, "getex")?;
     ctx.reply.bulk(bytes);
-    match expire {
-        ExpireOption::At(at) => {
-            shard.set_expire_time(db, key, Some(at));
-        }
-        ExpireOption::Persist => {
-            shard.set_expire_time(db, key, None);
-        }
-        _ => {}
+    if let Some(at) = at {
+        shard.set_expire_time(db, key, Some(at));
+    } else if options.persist {
+        shard.set_expire_time(db, key, None);
     }
     Ok(())
 }
@@ -598,23 +604,21 @@ fn msetnx(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 /// Adds `by` to the integer at `key` (0 if absent), keeping its lifetime.
 fn add(ctx: &mut Ctx<'_>, key: &[u8], by: i64) -> CmdResult {
     let db = ctx.db();
+    let overflow = || ErrorReply::err("increment or decrement would overflow");
+    let mut digits = itoa::Buffer::new();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let current = match shard.lookup_write(db, key) {
-        Some(value) => parse_int(string(value)?)?,
-        None => 0,
-    };
-    let new = current
-        .checked_add(by)
-        .ok_or_else(|| ErrorReply::err("increment or decrement would overflow"))?;
-    let mut digits = itoa::Buffer::new();
-    shard.set(
-        db,
-        key,
-        Value::string(digits.format(new).as_bytes()),
-        Expire::Keep,
-    );
-    ctx.reply.int(new);
+    if let Some(mut value) = shard.lookup_mut(db, key) {
+        let new = parse_int(string(&value)?)?
+            .checked_add(by)
+            .ok_or_else(overflow)?;
+        *value = Value::string(digits.format(new).as_bytes());
+        ctx.reply.int(new);
+        return Ok(());
+    }
+    let value = Value::string(digits.format(by).as_bytes());
+    shard.set(db, key, value, Expire::Never);
+    ctx.reply.int(by);
     Ok(())
 }
 
@@ -651,36 +655,45 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let current = match shard.lookup_write(db, key) {
-        Some(value) => string(value)?.to_vec(),
-        None => b"0".to_vec(),
-    };
-    let sum = crate::float::add_decimal(&current, by)?;
-    shard.set(db, key, Value::string(sum.as_bytes()), Expire::Keep);
+    if let Some(mut value) = shard.lookup_mut(db, key) {
+        let sum = crate::float::add_decimal(string(&value)?, by)?;
+        ctx.reply.bulk(sum.as_bytes());
+        *value = Value::string_written(sum.into_bytes(), Written::Float);
+        return Ok(());
+    }
+    let sum = crate::float::add_decimal(b"0", by)?;
     ctx.reply.bulk(sum.as_bytes());
+    let value = Value::string_written(sum.into_bytes(), Written::Float);
+    shard.set(db, key, value, Expire::Never);
+    Ok(())
+}
+
+/// Changes the string in `value` in place with `edit`, which gets its bytes (Redis's
+/// unsharing: the result is encoded `raw`); errors if the value is not a string.
+fn edit_in_place(value: &mut Value, edit: impl FnOnce(&mut Vec<u8>)) -> CmdResult {
+    let Value::Str(s) = value;
+    let mut bytes = std::mem::take(s).into_vec();
+    edit(&mut bytes);
+    *value = Value::string_written(bytes, Written::InPlace);
     Ok(())
 }
 
 /// `APPEND key value`: the new length.
 fn append(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
+    let tail = args.get(2);
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let mut bytes = match shard.lookup_write(db, key) {
-        Some(value) => string(value)?.to_vec(),
-        None => Vec::new(),
-    };
-    check_length(ctx, (bytes.len() + args.get(2).len()) as u64)?;
-    bytes.extend_from_slice(args.get(2));
-    let len = bytes.len();
-    shard.set(
-        db,
-        key,
-        Value::Str(crate::keyspace::CompactBytes::from_vec(bytes)),
-        Expire::Keep,
-    );
-    ctx.reply.int(len as i64);
+    if let Some(mut value) = shard.lookup_mut(db, key) {
+        let len = string(&value)?.len();
+        check_length(ctx, len, tail.len())?;
+        edit_in_place(&mut value, |bytes| bytes.extend_from_slice(tail))?;
+        ctx.reply.int((len + tail.len()) as i64);
+        return Ok(());
+    }
+    shard.set(db, key, Value::string(tail), Expire::Never);
+    ctx.reply.int(tail.len() as i64);
     Ok(())
 }
 
@@ -732,47 +745,43 @@ fn setrange(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     if offset < 0 {
         return Err(ErrorReply::err("offset is out of range"));
     }
+    let offset = offset as usize;
     let patch = args.get(3);
+    let write = |bytes: &mut Vec<u8>| {
+        let end = offset + patch.len();
+        if bytes.len() < end {
+            bytes.resize(end, 0);
+        }
+        bytes[offset..end].copy_from_slice(patch);
+    };
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let current = shard.lookup_write(db, key).map(string).transpose()?;
-    let Some(mut bytes) = current.map(<[u8]>::to_vec) else {
+    if let Some(mut value) = shard.lookup_mut(db, key) {
+        let len = string(&value)?.len();
         if patch.is_empty() {
-            ctx.reply.int(0);
+            ctx.reply.int(len as i64);
             return Ok(());
         }
-        check_length(ctx, offset as u64 + patch.len() as u64)?;
-        let mut bytes = vec![0; offset as usize];
-        bytes.extend_from_slice(patch);
-        let len = bytes.len();
-        shard.set(
-            db,
-            key,
-            Value::Str(crate::keyspace::CompactBytes::from_vec(bytes)),
-            Expire::Never,
-        );
-        ctx.reply.int(len as i64);
+        check_length(ctx, offset, patch.len())?;
+        edit_in_place(&mut value, write)?;
+        ctx.reply.int(len.max(offset + patch.len()) as i64);
         return Ok(());
-    };
+    }
     if patch.is_empty() {
-        ctx.reply.int(bytes.len() as i64);
+        ctx.reply.int(0);
         return Ok(());
     }
-    check_length(ctx, offset as u64 + patch.len() as u64)?;
-    let end = offset as usize + patch.len();
-    if bytes.len() < end {
-        bytes.resize(end, 0);
-    }
-    bytes[offset as usize..end].copy_from_slice(patch);
-    let len = bytes.len();
+    check_length(ctx, offset, patch.len())?;
+    let mut bytes = Vec::new();
+    write(&mut bytes);
+    ctx.reply.int(bytes.len() as i64);
     shard.set(
         db,
         key,
-        Value::Str(crate::keyspace::CompactBytes::from_vec(bytes)),
-        Expire::Keep,
+        Value::string_written(bytes, Written::InPlace),
+        Expire::Never,
     );
-    ctx.reply.int(len as i64);
     Ok(())
 }
 
@@ -795,31 +804,38 @@ fn setbit(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         b"0" => false,
         _ => return Err(ErrorReply::err("bit is not an integer or out of range")),
     };
+    let byte = (offset >> 3) as usize;
+    let mask = 1u8 << (7 - (offset & 7));
+    let mut old = false;
+    let mut flip = |bytes: &mut Vec<u8>| {
+        if bytes.len() <= byte {
+            bytes.resize(byte + 1, 0);
+        }
+        old = bytes[byte] & mask != 0;
+        if on {
+            bytes[byte] |= mask;
+        } else {
+            bytes[byte] &= !mask;
+        }
+    };
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let current = shard.lookup_write(db, key).map(string).transpose()?;
-    let existed = current.is_some();
-    let mut bytes = current.map(<[u8]>::to_vec).unwrap_or_default();
-    let byte = (offset >> 3) as usize;
-    if bytes.len() <= byte {
-        bytes.resize(byte + 1, 0);
+    if let Some(mut value) = shard.lookup_mut(db, key) {
+        string(&value)?;
+        edit_in_place(&mut value, &mut flip)?;
+        ctx.reply.int(i64::from(old));
+        return Ok(());
     }
-    let mask = 1u8 << (7 - (offset & 7));
-    let old = bytes[byte] & mask != 0;
-    if on {
-        bytes[byte] |= mask;
-    } else {
-        bytes[byte] &= !mask;
-    }
-    let expire = if existed { Expire::Keep } else { Expire::Never };
+    let mut bytes = Vec::new();
+    flip(&mut bytes);
     shard.set(
         db,
         key,
-        Value::Str(crate::keyspace::CompactBytes::from_vec(bytes)),
-        expire,
+        Value::string_written(bytes, Written::InPlace),
+        Expire::Never,
     );
-    ctx.reply.int(i64::from(old));
+    ctx.reply.int(0);
     Ok(())
 }
 
@@ -838,47 +854,45 @@ fn getbit(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `BITCOUNT key [start end [BYTE | BIT]]`: the number of set bits in the range.
+/// `BITCOUNT key [start end [BYTE | BIT]]`: the number of set bits in the range (0 for a
+/// missing key, whatever the arguments, as Redis looks the key up first).
 fn bitcount(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
-    let range = match args.len() {
-        2 => None,
-        4 | 5 => {
-            let bits = if args.len() == 5 {
-                if args.is(4, "bit") {
-                    true
-                } else if args.is(4, "byte") {
-                    false
-                } else {
-                    return Err(syntax_error());
-                }
-            } else {
-                false
-            };
-            Some((args.int(2)?, args.int(3)?, bits))
-        }
-        _ => return Err(syntax_error()),
-    };
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let Some(bytes) = read(locked.shard(key), db, key)? else {
         ctx.reply.int(0);
         return Ok(());
     };
-    let count = match range {
-        None => bytes.iter().map(|b| b.count_ones() as i64).sum(),
-        Some((start, end, false)) => match string_range(start, end, bytes.len()) {
+    let (start, end, bits) = match args.len() {
+        2 => (0, -1, false),
+        4 | 5 => {
+            let (start, end) = (args.int(2)?, args.int(3)?);
+            // Redis answers an inverted range of negatives before it reads the unit.
+            if start < 0 && end < 0 && start > end {
+                ctx.reply.int(0);
+                return Ok(());
+            }
+            let bits = match args.len() {
+                5 if args.is(4, "bit") => true,
+                5 if !args.is(4, "byte") => return Err(syntax_error()),
+                _ => false,
+            };
+            (start, end, bits)
+        }
+        _ => return Err(syntax_error()),
+    };
+    let count = if bits {
+        match string_range(start, end, bytes.len() * 8) {
+            Some((s, e)) => (s..=e)
+                .filter(|&bit| bytes[bit >> 3] & (1 << (7 - (bit & 7))) != 0)
+                .count() as i64,
+            None => 0,
+        }
+    } else {
+        match string_range(start, end, bytes.len()) {
             Some((s, e)) => bytes[s..=e].iter().map(|b| b.count_ones() as i64).sum(),
             None => 0,
-        },
-        Some((start, end, true)) => {
-            let total = bytes.len() * 8;
-            match string_range(start, end, total) {
-                Some((s, e)) => (s..=e)
-                    .filter(|&bit| bytes[bit >> 3] & (1 << (7 - (bit & 7))) != 0)
-                    .count() as i64,
-                None => 0,
-            }
         }
     };
     ctx.reply.int(count);
@@ -901,6 +915,21 @@ impl Stretch {
 /// `LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]`: the longest common subsequence
 /// of two strings, its length, or the ranges that match.
 fn lcs(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    // Redis reads the keys before it looks at the options.
+    let db = ctx.db();
+    let (k1, k2) = (args.get(1), args.get(2));
+    let mut locked = ctx.server.keyspace.lock_keys([k1, k2]);
+    let mut fetch = |key: &[u8]| match locked.shard(key).lookup_read(db, key) {
+        Some(value) => value.as_str().map(|s| s.as_slice().to_vec()),
+        None => Some(Vec::new()),
+    };
+    let (a, b) = (fetch(k1), fetch(k2));
+    drop(locked);
+    let (Some(a), Some(b)) = (a, b) else {
+        return Err(ErrorReply::err(
+            "The specified keys must contain string values",
+        ));
+    };
     let (mut len_only, mut idx, mut with_len) = (false, false, false);
     let mut min_len: i64 = 0;
     let mut i = 3;
@@ -924,25 +953,6 @@ fn lcs(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
             "If you want both the length and indexes, please just use IDX.",
         ));
     }
-    let db = ctx.db();
-    let (k1, k2) = (args.get(1), args.get(2));
-    let mut locked = ctx.server.keyspace.lock_keys([k1, k2]);
-    let a = locked
-        .shard(k1)
-        .lookup_read(db, k1)
-        .map(|v| v.as_str().map(|s| s.as_slice().to_vec()))
-        .unwrap_or(Some(Vec::new()));
-    let b = locked
-        .shard(k2)
-        .lookup_read(db, k2)
-        .map(|v| v.as_str().map(|s| s.as_slice().to_vec()))
-        .unwrap_or(Some(Vec::new()));
-    let (Some(a), Some(b)) = (a, b) else {
-        return Err(ErrorReply::err(
-            "The specified keys must contain string values",
-        ));
-    };
-    drop(locked);
     let cells = (a.len() as u64 + 1).saturating_mul(b.len() as u64 + 1);
     if cells.saturating_mul(4) > ctx.server.settings().proto_max_bulk_len {
         return Err(ErrorReply::err(

@@ -24,9 +24,25 @@
 //! - **Expiry.** Lazy: a read never returns an expired key (the library checks the deadline).
 //!   Active: [`Keyspace::expire_cycle`] asks each shard's timer wheel for what is due, a shard
 //!   at a time, so an expiry storm is spread over many short lock holds.
+//! - **Far expiry times.** Redis takes expiry times up to `i64::MAX` milliseconds; the library's
+//!   deadlines are `u64` nanoseconds, which end in the year 2554. A key given an expiry time past
+//!   [`FAR_NANOS`] (the year 2262) keeps the library's deadline for it (saturated if need be) and
+//!   the time asked for in its shard's `far` map, which `PTTL` and `PEXPIRETIME` then read: rare
+//!   enough that a map beside the caches costs nothing on the common path (one test of an empty
+//!   vector), exact where a client asks.
+//! - **Scans.** A `SCAN` cursor names a shard and a position in that shard's cache (see
+//!   [`Keyspace::scan`]); the library keeps an entry at one position for as long as it stays,
+//!   so a scan sees every key present from its start to its end, whatever is written meanwhile.
+//!   One call locks the shards it walks in increasing order and holds them to its end, so its
+//!   reply, like every command's, is one instant's.
+//! - **Random keys.** [`Keyspace::random_key`] picks a shard with probability proportional to
+//!   its number of keys, then one of its keys at random (the library's `random_entry`), so every
+//!   key is about equally likely, as in Redis.
 
 pub mod value;
 
+use std::cell::Cell;
+use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -36,7 +52,7 @@ use cortado::time::ManualClock;
 use cortado::unsync;
 use cortado::DefaultHashBuilder;
 
-pub use value::{CompactBytes, Kind, Value};
+pub use value::{CompactBytes, Kind, Value, Written};
 
 /// One database's share of a shard.
 pub type Cache = unsync::Cache<CompactBytes, Value>;
@@ -86,9 +102,19 @@ pub enum Expire {
     Keep,
 }
 
+/// Expiry times, as Unix nanoseconds, from which the library's deadline no longer says the
+/// time exactly (2^63 ns: the year 2262; the library's own limit is 2^64 - 2 ns, in 2554).
+pub const FAR_NANOS: u64 = 1 << 63;
+
+/// A value borrowed from a cache to change in place, keeping its lifetime.
+pub type ValueMut<'a> = unsync::RefMut<'a, CompactBytes, Value, DefaultHashBuilder>;
+
 /// One shard: a cache per database and the clock they share.
 pub struct Shard {
     dbs: Box<[Option<Cache>]>,
+    /// Per database, the expiry times (Unix milliseconds) of keys whose time is past
+    /// [`FAR_NANOS`]; empty until some key has one. See the [module docs](self).
+    far: Vec<HashMap<CompactBytes, i64>>,
     clock: ManualClock,
     /// The clock's reading, in Unix nanoseconds.
     now: u64,
@@ -102,6 +128,7 @@ impl Shard {
     fn new(databases: usize) -> Self {
         Self {
             dbs: (0..databases).map(|_| None).collect(),
+            far: Vec::new(),
             clock: ManualClock::new(),
             now: 0,
             hits: 0,
@@ -133,20 +160,35 @@ impl Shard {
     }
 
     /// Database `db`'s cache, built if it was never written.
+    #[inline]
     pub fn db_mut(&mut self, db: usize) -> &mut Cache {
-        let clock = self.clock.clone();
-        self.dbs[db].get_or_insert_with(|| {
-            Cache::builder()
-                .clock(clock)
-                .record_stats()
-                .build()
-                .expect("an unbounded cache with default settings builds")
-        })
+        if self.dbs[db].is_none() {
+            self.dbs[db] = Some(
+                Cache::builder()
+                    .clock(self.clock.clone())
+                    .record_stats()
+                    .build()
+                    .expect("an unbounded cache with default settings builds"),
+            );
+        }
+        self.dbs[db].as_mut().expect("built above")
     }
 
     /// The value of `key` in `db`, for a reading command: counted as a keyspace hit or miss.
     pub fn lookup_read(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
         let found = self.dbs[db].as_mut().and_then(|cache| cache.get(key));
+        if found.is_some() {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+        }
+        found
+    }
+
+    /// The value of `key` in `db`, for a reading command that does not count as a use (Redis's
+    /// `LOOKUP_NOTOUCH`: `EXISTS`, `TYPE`, `TTL`, `OBJECT`): counted as a hit or miss only.
+    pub fn lookup_read_untouched(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
+        let found = self.dbs[db].as_ref().and_then(|cache| cache.peek(key));
         if found.is_some() {
             self.hits += 1;
         } else {
@@ -161,6 +203,12 @@ impl Shard {
         self.dbs[db].as_mut()?.get(key)
     }
 
+    /// The value of `key` in `db` to change in place (its lifetime stays), for a command that
+    /// writes it: one lookup for the read and the write. Not counted as a hit or miss.
+    pub fn lookup_mut(&mut self, db: usize, key: &[u8]) -> Option<ValueMut<'_>> {
+        self.dbs[db].as_mut()?.get_mut(key)
+    }
+
     /// Whether `key` is live in `db`, with no effect on eviction or statistics.
     pub fn contains(&self, db: usize, key: &[u8]) -> bool {
         self.dbs[db].as_ref().is_some_and(|c| c.contains_key(key))
@@ -173,18 +221,26 @@ impl Shard {
 
     /// Writes `key` in `db` with the lifetime `expire` says. An expiry time not after the
     /// shard's time deletes the key instead, as Redis does.
+    #[inline]
     pub fn set(&mut self, db: usize, key: &[u8], value: Value, expire: Expire) {
         let now = self.now;
-        let cache = self.db_mut(db);
+        if !self.far.is_empty() && expire != Expire::Keep {
+            self.forget_far(db, key);
+        }
         match expire {
-            Expire::Never => cache.insert(CompactBytes::new(key), value),
+            Expire::Never => self.db_mut(db).insert(CompactBytes::new(key), value),
             Expire::AtMillis(at) => match lifetime(now, at) {
-                Some(ttl) => cache.insert_with_ttl(CompactBytes::new(key), value, ttl),
+                Some(ttl) => {
+                    self.db_mut(db)
+                        .insert_with_ttl(CompactBytes::new(key), value, ttl);
+                    self.remember_far(db, key, at);
+                }
                 None => {
-                    cache.remove(key);
+                    self.db_mut(db).remove(key);
                 }
             },
             Expire::Keep => {
+                let cache = self.db_mut(db);
                 if let Some(mut old) = cache.get_mut(key) {
                     *old = value;
                     return;
@@ -194,8 +250,28 @@ impl Shard {
         }
     }
 
+    /// Records the far expiry time `at` of `key`, if it is one (see [`FAR_NANOS`]).
+    fn remember_far(&mut self, db: usize, key: &[u8], at: i64) {
+        if deadline_nanos(at) < u128::from(FAR_NANOS) {
+            return;
+        }
+        if self.far.is_empty() {
+            self.far = (0..self.dbs.len()).map(|_| HashMap::new()).collect();
+        }
+        self.far[db].insert(CompactBytes::new(key), at);
+    }
+
+    /// Drops what `far` holds for `key` (it was removed, or written with another lifetime).
+    #[cold]
+    fn forget_far(&mut self, db: usize, key: &[u8]) {
+        self.far[db].remove(key);
+    }
+
     /// Removes `key` from `db`, returning its value if it was live.
     pub fn remove(&mut self, db: usize, key: &[u8]) -> Option<Value> {
+        if !self.far.is_empty() {
+            self.forget_far(db, key);
+        }
         self.dbs[db].as_mut()?.remove(key)
     }
 
@@ -205,6 +281,11 @@ impl Shard {
         let left = self.dbs[db].as_ref()?.expires_after(key)?;
         Some(left.map(|left| {
             let deadline = u128::from(self.now) + left.as_nanos();
+            if deadline >= u128::from(FAR_NANOS) {
+                if let Some(&at) = self.far.get(db).and_then(|far| far.get(key)) {
+                    return at;
+                }
+            }
             i64::try_from(deadline / 1_000_000).map_or(i64::MAX, |ms| ms - 1)
         }))
     }
@@ -213,13 +294,22 @@ impl Shard {
     /// shard's time deletes the key) or none; false if the key is not live.
     pub fn set_expire_time(&mut self, db: usize, key: &[u8], at: Option<i64>) -> bool {
         let now = self.now;
+        if !self.far.is_empty() {
+            self.forget_far(db, key);
+        }
         let Some(cache) = self.dbs[db].as_mut() else {
             return false;
         };
-        match at.map(|at| lifetime(now, at)) {
+        match at.map(|at| (at, lifetime(now, at))) {
             None => cache.set_expires_after(key, None),
-            Some(Some(ttl)) => cache.set_expires_after(key, Some(ttl)),
-            Some(None) => cache.remove(key).is_some(),
+            Some((at, Some(ttl))) => {
+                let live = cache.set_expires_after(key, Some(ttl));
+                if live {
+                    self.remember_far(db, key, at);
+                }
+                live
+            }
+            Some((_, None)) => cache.remove(key).is_some(),
         }
     }
 
@@ -249,12 +339,18 @@ impl Shard {
 
     /// Drops every key of `db`.
     pub fn flush(&mut self, db: usize) -> Option<Cache> {
+        if let Some(far) = self.far.get_mut(db) {
+            far.clear();
+        }
         self.dbs[db].take()
     }
 
     /// Swaps databases `a` and `b`.
     pub fn swap(&mut self, a: usize, b: usize) {
         self.dbs.swap(a, b);
+        if !self.far.is_empty() {
+            self.far.swap(a, b);
+        }
     }
 
     /// The caches of every database that was ever written, with their index.
@@ -282,11 +378,51 @@ fn lifetime(now: u64, at: i64) -> Option<Duration> {
     if at <= now_ms {
         return None;
     }
-    let deadline = (at as u128 + 1) * 1_000_000;
-    let nanos = deadline - u128::from(now);
+    let nanos = deadline_nanos(at) - u128::from(now);
     Some(Duration::from_nanos(
         u64::try_from(nanos).unwrap_or(u64::MAX),
     ))
+}
+
+/// The library's deadline, in Unix nanoseconds, for a key that expires at the Unix millisecond
+/// `at` (not negative): the start of the next millisecond.
+fn deadline_nanos(at: i64) -> u128 {
+    (at.max(0) as u128 + 1) * 1_000_000
+}
+
+/// The index of an entry of `sizes` picked at random in proportion to its size; `None` if all
+/// are 0.
+fn pick_weighted(sizes: &[usize]) -> Option<usize> {
+    let total: usize = sizes.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let mut pick = (random_u64() % total as u64) as usize;
+    sizes.iter().position(|&n| {
+        if pick < n {
+            return true;
+        }
+        pick -= n;
+        false
+    })
+}
+
+/// A random number from a generator of the calling thread (xorshift64*, seeded from the
+/// standard library's random hasher keys): for picking keys, not for secrets.
+fn random_u64() -> u64 {
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(
+            std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64) | 1,
+        );
+    }
+    STATE.with(|state| {
+        let mut x = state.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        state.set(x);
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    })
 }
 
 /// Every database. See the [module docs](self).
@@ -304,6 +440,8 @@ pub struct Keyspace {
 pub struct Locked<'a> {
     guards: Guards<'a>,
     keyspace: &'a Keyspace,
+    /// The command's time, in Unix nanoseconds, for shards locked later ([`Locked::scan`]).
+    now: u64,
 }
 
 /// One shard (most commands) without a vector's allocation, or several.
@@ -371,6 +509,7 @@ impl Keyspace {
         Locked {
             guards: Guards::One(i, self.lock_shard(i, now)),
             keyspace: self,
+            now,
         }
     }
 
@@ -397,7 +536,49 @@ impl Keyspace {
                     .collect(),
             ),
             keyspace: self,
+            now,
         }
+    }
+
+    /// Locks nothing yet: shards are locked as [`Locked::scan`] reaches them.
+    pub fn lock_none(&self) -> Locked<'_> {
+        Locked {
+            guards: Guards::Many(Vec::new()),
+            keyspace: self,
+            now: self.time.now_nanos(),
+        }
+    }
+
+    /// One step of `SCAN` over database `db` (see [`Locked::scan`]), locking the shards it
+    /// walks as it reaches them and holding them to its end.
+    pub fn scan(
+        &self,
+        db: usize,
+        cursor: u64,
+        count: usize,
+        visit: impl FnMut(&CompactBytes, &Value),
+    ) -> u64 {
+        self.lock_none().scan(db, cursor, count, visit)
+    }
+
+    /// A key of `db` picked at random, each about equally likely; `None` if `db` is empty.
+    ///
+    /// The shards' sizes are read one shard at a time, a shard is picked in proportion to its
+    /// size and locked, and the library picks one of its keys. Should that shard have lost all
+    /// its keys meanwhile (or hold only expired ones), every shard is locked and the pick
+    /// made again among them all.
+    pub fn random_key(&self, db: usize) -> Option<CompactBytes> {
+        let now = self.time.now_nanos();
+        let sizes: Vec<usize> = (0..self.shards.len())
+            .map(|i| self.lock_shard(i, now).len(db))
+            .collect();
+        let i = pick_weighted(&sizes)?;
+        let shard = self.lock_shard(i, now);
+        if let Some((key, _)) = shard.db_ref(db).and_then(Cache::random_entry) {
+            return Some(key.clone());
+        }
+        drop(shard);
+        self.lock_all().random_key(db)
     }
 
     /// Removes the due keys of every shard, one shard at a time; returns how many went.
@@ -449,19 +630,118 @@ impl<'a> Locked<'a> {
     /// The shard holding `key`, which must be among those locked.
     #[inline]
     pub fn shard(&mut self, key: &[u8]) -> &mut Shard {
-        let i = self.keyspace.shard_of(key);
         match &mut self.guards {
             Guards::One(j, guard) => {
-                assert_eq!(*j, i, "the key's shard is locked");
+                // Not hashed again in release builds: the one shard is the key's.
+                debug_assert_eq!(*j, self.keyspace.shard_of(key), "the key's shard is locked");
                 guard
             }
             Guards::Many(guards) => {
+                let i = self.keyspace.shard_of(key);
                 let at = guards
                     .binary_search_by_key(&i, |(j, _)| *j)
                     .expect("the key's shard is locked");
                 &mut guards[at].1
             }
         }
+    }
+
+    /// The shard of index `i`, locked now if it is not held yet, which is allowed only past
+    /// every shard held (so shards are still locked in increasing order).
+    fn shard_at(&mut self, i: usize) -> &mut Shard {
+        if matches!(&self.guards, Guards::One(j, _) if *j != i) {
+            let Guards::One(j, guard) =
+                std::mem::replace(&mut self.guards, Guards::Many(Vec::new()))
+            else {
+                unreachable!("matched above")
+            };
+            self.guards = Guards::Many(vec![(j, guard)]);
+        }
+        match &mut self.guards {
+            Guards::One(_, guard) => guard,
+            Guards::Many(guards) => {
+                let at = match guards.binary_search_by_key(&i, |(j, _)| *j) {
+                    Ok(at) => at,
+                    Err(at) => {
+                        assert_eq!(at, guards.len(), "shards are locked in increasing order");
+                        guards.push((i, self.keyspace.lock_shard(i, self.now)));
+                        at
+                    }
+                };
+                &mut guards[at].1
+            }
+        }
+    }
+
+    /// One step of `SCAN` over database `db` from `cursor` (0 to start): visits the live keys
+    /// at the next positions, at most `count` keys and no more than ten times `count`
+    /// positions (Redis bounds a step the same way), and returns the cursor to continue from,
+    /// or 0 once every shard was walked. Shards not yet held are locked as the step reaches
+    /// them (so it must hold none past the cursor's, or all of them).
+    ///
+    /// A cursor is a shard's index in its low bits (as many as it takes to name every shard;
+    /// the number of shards is a power of two) and a position in that shard's cache in the
+    /// bits above: `position << bits | shard`. Positions come from the library's
+    /// [`scan`](cortado::unsync::Cache::scan), which keeps an entry at its position for as
+    /// long as it stays, so a scan continued to 0 visits every key present from its start to
+    /// its end at least once (exactly once, unless `SWAPDB` or `FLUSHDB` intervene), whatever
+    /// is written meanwhile and however much the shards grow. A shard walked to its end costs
+    /// one position of the bound, so a step over many empty shards stays short too. A cursor
+    /// no step returned is taken at its word: its shard from its low bits, and a position past
+    /// a shard's end ends that shard.
+    pub fn scan(
+        &mut self,
+        db: usize,
+        cursor: u64,
+        count: usize,
+        mut visit: impl FnMut(&CompactBytes, &Value),
+    ) -> u64 {
+        let shards = self.keyspace.shards.len();
+        let bits = shards.trailing_zeros();
+        let encode = |shard: usize, at: usize| ((at as u64) << bits) | shard as u64;
+        let mut shard = (cursor & (shards as u64 - 1)) as usize;
+        let mut at = usize::try_from(cursor >> bits).unwrap_or(usize::MAX);
+        let count = count.max(1);
+        let mut found = 0;
+        let mut budget = count.saturating_mul(10);
+        loop {
+            if let Some(cache) = self.shard_at(shard).db_ref(db) {
+                let mut next = Some(at);
+                while let Some(from) = next.filter(|_| found < count && budget > 0) {
+                    let step = (count - found).min(budget);
+                    next = cache.scan(from, step, |key, value| {
+                        found += 1;
+                        visit(key, value);
+                    });
+                    budget -= step;
+                }
+                if let Some(at) = next {
+                    return encode(shard, at);
+                }
+            }
+            shard += 1;
+            at = 0;
+            if shard == shards {
+                return 0;
+            }
+            budget = budget.saturating_sub(1);
+            if found >= count || budget == 0 {
+                return encode(shard, 0);
+            }
+        }
+    }
+
+    /// A key of `db` among the locked shards, picked at random (each about equally likely); see
+    /// [`Keyspace::random_key`].
+    pub fn random_key(&mut self, db: usize) -> Option<CompactBytes> {
+        let shards = self.shards();
+        let sizes: Vec<usize> = shards.iter().map(|(_, shard)| shard.len(db)).collect();
+        let first = pick_weighted(&sizes)?;
+        // The pick's shard may hold only expired keys: then the next shard with a live one.
+        (first..shards.len()).chain(0..first).find_map(|i| {
+            let (key, _) = shards[i].1.db_ref(db)?.random_entry()?;
+            Some(key.clone())
+        })
     }
 
     /// Every locked shard with its index, in index order.
