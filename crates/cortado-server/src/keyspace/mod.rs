@@ -615,9 +615,15 @@ impl Keyspace {
         })
     }
 
-    /// The number of keys in `db`.
+    /// The number of keys in `db`, at one instant: every shard is locked (a sum taken a shard
+    /// at a time could count a key that `RENAME` moves between two shards twice, or not at all).
     pub fn dbsize(&self, db: usize) -> u64 {
-        self.sum(|shard| shard.len(db) as u64)
+        let mut locked = self.lock_all();
+        locked
+            .shards()
+            .into_iter()
+            .map(|(_, shard)| shard.len(db) as u64)
+            .sum()
     }
 
     /// The number of keys in `db` with an expiry time.
