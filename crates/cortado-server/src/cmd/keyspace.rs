@@ -2,7 +2,11 @@
 //! `RENAMENX`, `RANDOMKEY`, `TOUCH`, `COPY`, `MOVE`, `OBJECT` and `MEMORY USAGE`.
 //!
 //! Commands over several keys lock all their shards first, so `RENAME` and `COPY` are atomic
-//! even when the two keys live in different shards.
+//! even when the two keys live in different shards. `KEYS` holds every shard; a `SCAN` step
+//! holds the shards it walks (see [`Locked::scan`](crate::keyspace::Locked::scan) for its
+//! cursor); `RANDOMKEY` reads the shards' sizes to pick one in proportion. Lookups count as
+//! keyspace hits or misses where Redis's do (`EXISTS`, `TYPE`, `TOUCH`, `OBJECT`, `COPY`'s
+//! source), and every reply was checked against `redis-server` 7.0 by the differential tests.
 
 use super::flags::*;
 use super::{syntax_error, Args, CmdResult, Command, Ctx, Keys, Run, KEY1, NO_KEYS};
@@ -315,10 +319,12 @@ fn take(
     Some((value, at))
 }
 
+/// The lifetime of a key given its expiry time (`None`: never).
 fn expire_of(at: Option<i64>) -> Expire {
     at.map_or(Expire::Never, Expire::AtMillis)
 }
 
+/// `RENAME` and, with `nx`, `RENAMENX`.
 fn rename_generic(ctx: &mut Ctx<'_>, args: Args<'_>, nx: bool) -> CmdResult {
     let (src, dst) = (args.get(1), args.get(2));
     let db = ctx.db();
@@ -456,6 +462,7 @@ fn object_refcount(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
+/// `OBJECT HELP`: the subcommands, a few lines each.
 fn object_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     super::server::help(
         ctx,
@@ -491,6 +498,7 @@ fn memory_usage(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
+/// `MEMORY HELP`: the subcommands, a few lines each.
 fn memory_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     super::server::help(
         ctx,

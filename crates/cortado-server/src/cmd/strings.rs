@@ -2,7 +2,13 @@
 //!
 //! Strings are binary-safe byte strings of up to `proto-max-bulk-len` bytes; integers and floats
 //! are strings that parse as one. Commands that change a string in place (`APPEND`, `INCR`,
-//! `SETRANGE`, `SETBIT`) keep the key's lifetime; `SET` without `KEEPTTL` clears it.
+//! `SETRANGE`, `SETBIT`, `INCRBYFLOAT`) keep the key's lifetime and take one lookup (the
+//! library's `get_mut`); `SET` without `KEEPTTL` clears it, and a plain `SET` writes without
+//! looking first. Each value records how it was written ([`Written`]), which decides what
+//! `OBJECT ENCODING` reports, as Redis's encoding does. Arguments are read in Redis's order
+//! (some commands look their key up before they read their options: `BITCOUNT`, `LCS`, the
+//! expiry of `GETEX`), since that decides which error a client gets; every reply was checked
+//! against `redis-server` 7.0 by the differential tests.
 
 use super::args::parse_int;
 use super::flags::*;
@@ -52,7 +58,7 @@ pub const COMMANDS: &[Command] = &[
     cmd(
         "append",
         3,
-        WRITE | DENYOOM,
+        WRITE | DENYOOM | FAST,
         KEY1,
         "Appends a string to the value of a key.",
         "2.0.0",
@@ -455,6 +461,7 @@ fn setnx(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
+/// `SETEX` and `PSETEX`: `unit` is the time's.
 fn set_with_ttl(ctx: &mut Ctx<'_>, args: Args<'_>, unit: ExpireUnit, command: &str) -> CmdResult {
     let key = args.get(1);
     let options = StringOptions {

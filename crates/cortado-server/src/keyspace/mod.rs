@@ -15,15 +15,18 @@
 //!   two, 16 per CPU: enough that two threads rarely want the same lock (a `GET` holds it for
 //!   well under a microsecond), few enough that locking them all (`FLUSHALL`, `KEYS`, a
 //!   transaction) stays cheap.
-//! - **Deadlock freedom.** Shards are always locked in increasing index order and never one
-//!   more after a command started, so no two commands wait for each other.
+//! - **Deadlock freedom.** Shards are always locked in increasing index order (a `SCAN` step,
+//!   which takes shards as it reaches them, takes only ones past those it holds), so no two
+//!   commands wait for each other.
 //! - **Time.** Expiry deadlines are Unix times (as `EXPIREAT` and `PEXPIRETIME` speak them).
 //!   Each shard's caches share one [`ManualClock`] reading Unix nanoseconds, which the locker
 //!   sets to the command's time: never backwards, so a wall clock stepped back delays expiry
 //!   rather than reordering it.
 //! - **Expiry.** Lazy: a read never returns an expired key (the library checks the deadline).
 //!   Active: [`Keyspace::expire_cycle`] asks each shard's timer wheel for what is due, a shard
-//!   at a time, so an expiry storm is spread over many short lock holds.
+//!   at a time, so an expiry storm is spread over many short lock holds. A key written with a
+//!   time already past is removed at once; Redis keeps it until its expiry cycle or a lookup
+//!   finds it, and counts it meanwhile in `DBSIZE` (a difference of timing, not of contents).
 //! - **Far expiry times.** Redis takes expiry times up to `i64::MAX` milliseconds; the library's
 //!   deadlines are `u64` nanoseconds, which end in the year 2554. A key given an expiry time past
 //!   [`FAR_NANOS`] (the year 2262) keeps the library's deadline for it (saturated if need be) and
@@ -98,7 +101,7 @@ pub enum Expire {
     Never,
     /// At this Unix time in milliseconds.
     AtMillis(i64),
-    /// Keeps the key's current lifetime (`KEEPTTL`, and in-place changes such as `INCR`).
+    /// Keeps the key's current lifetime, if it has one (`SET ... KEEPTTL`).
     Keep,
 }
 
