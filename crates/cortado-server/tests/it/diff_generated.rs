@@ -41,7 +41,15 @@ impl Rng {
     }
 }
 
-const KEYS: &[&[u8]] = &[b"a", b"b", b"c", b"n", b"k\0\r\n", b""];
+const KEYS: &[&[u8]] = &[
+    b"a",
+    b"b",
+    b"c",
+    b"n",
+    b"k\0\r\n",
+    b"",
+    b"a key longer than twenty-two bytes",
+];
 
 const VALUES: &[&[u8]] = &[
     b"",
@@ -308,11 +316,15 @@ fn command(rng: &mut Rng) -> Vec<Vec<u8>> {
     args
 }
 
-/// Runs `steps` generated commands from `seed` on a fresh pair of servers.
-fn run_seed(seed: u64, steps: usize) {
-    let Some(mut diff) = Diff::start() else {
-        return;
+/// Runs `steps` generated commands from `seed` on a fresh pair of servers, over RESP3 if
+/// `resp3`.
+fn run_seed(seed: u64, steps: usize, resp3: bool) {
+    let diff = if resp3 {
+        Diff::start_resp3()
+    } else {
+        Diff::start()
     };
+    let Some(mut diff) = diff else { return };
     let mut rng = Rng::new(seed);
     for step in 0..steps {
         let args = command(&mut rng);
@@ -348,7 +360,7 @@ fn seeds() -> u64 {
 #[test]
 fn generated_sequences_reply_as_redis() {
     for seed in 1..=seeds() {
-        run_seed(seed, 400);
+        run_seed(seed, 400, false);
     }
 }
 
@@ -356,6 +368,14 @@ fn generated_sequences_reply_as_redis() {
 fn generated_sequences_reply_as_redis_over_long_runs() {
     // Fewer seeds, longer runs: states that take many commands to reach.
     for seed in 1000..1000 + seeds() / 4 {
-        run_seed(seed, 2500);
+        run_seed(seed, 2500, false);
+    }
+}
+
+#[test]
+fn generated_sequences_reply_as_redis_over_resp3() {
+    // RESP3's nulls, maps (LCS IDX) and doubles where Redis sends them.
+    for seed in 2000..2000 + seeds() / 2 {
+        run_seed(seed, 400, true);
     }
 }

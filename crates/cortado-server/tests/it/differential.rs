@@ -136,6 +136,17 @@ impl Diff {
         Self::with_server(TestServer::start())
     }
 
+    /// A fresh pair whose connections speak RESP3 (`HELLO 3`; its reply, which names each
+    /// server, is not compared).
+    pub fn start_resp3() -> Option<Self> {
+        let mut diff = Self::start()?;
+        for client in [&mut diff.expected, &mut diff.actual] {
+            let hello = client.call(&["HELLO", "3"]);
+            assert!(matches!(hello, Frame::Map(_)), "HELLO 3: {hello:?}");
+        }
+        Some(diff)
+    }
+
     /// A pair whose server is `server`.
     pub fn with_server(server: TestServer) -> Option<Self> {
         let redis = RealRedis::start()?;
