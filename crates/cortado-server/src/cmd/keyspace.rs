@@ -35,6 +35,22 @@ const fn cmd(
     }
 }
 
+/// A `MEMORY` subcommand: Redis files these under `server`.
+const fn memory(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    keys: Keys,
+    summary: &'static str,
+    since: &'static str,
+    handler: super::Handler,
+) -> Command {
+    Command {
+        group: "server",
+        ..cmd(name, arity, flags, keys, summary, since, handler)
+    }
+}
+
 const ALL_KEYS: Keys = Keys {
     first: 1,
     last: -1,
@@ -57,7 +73,7 @@ const OBJECT: &[Command] = &[
         3,
         READONLY,
         SUB_KEY,
-        "Returns the internal encoding of a Redis object.",
+        "Inspect the internal encoding of a Redis object",
         "2.2.3",
         object_encoding,
     ),
@@ -66,7 +82,7 @@ const OBJECT: &[Command] = &[
         2,
         LOADING | STALE,
         NO_KEYS,
-        "Returns helpful text about the different subcommands.",
+        "Show helpful text about the different subcommands",
         "6.2.0",
         object_help,
     ),
@@ -75,28 +91,28 @@ const OBJECT: &[Command] = &[
         3,
         READONLY,
         SUB_KEY,
-        "Returns the reference count of a value of a key.",
+        "Get the number of references to the value of the key",
         "2.2.3",
         object_refcount,
     ),
 ];
 
 const MEMORY: &[Command] = &[
-    cmd(
+    memory(
         "help",
         2,
         LOADING | STALE,
         NO_KEYS,
-        "Returns helpful text about the different subcommands.",
+        "Show helpful text about the different subcommands",
         "4.0.0",
         memory_help,
     ),
-    cmd(
+    memory(
         "usage",
         -3,
         READONLY,
         SUB_KEY,
-        "Estimates the memory usage of a key.",
+        "Estimate the memory usage of a key",
         "4.0.0",
         memory_usage,
     ),
@@ -104,10 +120,10 @@ const MEMORY: &[Command] = &[
 
 /// The keyspace family's commands.
 pub const COMMANDS: &[Command] = &[
-    cmd("copy", -3, WRITE | DENYOOM, TWO_KEYS, "Copies the value of a key to a new key.", "6.2.0", copy),
-    cmd("del", -2, WRITE, ALL_KEYS, "Deletes one or more keys.", "1.0.0", del),
-    cmd("exists", -2, READONLY | FAST, ALL_KEYS, "Determines whether one or more keys exist.", "1.0.0", exists),
-    cmd("keys", 2, READONLY, NO_KEYS, "Returns all key names that match a pattern.", "1.0.0", keys),
+    cmd("copy", -3, WRITE | DENYOOM, TWO_KEYS, "Copy a key", "6.2.0", copy),
+    cmd("del", -2, WRITE, ALL_KEYS, "Delete a key", "1.0.0", del),
+    cmd("exists", -2, READONLY | FAST, ALL_KEYS, "Determine if a key exists", "1.0.0", exists),
+    cmd("keys", 2, READONLY, NO_KEYS, "Find all keys matching the given pattern", "1.0.0", keys),
     Command {
         name: "memory",
         arity: -2,
@@ -115,10 +131,10 @@ pub const COMMANDS: &[Command] = &[
         keys: NO_KEYS,
         group: "server",
         since: "4.0.0",
-        summary: "A container for memory diagnostics commands.",
+        summary: "A container for memory diagnostics commands",
         run: Run::Container(MEMORY),
     },
-    cmd("move", 3, WRITE | FAST, KEY1, "Moves a key to another database.", "1.0.0", move_key),
+    cmd("move", 3, WRITE | FAST, KEY1, "Move a key to another database", "1.0.0", move_key),
     Command {
         name: "object",
         arity: -2,
@@ -126,16 +142,16 @@ pub const COMMANDS: &[Command] = &[
         keys: NO_KEYS,
         group: "generic",
         since: "2.2.3",
-        summary: "A container for object introspection commands.",
+        summary: "A container for object introspection commands",
         run: Run::Container(OBJECT),
     },
-    cmd("randomkey", 1, READONLY, NO_KEYS, "Returns a random key name from the database.", "1.0.0", randomkey),
-    cmd("rename", 3, WRITE, TWO_KEYS, "Renames a key and overwrites the destination.", "1.0.0", rename),
-    cmd("renamenx", 3, WRITE | FAST, TWO_KEYS, "Renames a key only when the target key name doesn't exist.", "1.0.0", renamenx),
-    cmd("scan", -2, READONLY, NO_KEYS, "Iterates over the key names in the database.", "2.8.0", scan),
-    cmd("touch", -2, READONLY | FAST, ALL_KEYS, "Returns the number of existing keys out of those specified after updating the time they were last accessed.", "3.2.1", touch),
-    cmd("type", 2, READONLY | FAST, KEY1, "Determines the type of value stored at a key.", "1.0.0", type_of),
-    cmd("unlink", -2, WRITE | FAST, ALL_KEYS, "Asynchronously deletes one or more keys.", "4.0.0", del),
+    cmd("randomkey", 1, READONLY, NO_KEYS, "Return a random key from the keyspace", "1.0.0", randomkey),
+    cmd("rename", 3, WRITE, TWO_KEYS, "Rename a key", "1.0.0", rename),
+    cmd("renamenx", 3, WRITE | FAST, TWO_KEYS, "Rename a key, only if the new key does not exist", "1.0.0", renamenx),
+    cmd("scan", -2, READONLY, NO_KEYS, "Incrementally iterate the keys space", "2.8.0", scan),
+    cmd("touch", -2, READONLY | FAST, ALL_KEYS, "Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1", touch),
+    cmd("type", 2, READONLY | FAST, KEY1, "Determine the type stored at key", "1.0.0", type_of),
+    cmd("unlink", -2, WRITE | FAST, ALL_KEYS, "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", "4.0.0", del),
 ];
 
 /// `DEL key [key ...]` and `UNLINK`: the number of keys removed.

@@ -328,3 +328,127 @@ fn compare_rules_accept_and_refuse() {
     let error = Frame::Error("ERR syntax error".into());
     assert!(!Compare::NilOrInt.accepts(&error, &Frame::Null));
 }
+
+/// The commands of the string, keyspace and expiry families.
+const FAMILY_COMMANDS: &[&str] = &[
+    "append",
+    "bitcount",
+    "copy",
+    "decr",
+    "decrby",
+    "del",
+    "exists",
+    "expire",
+    "expireat",
+    "expiretime",
+    "get",
+    "getbit",
+    "getdel",
+    "getex",
+    "getrange",
+    "getset",
+    "incr",
+    "incrby",
+    "incrbyfloat",
+    "keys",
+    "lcs",
+    "memory",
+    "mget",
+    "move",
+    "mset",
+    "msetnx",
+    "object",
+    "persist",
+    "pexpire",
+    "pexpireat",
+    "pexpiretime",
+    "psetex",
+    "pttl",
+    "randomkey",
+    "rename",
+    "renamenx",
+    "scan",
+    "set",
+    "setbit",
+    "setex",
+    "setnx",
+    "setrange",
+    "strlen",
+    "touch",
+    "ttl",
+    "type",
+    "unlink",
+];
+
+#[test]
+fn command_table_entries_match_redis() {
+    let Some(mut d) = Diff::start() else { return };
+    let docs_field = |reply: &Frame, field: &str| -> Vec<Frame> {
+        // COMMAND DOCS name: [name, [field, value, ...]]; fields as their values, in order.
+        let Frame::Array(top) = reply else {
+            panic!("COMMAND DOCS: {reply:?}")
+        };
+        let Frame::Array(pairs) = &top[1] else {
+            panic!("COMMAND DOCS fields: {reply:?}")
+        };
+        pairs
+            .chunks(2)
+            .filter(|p| p[0].text() == field)
+            .map(|p| p[1].clone())
+            .collect()
+    };
+    for name in FAMILY_COMMANDS {
+        // Name, arity, flags and the first, last and step of the keys.
+        let (expected, actual) = d.both(&[b"COMMAND", b"INFO", name.as_bytes()]);
+        let head = |f: &Frame| match f {
+            Frame::Array(all) => match &all[0] {
+                Frame::Array(info) => info[..6].to_vec(),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(head(&actual), head(&expected), "COMMAND INFO {name}");
+        let (expected, actual) = d.both(&[b"COMMAND", b"DOCS", name.as_bytes()]);
+        for field in ["summary", "since", "group"] {
+            assert_eq!(
+                docs_field(&actual, field),
+                docs_field(&expected, field),
+                "COMMAND DOCS {name}: {field}"
+            );
+        }
+    }
+    for (container, sub) in [
+        ("object", "encoding"),
+        ("object", "refcount"),
+        ("object", "help"),
+        ("memory", "usage"),
+        ("memory", "help"),
+    ] {
+        let full = format!("{container}|{sub}");
+        let (expected, actual) = d.both(&[b"COMMAND", b"DOCS", full.as_bytes()]);
+        for field in ["summary", "since", "group"] {
+            assert_eq!(
+                docs_field(&actual, field),
+                docs_field(&expected, field),
+                "COMMAND DOCS {full}: {field}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_command_with_zero_to_four_arguments_replies_as_redis() {
+    // Arity errors where the count is wrong; otherwise whatever "x" as every argument gives
+    // (a key named x, a bad number, an unknown option or subcommand).
+    let Some(mut d) = Diff::start() else { return };
+    for name in FAMILY_COMMANDS {
+        for n in 0..=4 {
+            let mut args = vec![*name];
+            args.extend(std::iter::repeat_n("x", n));
+            d.check(&args);
+            let upper = name.to_ascii_uppercase();
+            args[0] = &upper;
+            d.check(&args);
+        }
+    }
+}
