@@ -19,9 +19,13 @@
 //!   which takes shards as it reaches them, takes only ones past those it holds), so no two
 //!   commands wait for each other.
 //! - **Time.** Expiry deadlines are Unix times (as `EXPIREAT` and `PEXPIRETIME` speak them).
-//!   Each shard's caches share one [`ManualClock`] reading Unix nanoseconds, which the locker
-//!   sets to the command's time: never backwards, so a wall clock stepped back delays expiry
-//!   rather than reordering it.
+//!   Each shard's caches share one [`ManualClock`] reading Unix nanoseconds, which is set to
+//!   the command's time: never backwards, so a wall clock stepped back delays expiry rather
+//!   than reordering it. A command that locks several shards reads the time once, as it locks
+//!   them, so they all agree. A command on one shard reads it when it first needs it: to write
+//!   a lifetime, to answer one, or to use a database that holds a key with one. A `GET` or a
+//!   `SET` on a database without lifetimes thus never reads the clock, which (the system clock
+//!   read and converted to Unix nanoseconds) was about a tenth of a `GET`'s instructions.
 //! - **Expiry.** Lazy: a read never returns an expired key (the library checks the deadline).
 //!   Active: [`Keyspace::expire_cycle`] asks each shard's timer wheel for what is due, a shard
 //!   at a time, so an expiry storm is spread over many short lock holds. A key written with a
@@ -121,6 +125,11 @@ pub struct Shard {
     clock: ManualClock,
     /// The clock's reading, in Unix nanoseconds.
     now: u64,
+    /// Whether `now` is the time of the command holding the shard; if not, it is read when the
+    /// command first needs it (see [`Keyspace::lock`]).
+    current: bool,
+    /// Where the time is read.
+    source: TimeSource,
     /// Lookups by reading commands that found their key, and that did not.
     pub hits: u64,
     /// See `hits`.
@@ -128,36 +137,67 @@ pub struct Shard {
 }
 
 impl Shard {
-    fn new(databases: usize) -> Self {
+    fn new(databases: usize, source: TimeSource) -> Self {
         Self {
             dbs: (0..databases).map(|_| None).collect(),
             far: Vec::new(),
             clock: ManualClock::new(),
             now: 0,
+            current: false,
+            source,
             hits: 0,
             misses: 0,
         }
     }
 
+    /// Sets the shard's time to `nanos` for the command that holds it (never backwards).
     fn set_time(&mut self, nanos: u64) {
         if nanos > self.now {
             self.now = nanos;
             self.clock.set(Duration::from_nanos(nanos));
         }
+        self.current = true;
+    }
+
+    /// The command's time, in Unix nanoseconds, read now if it was not yet.
+    #[inline]
+    fn time(&mut self) -> u64 {
+        if !self.current {
+            let now = self.source.now_nanos();
+            self.set_time(now);
+        }
+        self.now
+    }
+
+    /// Makes the time current before `db`'s cache is used, if the cache holds an entry with a
+    /// deadline: without one, no answer depends on the time (a read finds nothing expired, a
+    /// write without a lifetime sets no deadline), so a shard of keys without lifetimes is
+    /// served without reading the clock.
+    #[inline]
+    fn sync(&mut self, db: usize) {
+        if !self.current
+            && self.dbs[db]
+                .as_ref()
+                .is_some_and(|c| c.len_with_deadline() > 0)
+        {
+            self.time();
+        }
     }
 
     /// The shard's time: the command's, or later if another command that held the shard read a
     /// later time.
-    pub fn now_millis(&self) -> i64 {
-        (self.now / 1_000_000) as i64
+    pub fn now_millis(&mut self) -> i64 {
+        (self.time() / 1_000_000) as i64
     }
 
-    /// Database `db`'s cache, if it ever held a key.
+    /// Database `db`'s cache, if it ever held a key, with the shard's time current.
     pub fn db(&mut self, db: usize) -> Option<&mut Cache> {
+        self.time();
         self.dbs[db].as_mut()
     }
 
-    /// Database `db`'s cache, read-only.
+    /// Database `db`'s cache, read-only: for a caller that holds several shards, whose time
+    /// was read when they were locked (a lone shard's may not be current, see [`Shard::db`]).
     pub fn db_ref(&self, db: usize) -> Option<&Cache> {
         self.dbs[db].as_ref()
     }
@@ -178,7 +218,9 @@ impl Shard {
     }
 
     /// The value of `key` in `db`, for a reading command: counted as a keyspace hit or miss.
+    #[inline]
     pub fn lookup_read(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
+        self.sync(db);
         let found = self.dbs[db].as_mut().and_then(|cache| cache.get(key));
         if found.is_some() {
             self.hits += 1;
@@ -191,6 +233,7 @@ impl Shard {
     /// The value of `key` in `db`, for a reading command that does not count as a use (Redis's
     /// `LOOKUP_NOTOUCH`: `EXISTS`, `TYPE`, `TTL`, `OBJECT`): counted as a hit or miss only.
     pub fn lookup_read_untouched(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
+        self.sync(db);
         let found = self.dbs[db].as_ref().and_then(|cache| cache.peek(key));
         if found.is_some() {
             self.hits += 1;
@@ -203,22 +246,26 @@ impl Shard {
     /// The value of `key` in `db`, for a command that will write it: not counted as a hit or
     /// miss, as Redis counts only reads.
     pub fn lookup_write(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
+        self.sync(db);
         self.dbs[db].as_mut()?.get(key)
     }
 
     /// The value of `key` in `db` to change in place (its lifetime stays), for a command that
     /// writes it: one lookup for the read and the write. Not counted as a hit or miss.
     pub fn lookup_mut(&mut self, db: usize, key: &[u8]) -> Option<ValueMut<'_>> {
+        self.sync(db);
         self.dbs[db].as_mut()?.get_mut(key)
     }
 
     /// Whether `key` is live in `db`, with no effect on eviction or statistics.
-    pub fn contains(&self, db: usize, key: &[u8]) -> bool {
+    pub fn contains(&mut self, db: usize, key: &[u8]) -> bool {
+        self.sync(db);
         self.dbs[db].as_ref().is_some_and(|c| c.contains_key(key))
     }
 
     /// The value of `key` in `db` with no effect on eviction or statistics.
-    pub fn peek(&self, db: usize, key: &[u8]) -> Option<&Value> {
+    pub fn peek(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
+        self.sync(db);
         self.dbs[db].as_ref()?.peek(key)
     }
 
@@ -226,7 +273,13 @@ impl Shard {
     /// shard's time deletes the key instead, as Redis does.
     #[inline]
     pub fn set(&mut self, db: usize, key: &[u8], value: Value, expire: Expire) {
-        let now = self.now;
+        let now = match expire {
+            Expire::AtMillis(_) => self.time(),
+            Expire::Never | Expire::Keep => {
+                self.sync(db);
+                self.now
+            }
+        };
         if !self.far.is_empty() && expire != Expire::Keep {
             self.forget_far(db, key);
         }
@@ -272,6 +325,7 @@ impl Shard {
 
     /// Removes `key` from `db`, returning its value if it was live.
     pub fn remove(&mut self, db: usize, key: &[u8]) -> Option<Value> {
+        self.sync(db);
         if !self.far.is_empty() {
             self.forget_far(db, key);
         }
@@ -280,7 +334,8 @@ impl Shard {
 
     /// When `key` expires, as a Unix time in milliseconds: `None` if it is not live in `db`,
     /// `Some(None)` if it never expires.
-    pub fn expire_time(&self, db: usize, key: &[u8]) -> Option<Option<i64>> {
+    pub fn expire_time(&mut self, db: usize, key: &[u8]) -> Option<Option<i64>> {
+        self.sync(db);
         let left = self.dbs[db].as_ref()?.expires_after(key)?;
         Some(left.map(|left| {
             let deadline = u128::from(self.now) + left.as_nanos();
@@ -296,7 +351,7 @@ impl Shard {
     /// Gives the live `key` in `db` the expiry time `at` (Unix milliseconds; one not after the
     /// shard's time deletes the key) or none; false if the key is not live.
     pub fn set_expire_time(&mut self, db: usize, key: &[u8], at: Option<i64>) -> bool {
-        let now = self.now;
+        let now = self.time();
         if !self.far.is_empty() {
             self.forget_far(db, key);
         }
@@ -318,7 +373,8 @@ impl Shard {
 
     /// The bytes `key` and its value take in `db`: the cache's slot and index entries for it,
     /// and what the key and value hold on the heap; `None` if missing.
-    pub fn memory_usage(&self, db: usize, key: &[u8]) -> Option<usize> {
+    pub fn memory_usage(&mut self, db: usize, key: &[u8]) -> Option<usize> {
+        self.sync(db);
         let cache = self.dbs[db].as_ref()?;
         let value = cache.peek(key)?;
         let timed = matches!(cache.expires_after(key), Some(Some(_)));
@@ -443,7 +499,8 @@ pub struct Keyspace {
 pub struct Locked<'a> {
     guards: Guards<'a>,
     keyspace: &'a Keyspace,
-    /// The command's time, in Unix nanoseconds, for shards locked later ([`Locked::scan`]).
+    /// The command's time, in Unix nanoseconds, for shards locked later ([`Locked::scan`]); 0
+    /// for a lock of one shard, whose time is read when needed.
     now: u64,
 }
 
@@ -466,7 +523,7 @@ impl Keyspace {
         assert!(shards.is_power_of_two(), "a power of two of shards");
         Self {
             shards: (0..shards)
-                .map(|_| Mutex::new(Shard::new(databases)))
+                .map(|_| Mutex::new(Shard::new(databases, time.clone())))
                 .collect(),
             hasher: DefaultHashBuilder::default(),
             databases,
@@ -505,14 +562,20 @@ impl Keyspace {
         guard
     }
 
-    /// Locks the shard of `key`.
+    /// Locks the shard of `key`. Its time is read when the command first needs it, which a
+    /// command on keys without lifetimes never does: the clock is a tenth of a `GET`'s
+    /// instructions (see the [module docs](self)).
+    #[inline]
     pub fn lock(&self, key: &[u8]) -> Locked<'_> {
-        let now = self.time.now_nanos();
         let i = self.shard_of(key);
+        let mut guard = self.shards[i]
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        guard.current = false;
         Locked {
-            guards: Guards::One(i, self.lock_shard(i, now)),
+            guards: Guards::One(i, guard),
             keyspace: self,
-            now,
+            now: 0,
         }
     }
 
@@ -673,6 +736,7 @@ impl<'a> Locked<'a> {
                     Ok(at) => at,
                     Err(at) => {
                         assert_eq!(at, guards.len(), "shards are locked in increasing order");
+                        assert_ne!(self.now, 0, "a lock that read its time takes more shards");
                         guards.push((i, self.keyspace.lock_shard(i, self.now)));
                         at
                     }

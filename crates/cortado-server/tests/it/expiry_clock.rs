@@ -264,3 +264,35 @@ fn scan_and_randomkey_skip_expired_keys() {
     }
     assert_eq!(keys, ["stays"]);
 }
+
+#[test]
+fn lifetimes_count_from_the_current_time_after_commands_that_did_not_read_it() {
+    // Commands on keys without lifetimes leave the shard's time unread: a lifetime written
+    // or asked for afterwards must still count from now.
+    let server = TestServer::with_manual_clock(&[]);
+    let mut c = server.raw();
+    c.call(&["SET", "k", "v"]);
+    c.call(&["GET", "k"]);
+    server.advance(Duration::from_secs(1000));
+    c.call(&["GET", "k"]);
+    assert_eq!(c.call(&["SET", "k", "v", "PX", "500"]), ok());
+    assert_eq!(
+        c.call(&["PEXPIRETIME", "k"]),
+        Frame::Int(START_MS + 1_000_000 + 500)
+    );
+    server.advance(ms(1000));
+    assert_eq!(c.call(&["SET", "j", "v"]), ok());
+    assert_eq!(c.call(&["EXPIRE", "j", "5"]), Frame::Int(1));
+    assert_eq!(
+        c.call(&["PEXPIRETIME", "j"]),
+        Frame::Int(START_MS + 1_001_000 + 5000)
+    );
+    // The same key in another database of the same shard: only the timed one expires.
+    c.call(&["SELECT", "1"]);
+    c.call(&["SET", "j", "w", "PX", "10"]);
+    server.advance(ms(11));
+    assert_eq!(c.call(&["GET", "j"]), Frame::Null);
+    c.call(&["SELECT", "0"]);
+    assert_eq!(c.call(&["GET", "j"]), Frame::bulk("v"));
+    assert_eq!(c.call(&["GET", "k"]), Frame::Null, "expired 511 ms ago");
+}
