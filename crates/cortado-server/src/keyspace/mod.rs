@@ -24,8 +24,8 @@
 //!   than reordering it. A command that locks several shards reads the time once, as it locks
 //!   them, so they all agree. A command on one shard reads it when it first needs it: to write
 //!   a lifetime, to answer one, or to use a database that holds a key with one. A `GET` or a
-//!   `SET` on a database without lifetimes thus never reads the clock, which (the system clock
-//!   read and converted to Unix nanoseconds) was about a tenth of a `GET`'s instructions.
+//!   `SET` on a database without lifetimes thus never reads the clock, a measurable part of
+//!   its cost (see `docs/decisions/0210-server-get-set-path.md`).
 //! - **Expiry.** Lazy: a read never returns an expired key (the library checks the deadline).
 //!   Active: [`Keyspace::expire_cycle`] asks each shard's timer wheel for what is due, a shard
 //!   at a time, so an expiry storm is spread over many short lock holds. A key written with a
@@ -563,8 +563,7 @@ impl Keyspace {
     }
 
     /// Locks the shard of `key`. Its time is read when the command first needs it, which a
-    /// command on keys without lifetimes never does: the clock is a tenth of a `GET`'s
-    /// instructions (see the [module docs](self)).
+    /// command on keys without lifetimes never does (see the [module docs](self)).
     #[inline]
     pub fn lock(&self, key: &[u8]) -> Locked<'_> {
         let i = self.shard_of(key);
