@@ -265,11 +265,14 @@ fn scan(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         cursor,
         usize::try_from(count).unwrap_or(usize::MAX),
         |key, value| {
-            let matches = pattern.is_none_or(|p| glob_match(p, key.as_slice(), false))
-                && kind.is_none_or(|k| k.eq_ignore_ascii_case(value.kind().name().as_bytes()));
-            if matches {
+            // MATCH first; TYPE then looks the key up, which Redis counts as a hit.
+            if !pattern.is_none_or(|p| glob_match(p, key.as_slice(), false)) {
+                return false;
+            }
+            if kind.is_none_or(|k| k.eq_ignore_ascii_case(value.kind().name().as_bytes())) {
                 keys.push(key.clone());
             }
+            kind.is_some()
         },
     );
     ctx.reply.array(2);

@@ -621,7 +621,7 @@ impl Keyspace {
         db: usize,
         cursor: u64,
         count: usize,
-        visit: impl FnMut(&CompactBytes, &Value),
+        visit: impl FnMut(&CompactBytes, &Value) -> bool,
     ) -> u64 {
         self.lock_none().scan(db, cursor, count, visit)
     }
@@ -748,7 +748,9 @@ impl<'a> Locked<'a> {
     /// One step of `SCAN` over database `db` from `cursor` (0 to start): visits the live keys
     /// at the next positions, at most `count` keys and no more than ten times `count`
     /// positions (Redis bounds a step the same way), and returns the cursor to continue from,
-    /// or 0 once every shard was walked. Shards not yet held are locked as the step reaches
+    /// or 0 once every shard was walked. `visit` returns whether it read the key as a command's
+    /// lookup does (`SCAN ... TYPE` does, for each key that passed `MATCH`): each such key is
+    /// counted as a keyspace hit, as Redis counts it. Shards not yet held are locked as the step reaches
     /// them (so it must hold none past the cursor's, or all of them).
     ///
     /// A cursor is a shard's index in its low bits (as many as it takes to name every shard;
@@ -766,7 +768,7 @@ impl<'a> Locked<'a> {
         db: usize,
         cursor: u64,
         count: usize,
-        mut visit: impl FnMut(&CompactBytes, &Value),
+        mut visit: impl FnMut(&CompactBytes, &Value) -> bool,
     ) -> u64 {
         let shards = self.keyspace.shards.len();
         let bits = shards.trailing_zeros();
@@ -777,19 +779,23 @@ impl<'a> Locked<'a> {
         let mut found = 0;
         let mut budget = count.saturating_mul(10);
         loop {
-            if let Some(cache) = self.shard_at(shard).db_ref(db) {
-                let mut next = Some(at);
+            let locked = self.shard_at(shard);
+            let mut read = 0;
+            let mut next = None;
+            if let Some(cache) = locked.db_ref(db) {
+                next = Some(at);
                 while let Some(from) = next.filter(|_| found < count && budget > 0) {
                     let step = (count - found).min(budget);
                     next = cache.scan(from, step, |key, value| {
                         found += 1;
-                        visit(key, value);
+                        read += u64::from(visit(key, value));
                     });
                     budget -= step;
                 }
-                if let Some(at) = next {
-                    return encode(shard, at);
-                }
+            }
+            locked.hits += read;
+            if let Some(at) = next {
+                return encode(shard, at);
             }
             shard += 1;
             at = 0;

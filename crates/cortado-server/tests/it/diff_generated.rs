@@ -330,8 +330,17 @@ fn run_seed(seed: u64, steps: usize, resp3: bool) {
         let args = command(&mut rng);
         let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
         if args == [b"SCANALL"] {
-            let count = rng.pick(&["1", "3", "10"]);
-            diff.scan_all(&["COUNT", count]);
+            let mut options = vec!["COUNT", rng.pick(&["1", "3", "10"])];
+            if rng.chance(30) {
+                options.extend(["MATCH", rng.pick(PATTERNS)]);
+            }
+            if rng.chance(30) {
+                // TYPE looks each key up, and Redis counts a miss for a key it still holds
+                // after its time (see DBSIZE below): a plain SCAN reclaims those first.
+                diff.scan_all(&[]);
+                options.extend(["TYPE", rng.pick(&["string", "list"])]);
+            }
+            diff.scan_all(&options);
             continue;
         }
         if args == [b"DBSIZE"] || args.starts_with(&[b"MEMORY"]) {

@@ -197,6 +197,13 @@ impl Diff {
                 "replies differ ({compare:?})\n  redis:   {expected:?}\n  cortado: {actual:?}"
             ));
         }
+        self.check_stats();
+        (expected, actual)
+    }
+
+    /// Asserts that the keyspace hit and miss counters moved the same on both servers since
+    /// the pair started.
+    pub fn check_stats(&mut self) {
         let stats = [
             keyspace_stats(&mut self.expected),
             keyspace_stats(&mut self.actual),
@@ -214,7 +221,6 @@ impl Diff {
                 moved(1)
             ));
         }
-        (expected, actual)
     }
 
     /// Runs each command with [`check`](Self::check).
@@ -265,6 +271,7 @@ impl Diff {
                 show_keys(&seen[1])
             ));
         }
+        self.check_stats();
     }
 
     fn fail(&self, what: &str) -> ! {
