@@ -270,7 +270,7 @@ impl Shard {
     }
 
     /// Writes `key` in `db` with the lifetime `expire` says. An expiry time not after the
-    /// shard's time deletes the key instead, as Redis does.
+    /// shard's time deletes the key instead (counted as expired), as Redis does.
     #[inline]
     pub fn set(&mut self, db: usize, key: &[u8], value: Value, expire: Expire) {
         let now = match expire {
@@ -292,7 +292,10 @@ impl Shard {
                     self.remember_far(db, key, at);
                 }
                 None => {
-                    self.db_mut(db).remove(key);
+                    // Written and expired at once (a zero lifetime), so counted as an expired
+                    // key: Redis writes it, then counts it expired when it is found.
+                    self.db_mut(db)
+                        .insert_with_ttl(CompactBytes::new(key), value, Duration::ZERO);
                 }
             },
             Expire::Keep => {

@@ -463,3 +463,49 @@ fn far_expiry_times_survive_every_move_like_redis() {
         &["PEXPIRETIME", "k"],
     ]);
 }
+
+#[test]
+fn expired_keys_count_past_times_as_redis_does() {
+    // SET with a past time writes a key that is expired at once (counted), while EXPIRE and
+    // GETEX with one delete it (not counted).
+    let Some(mut d) = Diff::start() else { return };
+    let expired = |d: &mut Diff| {
+        let field = |info: String| -> i64 {
+            info.lines()
+                .find_map(|l| l.strip_prefix("expired_keys:"))
+                .and_then(|v| v.trim().parse().ok())
+                .expect("expired_keys")
+        };
+        let (expected, actual) = d.both(&[b"INFO", b"stats"]);
+        (field(expected.text()), field(actual.text()))
+    };
+    let cases: &[&[&[&str]]] = &[
+        &[&["SET", "k", "v"], &["EXPIRE", "k", "-1"]],
+        &[&["SET", "k", "v", "PXAT", "1"], &["GET", "k"]],
+        &[
+            &["SET", "k", "v"],
+            &["SET", "k", "w", "EXAT", "1", "GET"],
+            &["GET", "k"],
+        ],
+        &[
+            &["SET", "k", "v", "EX", "100"],
+            &["GETEX", "k", "EXAT", "1"],
+        ],
+        &[&["SET", "k", "v"], &["PEXPIREAT", "k", "1"]],
+        &[
+            &["SET", "k", "v"],
+            &["GETEX", "k", "PXAT", "1"],
+            &["GET", "k"],
+        ],
+    ];
+    for case in cases {
+        let before = expired(&mut d);
+        d.run(case);
+        let after = expired(&mut d);
+        assert_eq!(
+            after.1 - before.1,
+            after.0 - before.0,
+            "expired_keys moved differently after {case:?}"
+        );
+    }
+}
