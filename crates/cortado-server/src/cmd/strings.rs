@@ -13,6 +13,7 @@
 use super::args::parse_int;
 use super::flags::*;
 use super::{syntax_error, wrong_type, Args, CmdResult, Command, Ctx, Keys, Run, KEY1};
+use crate::keyspace::value::Growable;
 use crate::keyspace::{Expire, Shard, Value, Written};
 use crate::protocol::ErrorReply;
 
@@ -691,14 +692,12 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// Changes the string in `value` in place with `edit`, which gets its bytes (Redis's
-/// unsharing: the result is encoded `raw`); errors if the value is not a string.
-fn edit_in_place(value: &mut Value, edit: impl FnOnce(&mut Vec<u8>)) -> CmdResult {
+/// Changes the string in `value` in place with `edit` (Redis's unsharing: the result is
+/// encoded `raw`), growing it with room ahead as Redis does.
+fn edit_in_place(value: &mut Value, edit: impl FnOnce(&mut Growable)) {
     let Value::Str(s) = value;
-    let mut bytes = std::mem::take(s).into_vec();
-    edit(&mut bytes);
-    *value = Value::string_written(bytes, Written::InPlace);
-    Ok(())
+    *s = std::mem::take(s).with_tag(Written::InPlace as u8);
+    s.edit(edit);
 }
 
 /// `APPEND key value`: the new length.
@@ -711,7 +710,7 @@ fn append(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     if let Some(mut value) = shard.lookup_mut(db, key) {
         let len = string(&value)?.len();
         check_length(ctx, len, tail.len())?;
-        edit_in_place(&mut value, |bytes| bytes.extend_from_slice(tail))?;
+        edit_in_place(&mut value, |bytes| bytes.extend_from_slice(tail));
         ctx.reply.int((len + tail.len()) as i64);
         return Ok(());
     }
@@ -770,13 +769,7 @@ fn setrange(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     }
     let offset = offset as usize;
     let patch = args.get(3);
-    let write = |bytes: &mut Vec<u8>| {
-        let end = offset + patch.len();
-        if bytes.len() < end {
-            bytes.resize(end, 0);
-        }
-        bytes[offset..end].copy_from_slice(patch);
-    };
+    let end = offset + patch.len();
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
@@ -787,8 +780,11 @@ fn setrange(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
             return Ok(());
         }
         check_length(ctx, offset, patch.len())?;
-        edit_in_place(&mut value, write)?;
-        ctx.reply.int(len.max(offset + patch.len()) as i64);
+        edit_in_place(&mut value, |bytes| {
+            bytes.grow_zeroed(end);
+            bytes.as_mut_slice()[offset..end].copy_from_slice(patch);
+        });
+        ctx.reply.int(len.max(end) as i64);
         return Ok(());
     }
     if patch.is_empty() {
@@ -796,8 +792,9 @@ fn setrange(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         return Ok(());
     }
     check_length(ctx, offset, patch.len())?;
-    let mut bytes = Vec::new();
-    write(&mut bytes);
+    // A new string is allocated to its length, as Redis's is.
+    let mut bytes = vec![0; offset];
+    bytes.extend_from_slice(patch);
     ctx.reply.int(bytes.len() as i64);
     shard.set(
         db,
@@ -829,28 +826,29 @@ fn setbit(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     };
     let byte = (offset >> 3) as usize;
     let mask = 1u8 << (7 - (offset & 7));
-    let mut old = false;
-    let mut flip = |bytes: &mut Vec<u8>| {
-        if bytes.len() <= byte {
-            bytes.resize(byte + 1, 0);
-        }
-        old = bytes[byte] & mask != 0;
+    let flip = |bytes: &mut [u8]| {
+        let old = bytes[byte] & mask != 0;
         if on {
             bytes[byte] |= mask;
         } else {
             bytes[byte] &= !mask;
         }
+        old
     };
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
     if let Some(mut value) = shard.lookup_mut(db, key) {
         string(&value)?;
-        edit_in_place(&mut value, &mut flip)?;
+        let mut old = false;
+        edit_in_place(&mut value, |bytes| {
+            bytes.grow_zeroed(byte + 1);
+            old = flip(bytes.as_mut_slice());
+        });
         ctx.reply.int(i64::from(old));
         return Ok(());
     }
-    let mut bytes = Vec::new();
+    let mut bytes = vec![0; byte + 1];
     flip(&mut bytes);
     shard.set(
         db,

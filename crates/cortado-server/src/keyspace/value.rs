@@ -8,6 +8,13 @@
 //! stored in the 24 bytes that a boxed slice's pointer and length would take, and only longer
 //! ones are allocated. A key and a value of 16 bytes each then cost their 48 bytes in the
 //! cache's slot and nothing more.
+//!
+//! A string changed in place ([`CompactBytes::edit`]: `APPEND`, `SETRANGE`, `SETBIT`) grows as
+//! Redis's strings do, into room allocated ahead: twice the new length up to 1 MiB, 1 MiB more
+//! beyond ([`GROW_DOUBLING_LIMIT`]). Without it every `APPEND` reallocated the whole string, and
+//! a client building a long string 100 bytes at a time was served four times slower than by
+//! Redis. The room's size lives in the padding beside the boxed slice, so the string is still
+//! 24 bytes; a fresh or copied string has none.
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -25,17 +32,23 @@ const TAG_SHIFT: u32 = 5;
 /// The largest [tag](CompactBytes::tag).
 pub const MAX_TAG: u8 = 7;
 
+/// Up to this length, a string that must grow gets room for twice its new length; beyond, 1 MiB
+/// more (Redis's `SDS_MAX_PREALLOC`), so the room stays within twice the string and a MiB.
+pub const GROW_DOUBLING_LIMIT: usize = 1 << 20;
+
 /// A byte string kept inline when short, boxed when long, with a small tag its owner may use
 /// (string values record how they were written in it). See the [module docs](self).
-#[derive(Clone)]
 pub struct CompactBytes(Repr);
 
-#[derive(Clone)]
 enum Repr {
     /// Up to [`INLINE`] bytes; `meta` holds the length and the tag.
     Inline { meta: u8, data: [u8; INLINE] },
-    /// Longer strings.
-    Heap { tag: u8, bytes: Box<[u8]> },
+    /// Longer strings: the first `bytes.len() - spare` bytes, then room to grow into.
+    Heap {
+        tag: u8,
+        spare: u32,
+        bytes: Box<[u8]>,
+    },
 }
 
 impl CompactBytes {
@@ -52,18 +65,21 @@ impl CompactBytes {
         } else {
             Self(Repr::Heap {
                 tag: 0,
+                spare: 0,
                 bytes: bytes.into(),
             })
         }
     }
 
-    /// Takes `bytes`, keeping its allocation if it is too long to be inline; tagged 0.
+    /// Takes `bytes`, keeping its allocation (trimmed to its length) if it is too long to be
+    /// inline; tagged 0.
     pub fn from_vec(bytes: Vec<u8>) -> Self {
         if bytes.len() <= INLINE {
             Self::new(&bytes)
         } else {
             Self(Repr::Heap {
                 tag: 0,
+                spare: 0,
                 bytes: bytes.into_boxed_slice(),
             })
         }
@@ -74,7 +90,7 @@ impl CompactBytes {
     pub fn as_slice(&self) -> &[u8] {
         match &self.0 {
             Repr::Inline { meta, data } => &data[..(meta & LEN_MASK) as usize],
-            Repr::Heap { bytes, .. } => bytes,
+            Repr::Heap { spare, bytes, .. } => &bytes[..bytes.len() - *spare as usize],
         }
     }
 
@@ -83,7 +99,7 @@ impl CompactBytes {
     pub fn len(&self) -> usize {
         match &self.0 {
             Repr::Inline { meta, .. } => (meta & LEN_MASK) as usize,
-            Repr::Heap { bytes, .. } => bytes.len(),
+            Repr::Heap { spare, bytes, .. } => bytes.len() - *spare as usize,
         }
     }
 
@@ -112,7 +128,7 @@ impl CompactBytes {
         self
     }
 
-    /// Bytes allocated on the heap for this string (0 when inline).
+    /// Bytes allocated on the heap for this string (0 when inline), its room to grow included.
     pub fn heap_bytes(&self) -> usize {
         match &self.0 {
             Repr::Inline { .. } => 0,
@@ -120,11 +136,123 @@ impl CompactBytes {
         }
     }
 
-    /// The bytes as a vector to change (a copy when inline).
+    /// The bytes as a vector (a copy when inline).
     pub fn into_vec(self) -> Vec<u8> {
         match self.0 {
             Repr::Inline { meta, data } => data[..(meta & LEN_MASK) as usize].to_vec(),
-            Repr::Heap { bytes, .. } => bytes.into_vec(),
+            Repr::Heap { spare, bytes, .. } => {
+                let mut bytes = bytes.into_vec();
+                bytes.truncate(bytes.len() - spare as usize);
+                bytes
+            }
+        }
+    }
+
+    /// Changes the string in place through `edit`, which gets it as a [`Growable`]: a string
+    /// that grows gets room ahead (see the [module docs](self)), and one that grows again into
+    /// that room is not reallocated. The tag stays.
+    pub fn edit<R>(&mut self, edit: impl FnOnce(&mut Growable) -> R) -> R {
+        let tag = self.tag();
+        let mut growable = match std::mem::take(self).0 {
+            Repr::Inline { meta, data } => Growable {
+                bytes: data[..(meta & LEN_MASK) as usize].to_vec(),
+                len: (meta & LEN_MASK) as usize,
+            },
+            Repr::Heap { spare, bytes, .. } => {
+                let bytes = bytes.into_vec();
+                Growable {
+                    len: bytes.len() - spare as usize,
+                    bytes,
+                }
+            }
+        };
+        let result = edit(&mut growable);
+        *self = growable.finish().with_tag(tag);
+        result
+    }
+}
+
+/// A string being changed in place: see [`CompactBytes::edit`].
+pub struct Growable {
+    /// The string, then room: all of the allocation, initialized.
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Growable {
+    /// The string's length.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the string is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The string, to change.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.bytes[..self.len]
+    }
+
+    /// Appends `tail`.
+    pub fn extend_from_slice(&mut self, tail: &[u8]) {
+        let end = self.len + tail.len();
+        self.make_room(end);
+        self.bytes[self.len..end].copy_from_slice(tail);
+        self.len = end;
+    }
+
+    /// Lengthens the string to `new_len` with zero bytes (no change if it is as long).
+    pub fn grow_zeroed(&mut self, new_len: usize) {
+        if new_len <= self.len {
+            return;
+        }
+        self.make_room(new_len);
+        self.bytes[self.len..new_len].fill(0);
+        self.len = new_len;
+    }
+
+    /// Makes the allocation hold at least `needed` bytes, with room ahead when it grows.
+    fn make_room(&mut self, needed: usize) {
+        if needed <= self.bytes.len() {
+            return;
+        }
+        let target = if needed < GROW_DOUBLING_LIMIT {
+            needed * 2
+        } else {
+            needed + GROW_DOUBLING_LIMIT
+        };
+        self.bytes.reserve_exact(target - self.bytes.len());
+        self.bytes.resize(target, 0);
+    }
+
+    /// The string as kept: inline if short enough, else boxed with its room.
+    fn finish(self) -> CompactBytes {
+        let Growable { mut bytes, len } = self;
+        if len <= INLINE {
+            return CompactBytes::new(&bytes[..len]);
+        }
+        // The room's size must fit its field; a larger room (a string past 4 GiB) is trimmed.
+        bytes.truncate(len + (bytes.len() - len).min(u32::MAX as usize));
+        let spare = (bytes.len() - len) as u32;
+        CompactBytes(Repr::Heap {
+            tag: 0,
+            spare,
+            bytes: bytes.into_boxed_slice(),
+        })
+    }
+}
+
+impl Clone for CompactBytes {
+    /// A copy of the string, without its room to grow.
+    fn clone(&self) -> Self {
+        match &self.0 {
+            Repr::Inline { meta, data } => Self(Repr::Inline {
+                meta: *meta,
+                data: *data,
+            }),
+            Repr::Heap { tag, .. } => Self::new(self.as_slice()).with_tag(*tag),
         }
     }
 }
@@ -325,6 +453,43 @@ mod tests {
             assert_eq!(CompactBytes::from_vec(bytes.clone()), compact);
             assert_eq!(compact.clone().into_vec(), bytes);
         }
+    }
+
+    #[test]
+    fn compact_bytes_edit_grows_with_room_and_reuses_it() {
+        let mut s = CompactBytes::new(b"0123456789").with_tag(2);
+        s.edit(|g| g.extend_from_slice(&[b'a'; 20]));
+        assert_eq!(s.len(), 30);
+        assert_eq!(s.heap_bytes(), 60, "room for twice the new length");
+        assert_eq!(s.tag(), 2, "the tag stays");
+        let before = s.as_slice().as_ptr();
+        s.edit(|g| g.extend_from_slice(&[b'b'; 30]));
+        assert_eq!(
+            s.as_slice().as_ptr(),
+            before,
+            "grown into its room, not moved"
+        );
+        assert_eq!(s.heap_bytes(), 60);
+        assert_eq!(&s.as_slice()[..12], b"0123456789aa");
+        assert_eq!(&s.as_slice()[50..], &[b'b'; 10]);
+        // Zero-filled growth, and past the doubling limit a MiB of room at most.
+        s.edit(|g| g.grow_zeroed(70));
+        assert_eq!(&s.as_slice()[60..], &[0; 10]);
+        s.edit(|g| g.grow_zeroed(GROW_DOUBLING_LIMIT + 5));
+        assert_eq!(s.heap_bytes(), 2 * GROW_DOUBLING_LIMIT + 5);
+        assert!(s.as_slice()[60..].iter().all(|&b| b == 0));
+        // Changes through the slice, and a copy without the room.
+        s.edit(|g| g.as_mut_slice()[0] = b'X');
+        assert_eq!(s.as_slice()[0], b'X');
+        let copy = s.clone();
+        assert_eq!(copy, s);
+        assert_eq!(copy.heap_bytes(), copy.len());
+        assert_eq!(copy.tag(), 2);
+        assert_eq!(s.clone().into_vec(), s.as_slice());
+        // Short enough again (never by an edit that only grows): inline.
+        let mut short = CompactBytes::new(b"ab");
+        short.edit(|g| g.extend_from_slice(b"c"));
+        assert_eq!((short.as_slice(), short.heap_bytes()), (&b"abc"[..], 0));
     }
 
     #[test]
