@@ -12,8 +12,9 @@
 /* The longest number text accepted, as Redis bounds it. */
 #define TEXT_MAX (5 * 1024)
 
-/* Reads all of text[0..len) as a long double: no leading space, nothing left over, not NaN,
- * and no overflow or underflow to zero. Returns 1 on success. */
+/* Reads all of text[0..len) as a long double, as Redis's string2ld does: no leading space,
+ * nothing left over (a NUL byte inside ends strtold's reading early, so the length read is
+ * checked too), not NaN, and no overflow or underflow to zero. Returns 1 on success. */
 static int read_long_double(const char *text, size_t len, long double *out) {
     char buf[TEXT_MAX];
     char *end;
@@ -24,7 +25,7 @@ static int read_long_double(const char *text, size_t len, long double *out) {
     if (isspace((unsigned char)buf[0])) return 0;
     errno = 0;
     value = strtold(buf, &end);
-    if (*end != '\0' || errno == EINVAL || isnan(value)) return 0;
+    if (*end != '\0' || (size_t)(end - buf) != len || errno == EINVAL || isnan(value)) return 0;
     if (errno == ERANGE && (value == HUGE_VALL || value == -HUGE_VALL || value == 0.0L)) return 0;
     *out = value;
     return 1;

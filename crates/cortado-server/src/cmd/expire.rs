@@ -1,8 +1,13 @@
 //! Expiry commands: `EXPIRE`, `PEXPIRE`, `EXPIREAT`, `PEXPIREAT` (with `NX`, `XX`, `GT`,
 //! `LT`), `TTL`, `PTTL`, `EXPIRETIME`, `PEXPIRETIME` and `PERSIST`.
 //!
-//! Times are Unix milliseconds underneath; a time not after now deletes the key, as Redis
-//! does. `TTL` replies -2 for a missing key and -1 for one without a lifetime.
+//! Times are Unix milliseconds underneath, and a command reads the clock once (its shard's
+//! time, set when it was locked). A time not after now deletes the key and replies 1, as Redis
+//! does; a relative time or unit conversion that overflows is `invalid expire time`. `TTL`
+//! replies -2 for a missing key and -1 for one without a lifetime; the second-based replies
+//! round to the nearest second. The four readers count as keyspace hits or misses, the
+//! writers do not, as in Redis. Every reply here was checked against `redis-server` 7.0 by
+//! the differential tests.
 
 use super::flags::*;
 use super::{Args, CmdResult, Command, Ctx, Run, KEY1};
@@ -34,7 +39,7 @@ pub const COMMANDS: &[Command] = &[
         "expire",
         -3,
         WRITE | FAST,
-        "Sets the expiration time of a key in seconds.",
+        "Gives a key a lifetime in seconds",
         "1.0.0",
         expire,
     ),
@@ -42,7 +47,7 @@ pub const COMMANDS: &[Command] = &[
         "expireat",
         -3,
         WRITE | FAST,
-        "Sets the expiration time of a key to a Unix timestamp.",
+        "Makes a key expire at a Unix time in seconds",
         "1.2.0",
         expireat,
     ),
@@ -50,7 +55,7 @@ pub const COMMANDS: &[Command] = &[
         "expiretime",
         2,
         READONLY | FAST,
-        "Returns the expiration time of a key as a Unix timestamp.",
+        "Replies with the Unix time in seconds at which a key expires",
         "7.0.0",
         expiretime,
     ),
@@ -58,7 +63,7 @@ pub const COMMANDS: &[Command] = &[
         "persist",
         2,
         WRITE | FAST,
-        "Removes the expiration time of a key.",
+        "Makes a key live until removed",
         "2.2.0",
         persist,
     ),
@@ -66,7 +71,7 @@ pub const COMMANDS: &[Command] = &[
         "pexpire",
         -3,
         WRITE | FAST,
-        "Sets the expiration time of a key in milliseconds.",
+        "Gives a key a lifetime in milliseconds",
         "2.6.0",
         pexpire,
     ),
@@ -74,7 +79,7 @@ pub const COMMANDS: &[Command] = &[
         "pexpireat",
         -3,
         WRITE | FAST,
-        "Sets the expiration time of a key to a Unix milliseconds timestamp.",
+        "Makes a key expire at a Unix time in milliseconds",
         "2.6.0",
         pexpireat,
     ),
@@ -82,7 +87,7 @@ pub const COMMANDS: &[Command] = &[
         "pexpiretime",
         2,
         READONLY | FAST,
-        "Returns the expiration time of a key as a Unix milliseconds timestamp.",
+        "Replies with the Unix time in milliseconds at which a key expires",
         "7.0.0",
         pexpiretime,
     ),
@@ -90,7 +95,7 @@ pub const COMMANDS: &[Command] = &[
         "pttl",
         2,
         READONLY | FAST,
-        "Returns the expiration time in milliseconds of a key.",
+        "Replies with the milliseconds a key has left",
         "2.6.0",
         pttl,
     ),
@@ -98,7 +103,7 @@ pub const COMMANDS: &[Command] = &[
         "ttl",
         2,
         READONLY | FAST,
-        "Returns the expiration time in seconds of a key.",
+        "Replies with the seconds a key has left",
         "1.0.0",
         ttl,
     ),
@@ -113,6 +118,7 @@ struct Conditions {
     lt: bool,
 }
 
+/// The `NX`/`XX`/`GT`/`LT` options from argument 3 on, with Redis's errors.
 fn conditions(args: Args<'_>) -> Result<Conditions, ErrorReply> {
     let mut c = Conditions::default();
     for i in 3..args.len() {
@@ -200,57 +206,54 @@ fn pexpireat(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     expire_generic(ctx, args, 1, false, "pexpireat")
 }
 
-/// The key's expiry time and the shard's time, in milliseconds: `None` if missing.
+/// The key's expiry time and the shard's time, in milliseconds: `None` if missing. A read
+/// (counted as a keyspace hit or miss) that does not count as a use, as Redis's.
 fn lookup(ctx: &mut Ctx<'_>, key: &[u8]) -> Option<(Option<i64>, i64)> {
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
+    shard.lookup_read_untouched(db, key)?;
     let at = shard.expire_time(db, key)?;
     Some((at, shard.now_millis()))
 }
 
-/// `TTL key`: seconds left (rounded), -1 without a lifetime, -2 if missing.
-fn ttl(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let reply = match lookup(ctx, args.get(1)) {
+/// Milliseconds as Redis replies them in seconds: rounded to the nearest (its `(ms + 500) /
+/// 1000` on a value it knows is not negative, which the compiler does unsigned, so even
+/// `i64::MAX` rounds up).
+fn rounded_seconds(ms: i64) -> i64 {
+    ((ms.max(0) as u64 + 500) / 1000) as i64
+}
+
+/// The reply of the four commands: -2 if missing, -1 without a lifetime, else `reply` of the
+/// expiry time and now.
+fn ttl_generic(ctx: &mut Ctx<'_>, args: Args<'_>, reply: fn(i64, i64) -> i64) -> CmdResult {
+    let n = match lookup(ctx, args.get(1)) {
         None => -2,
         Some((None, _)) => -1,
-        Some((Some(at), now)) => ((at - now).max(0) + 500) / 1000,
+        Some((Some(at), now)) => reply(at, now),
     };
-    ctx.reply.int(reply);
+    ctx.reply.int(n);
     Ok(())
+}
+
+/// `TTL key`: seconds left (rounded), -1 without a lifetime, -2 if missing.
+fn ttl(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    ttl_generic(ctx, args, |at, now| rounded_seconds(at.saturating_sub(now)))
 }
 
 /// `PTTL key`: milliseconds left, -1 without a lifetime, -2 if missing.
 fn pttl(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let reply = match lookup(ctx, args.get(1)) {
-        None => -2,
-        Some((None, _)) => -1,
-        Some((Some(at), now)) => (at - now).max(0),
-    };
-    ctx.reply.int(reply);
-    Ok(())
+    ttl_generic(ctx, args, |at, now| at.saturating_sub(now).max(0))
 }
 
-/// `EXPIRETIME key`: the Unix time in seconds it expires at, -1 or -2 as `TTL`.
+/// `EXPIRETIME key`: the Unix time in seconds (rounded) it expires at, -1 or -2 as `TTL`.
 fn expiretime(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let reply = match lookup(ctx, args.get(1)) {
-        None => -2,
-        Some((None, _)) => -1,
-        Some((Some(at), _)) => at / 1000,
-    };
-    ctx.reply.int(reply);
-    Ok(())
+    ttl_generic(ctx, args, |at, _| rounded_seconds(at))
 }
 
 /// `PEXPIRETIME key`: the Unix time in milliseconds it expires at, -1 or -2 as `TTL`.
 fn pexpiretime(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let reply = match lookup(ctx, args.get(1)) {
-        None => -2,
-        Some((None, _)) => -1,
-        Some((Some(at), _)) => at,
-    };
-    ctx.reply.int(reply);
-    Ok(())
+    ttl_generic(ctx, args, |at, _| at.max(0))
 }
 
 /// `PERSIST key`: 1 if a lifetime was removed, 0 if the key is missing or had none.

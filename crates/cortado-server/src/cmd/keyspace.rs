@@ -2,7 +2,11 @@
 //! `RENAMENX`, `RANDOMKEY`, `TOUCH`, `COPY`, `MOVE`, `OBJECT` and `MEMORY USAGE`.
 //!
 //! Commands over several keys lock all their shards first, so `RENAME` and `COPY` are atomic
-//! even when the two keys live in different shards.
+//! even when the two keys live in different shards. `KEYS` holds every shard; a `SCAN` step
+//! holds the shards it walks (see [`Locked::scan`](crate::keyspace::Locked::scan) for its
+//! cursor); `RANDOMKEY` reads the shards' sizes to pick one in proportion. Lookups count as
+//! keyspace hits or misses where Redis's do (`EXISTS`, `TYPE`, `TOUCH`, `OBJECT`, `COPY`'s
+//! source), and every reply was checked against `redis-server` 7.0 by the differential tests.
 
 use super::flags::*;
 use super::{syntax_error, Args, CmdResult, Command, Ctx, Keys, Run, KEY1, NO_KEYS};
@@ -31,6 +35,22 @@ const fn cmd(
     }
 }
 
+/// A `MEMORY` subcommand: Redis files these under `server`.
+const fn memory(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    keys: Keys,
+    summary: &'static str,
+    since: &'static str,
+    handler: super::Handler,
+) -> Command {
+    Command {
+        group: "server",
+        ..cmd(name, arity, flags, keys, summary, since, handler)
+    }
+}
+
 const ALL_KEYS: Keys = Keys {
     first: 1,
     last: -1,
@@ -53,7 +73,7 @@ const OBJECT: &[Command] = &[
         3,
         READONLY,
         SUB_KEY,
-        "Returns the internal encoding of a Redis object.",
+        "Names the representation a key's value is kept in",
         "2.2.3",
         object_encoding,
     ),
@@ -62,7 +82,7 @@ const OBJECT: &[Command] = &[
         2,
         LOADING | STALE,
         NO_KEYS,
-        "Returns helpful text about the different subcommands.",
+        "Lists the subcommands and what each does",
         "6.2.0",
         object_help,
     ),
@@ -71,28 +91,28 @@ const OBJECT: &[Command] = &[
         3,
         READONLY,
         SUB_KEY,
-        "Returns the reference count of a value of a key.",
+        "Replies with how many references a key's value has (always 1 here)",
         "2.2.3",
         object_refcount,
     ),
 ];
 
 const MEMORY: &[Command] = &[
-    cmd(
+    memory(
         "help",
         2,
         LOADING | STALE,
         NO_KEYS,
-        "Returns helpful text about the different subcommands.",
+        "Lists the subcommands and what each does",
         "4.0.0",
         memory_help,
     ),
-    cmd(
+    memory(
         "usage",
         -3,
         READONLY,
         SUB_KEY,
-        "Estimates the memory usage of a key.",
+        "Replies with about how many bytes a key and its value take",
         "4.0.0",
         memory_usage,
     ),
@@ -100,10 +120,42 @@ const MEMORY: &[Command] = &[
 
 /// The keyspace family's commands.
 pub const COMMANDS: &[Command] = &[
-    cmd("copy", -3, WRITE | DENYOOM, TWO_KEYS, "Copies the value of a key to a new key.", "6.2.0", copy),
-    cmd("del", -2, WRITE, ALL_KEYS, "Deletes one or more keys.", "1.0.0", del),
-    cmd("exists", -2, READONLY | FAST, ALL_KEYS, "Determines whether one or more keys exist.", "1.0.0", exists),
-    cmd("keys", 2, READONLY, NO_KEYS, "Returns all key names that match a pattern.", "1.0.0", keys),
+    cmd(
+        "copy",
+        -3,
+        WRITE | DENYOOM,
+        TWO_KEYS,
+        "Copies a key's value to another key, in this or another database",
+        "6.2.0",
+        copy,
+    ),
+    cmd(
+        "del",
+        -2,
+        WRITE,
+        ALL_KEYS,
+        "Removes keys; replies with how many existed",
+        "1.0.0",
+        del,
+    ),
+    cmd(
+        "exists",
+        -2,
+        READONLY | FAST,
+        ALL_KEYS,
+        "Counts how many of the given keys exist",
+        "1.0.0",
+        exists,
+    ),
+    cmd(
+        "keys",
+        2,
+        READONLY,
+        NO_KEYS,
+        "Lists every key matching a glob pattern, in one reply",
+        "1.0.0",
+        keys,
+    ),
     Command {
         name: "memory",
         arity: -2,
@@ -111,10 +163,18 @@ pub const COMMANDS: &[Command] = &[
         keys: NO_KEYS,
         group: "server",
         since: "4.0.0",
-        summary: "A container for memory diagnostics commands.",
+        summary: "Subcommands that report how memory is used",
         run: Run::Container(MEMORY),
     },
-    cmd("move", 3, WRITE | FAST, KEY1, "Moves a key to another database.", "1.0.0", move_key),
+    cmd(
+        "move",
+        3,
+        WRITE | FAST,
+        KEY1,
+        "Moves a key to another database unless it exists there",
+        "1.0.0",
+        move_key,
+    ),
     Command {
         name: "object",
         arity: -2,
@@ -122,14 +182,72 @@ pub const COMMANDS: &[Command] = &[
         keys: NO_KEYS,
         group: "generic",
         since: "2.2.3",
-        summary: "A container for object introspection commands.",
+        summary: "Subcommands that describe how a key's value is kept",
         run: Run::Container(OBJECT),
     },
-    cmd("rename", 3, WRITE, TWO_KEYS, "Renames a key and overwrites the destination.", "1.0.0", rename),
-    cmd("renamenx", 3, WRITE | FAST, TWO_KEYS, "Renames a key only when the target key name doesn't exist.", "1.0.0", renamenx),
-    cmd("touch", -2, READONLY | FAST, ALL_KEYS, "Returns the number of existing keys out of those specified after updating the time they were last accessed.", "3.2.1", touch),
-    cmd("type", 2, READONLY | FAST, KEY1, "Determines the type of value stored at a key.", "1.0.0", type_of),
-    cmd("unlink", -2, WRITE | FAST, ALL_KEYS, "Asynchronously deletes one or more keys.", "4.0.0", del),
+    cmd(
+        "randomkey",
+        1,
+        READONLY,
+        NO_KEYS,
+        "Replies with a key picked at random",
+        "1.0.0",
+        randomkey,
+    ),
+    cmd(
+        "rename",
+        3,
+        WRITE,
+        TWO_KEYS,
+        "Gives a key a new name, replacing any key of that name",
+        "1.0.0",
+        rename,
+    ),
+    cmd(
+        "renamenx",
+        3,
+        WRITE | FAST,
+        TWO_KEYS,
+        "Gives a key a new name unless that name is taken",
+        "1.0.0",
+        renamenx,
+    ),
+    cmd(
+        "scan",
+        -2,
+        READONLY,
+        NO_KEYS,
+        "Walks the keys a batch at a time with a cursor",
+        "2.8.0",
+        scan,
+    ),
+    cmd(
+        "touch",
+        -2,
+        READONLY | FAST,
+        ALL_KEYS,
+        "Counts the given keys that exist, recording an access to each",
+        "3.2.1",
+        touch,
+    ),
+    cmd(
+        "type",
+        2,
+        READONLY | FAST,
+        KEY1,
+        "Names the type of a key's value",
+        "1.0.0",
+        type_of,
+    ),
+    cmd(
+        "unlink",
+        -2,
+        WRITE | FAST,
+        ALL_KEYS,
+        "Removes keys as DEL does; replies with how many existed",
+        "4.0.0",
+        del,
+    ),
 ];
 
 /// `DEL key [key ...]` and `UNLINK`: the number of keys removed.
@@ -152,7 +270,7 @@ fn exists(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let mut locked = ctx.server.keyspace.lock_keys(keys.iter());
     let n = keys
         .iter()
-        .filter(|key| locked.shard(key).contains(db, key))
+        .filter(|key| locked.shard(key).lookup_read_untouched(db, key).is_some())
         .count();
     ctx.reply.int(n as i64);
     Ok(())
@@ -165,7 +283,7 @@ fn touch(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let mut locked = ctx.server.keyspace.lock_keys(keys.iter());
     let n = keys
         .iter()
-        .filter(|key| locked.shard(key).lookup_write(db, key).is_some())
+        .filter(|key| locked.shard(key).lookup_read(db, key).is_some())
         .count();
     ctx.reply.int(n as i64);
     Ok(())
@@ -178,7 +296,7 @@ fn type_of(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let mut locked = ctx.server.keyspace.lock(key);
     let name = locked
         .shard(key)
-        .peek(db, key)
+        .lookup_read_untouched(db, key)
         .map_or("none", |v| v.kind().name());
     ctx.reply.simple(name);
     Ok(())
@@ -208,6 +326,102 @@ fn keys(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
+/// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`: the next cursor (0 once the scan is
+/// done) and the keys of one step. See [`Locked::scan`](crate::keyspace::Locked::scan) for what
+/// a cursor holds and what a whole scan guarantees.
+fn scan(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let cursor = parse_cursor(args.get(1))?;
+    let mut count = 10;
+    let mut pattern: Option<&[u8]> = None;
+    let mut kind: Option<&[u8]> = None;
+    let mut i = 2;
+    while i < args.len() {
+        if i + 1 >= args.len() {
+            return Err(syntax_error());
+        }
+        if args.is(i, "count") {
+            count = args.int(i + 1)?;
+            if count < 1 {
+                return Err(syntax_error());
+            }
+        } else if args.is(i, "match") {
+            // `*` matches every key, the empty one too, so it filters nothing.
+            pattern = Some(args.get(i + 1)).filter(|p| *p != b"*");
+        } else if args.is(i, "type") {
+            kind = Some(args.get(i + 1));
+        } else {
+            return Err(syntax_error());
+        }
+        i += 2;
+    }
+    let db = ctx.db();
+    let mut keys = Vec::new();
+    let next = ctx.server.keyspace.scan(
+        db,
+        cursor,
+        usize::try_from(count).unwrap_or(usize::MAX),
+        |key, value| {
+            // MATCH first; TYPE then looks the key up, which Redis counts as a hit.
+            if !pattern.is_none_or(|p| glob_match(p, key.as_slice(), false)) {
+                return false;
+            }
+            if kind.is_none_or(|k| k.eq_ignore_ascii_case(value.kind().name().as_bytes())) {
+                keys.push(key.clone());
+            }
+            kind.is_some()
+        },
+    );
+    ctx.reply.array(2);
+    ctx.reply.bulk(itoa::Buffer::new().format(next).as_bytes());
+    ctx.reply.array(keys.len());
+    for key in &keys {
+        ctx.reply.bulk(key.as_slice());
+    }
+    Ok(())
+}
+
+/// A `SCAN` cursor as Redis reads one, with C's `strtoul`: an optional sign and decimal
+/// digits (a minus negates modulo 2^64), or nothing at all for 0; anything else, a leading
+/// space, or a number past `u64` is `invalid cursor`.
+fn parse_cursor(bytes: &[u8]) -> Result<u64, ErrorReply> {
+    let invalid = || ErrorReply::err("invalid cursor");
+    if bytes.is_empty() {
+        return Ok(0);
+    }
+    let (negative, digits) = match bytes[0] {
+        b'-' => (true, &bytes[1..]),
+        b'+' => (false, &bytes[1..]),
+        _ => (false, bytes),
+    };
+    if digits.is_empty() {
+        return Err(invalid());
+    }
+    let mut value: u64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return Err(invalid());
+        }
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(d - b'0')))
+            .ok_or_else(invalid)?;
+    }
+    Ok(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
+}
+
+/// `RANDOMKEY`: a key of the database picked at random, or nil if it has none.
+fn randomkey(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
+    match ctx.server.keyspace.random_key(ctx.db()) {
+        Some(key) => ctx.reply.bulk(key.as_slice()),
+        None => ctx.reply.null(),
+    }
+    Ok(())
+}
+
 /// Takes `src` out of `db` with its expiry time: `None` if missing.
 fn take(
     locked: &mut crate::keyspace::Locked<'_>,
@@ -220,10 +434,12 @@ fn take(
     Some((value, at))
 }
 
+/// The lifetime of a key given its expiry time (`None`: never).
 fn expire_of(at: Option<i64>) -> Expire {
     at.map_or(Expire::Never, Expire::AtMillis)
 }
 
+/// `RENAME` and, with `nx`, `RENAMENX`.
 fn rename_generic(ctx: &mut Ctx<'_>, args: Args<'_>, nx: bool) -> CmdResult {
     let (src, dst) = (args.get(1), args.get(2));
     let db = ctx.db();
@@ -263,8 +479,12 @@ fn renamenx(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     rename_generic(ctx, args, true)
 }
 
+/// A database index argument: an `int` (Redis's `getIntFromObject`, with its error for an
+/// integer past 32 bits), then within range.
 fn db_index(ctx: &Ctx<'_>, arg: &[u8]) -> Result<usize, ErrorReply> {
-    let n = super::args::parse_int(arg)?;
+    let n = i32::try_from(super::args::parse_int(arg)?).map_err(|_| {
+        ErrorReply::err("value is out of range, value must between -2147483648 and 2147483647")
+    })?;
     if n < 0 || n as usize >= ctx.server.keyspace.databases() {
         return Err(ErrorReply::err("DB index is out of range"));
     }
@@ -295,15 +515,12 @@ fn copy(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         ));
     }
     let mut locked = ctx.server.keyspace.lock_keys([src, dst]);
-    let Some(at) = locked.shard(src).expire_time(src_db, src) else {
+    let shard = locked.shard(src);
+    let Some(value) = shard.lookup_read(src_db, src).map(Value::copy) else {
         ctx.reply.int(0);
         return Ok(());
     };
-    let value = locked
-        .shard(src)
-        .peek(src_db, src)
-        .cloned()
-        .expect("live key");
+    let at = shard.expire_time(src_db, src).expect("a live key");
     if locked.shard(dst).contains(dst_db, dst) && !replace {
         ctx.reply.int(0);
         return Ok(());
@@ -339,7 +556,7 @@ fn object_value(ctx: &mut Ctx<'_>, args: Args<'_>) -> Option<Value> {
     let key = args.get(2);
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
-    locked.shard(key).peek(db, key).cloned()
+    locked.shard(key).lookup_read_untouched(db, key).cloned()
 }
 
 /// `OBJECT ENCODING key`: `int`, `embstr` or `raw` for strings; nil if missing.
@@ -354,16 +571,13 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 /// `OBJECT REFCOUNT key`: 1, or Redis's count for its shared small integers; nil if missing.
 fn object_refcount(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     match object_value(ctx, args) {
-        Some(Value::Str(s)) => {
-            let shared =
-                crate::protocol::parse_i64(s.as_slice()).is_some_and(|n| (0..10_000).contains(&n));
-            ctx.reply.int(if shared { i64::from(i32::MAX) } else { 1 });
-        }
+        Some(value) => ctx.reply.int(value.refcount()),
         None => ctx.reply.null(),
     }
     Ok(())
 }
 
+/// `OBJECT HELP`: the subcommands, a few lines each.
 fn object_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     super::server::help(
         ctx,
@@ -382,12 +596,12 @@ fn object_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
 
 /// `MEMORY USAGE key [SAMPLES count]`: the bytes the key and its value take; nil if missing.
 fn memory_usage(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    match args.len() {
-        3 => {}
-        5 if args.is(3, "samples") => {
-            args.int(4)?;
+    let mut i = 3;
+    while i < args.len() {
+        if !(args.is(i, "samples") && i + 1 < args.len()) || args.int(i + 1)? < 0 {
+            return Err(syntax_error());
         }
-        _ => return Err(syntax_error()),
+        i += 2;
     }
     let key = args.get(2);
     let db = ctx.db();
@@ -399,6 +613,7 @@ fn memory_usage(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
+/// `MEMORY HELP`: the subcommands, a few lines each.
 fn memory_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     super::server::help(
         ctx,

@@ -2,12 +2,19 @@
 //!
 //! Strings are binary-safe byte strings of up to `proto-max-bulk-len` bytes; integers and floats
 //! are strings that parse as one. Commands that change a string in place (`APPEND`, `INCR`,
-//! `SETRANGE`, `SETBIT`) keep the key's lifetime; `SET` without `KEEPTTL` clears it.
+//! `SETRANGE`, `SETBIT`, `INCRBYFLOAT`) keep the key's lifetime and take one lookup (the
+//! library's `get_mut`); `SET` without `KEEPTTL` clears it, and a plain `SET` writes without
+//! looking first. Each value records how it was written ([`Written`]), which decides what
+//! `OBJECT ENCODING` reports, as Redis's encoding does. Arguments are read in Redis's order
+//! (some commands look their key up before they read their options: `BITCOUNT`, `LCS`, the
+//! expiry of `GETEX`), since that decides which error a client gets; every reply was checked
+//! against `redis-server` 7.0 by the differential tests.
 
 use super::args::parse_int;
 use super::flags::*;
 use super::{syntax_error, wrong_type, Args, CmdResult, Command, Ctx, Keys, Run, KEY1};
-use crate::keyspace::{Expire, Shard, Value};
+use crate::keyspace::value::Growable;
+use crate::keyspace::{Expire, Shard, Value, Written};
 use crate::protocol::ErrorReply;
 
 const fn cmd(
@@ -28,6 +35,22 @@ const fn cmd(
         since,
         summary,
         run: Run::Handler(handler),
+    }
+}
+
+/// A bit command: Redis files these under `bitmap`.
+const fn bitmap(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    keys: Keys,
+    summary: &'static str,
+    since: &'static str,
+    handler: super::Handler,
+) -> Command {
+    Command {
+        group: "bitmap",
+        ..cmd(name, arity, flags, keys, summary, since, handler)
     }
 }
 
@@ -52,18 +75,18 @@ pub const COMMANDS: &[Command] = &[
     cmd(
         "append",
         3,
-        WRITE | DENYOOM,
+        WRITE | DENYOOM | FAST,
         KEY1,
-        "Appends a string to the value of a key.",
+        "Adds bytes to the end of a string, creating it if absent; replies with the new length",
         "2.0.0",
         append,
     ),
-    cmd(
+    bitmap(
         "bitcount",
         -2,
         READONLY,
         KEY1,
-        "Counts the set bits of a string.",
+        "Counts the 1 bits of a string, optionally within a byte or bit range",
         "2.6.0",
         bitcount,
     ),
@@ -72,7 +95,7 @@ pub const COMMANDS: &[Command] = &[
         2,
         WRITE | DENYOOM | FAST,
         KEY1,
-        "Decrements the integer value of a key by one.",
+        "Subtracts 1 from the integer stored in a key",
         "1.0.0",
         decr,
     ),
@@ -81,7 +104,7 @@ pub const COMMANDS: &[Command] = &[
         3,
         WRITE | DENYOOM | FAST,
         KEY1,
-        "Decrements a number from the integer value of a key.",
+        "Subtracts an amount from the integer stored in a key",
         "1.0.0",
         decrby,
     ),
@@ -90,16 +113,16 @@ pub const COMMANDS: &[Command] = &[
         2,
         READONLY | FAST,
         KEY1,
-        "Returns the string value of a key.",
+        "Reads a string key",
         "1.0.0",
         get,
     ),
-    cmd(
+    bitmap(
         "getbit",
         3,
         READONLY | FAST,
         KEY1,
-        "Returns a bit value by offset.",
+        "Reads one bit of a string (0 past its end)",
         "2.2.0",
         getbit,
     ),
@@ -108,7 +131,7 @@ pub const COMMANDS: &[Command] = &[
         2,
         WRITE | FAST,
         KEY1,
-        "Returns the string value of a key after deleting the key.",
+        "Reads a string key and removes it in the same step",
         "6.2.0",
         getdel,
     ),
@@ -117,7 +140,7 @@ pub const COMMANDS: &[Command] = &[
         -2,
         WRITE | FAST,
         KEY1,
-        "Returns the string value of a key after setting its expiration time.",
+        "Reads a string key and optionally changes or clears its lifetime",
         "6.2.0",
         getex,
     ),
@@ -126,7 +149,7 @@ pub const COMMANDS: &[Command] = &[
         4,
         READONLY,
         KEY1,
-        "Returns a substring of the string stored at a key.",
+        "Reads a byte range of a string",
         "2.4.0",
         getrange,
     ),
@@ -135,7 +158,7 @@ pub const COMMANDS: &[Command] = &[
         3,
         WRITE | DENYOOM | FAST,
         KEY1,
-        "Returns the previous string value of a key after setting it to a new value.",
+        "Writes a string key and replies with what it held before",
         "1.0.0",
         getset,
     ),
@@ -144,7 +167,7 @@ pub const COMMANDS: &[Command] = &[
         2,
         WRITE | DENYOOM | FAST,
         KEY1,
-        "Increments the integer value of a key by one.",
+        "Adds 1 to the integer stored in a key",
         "1.0.0",
         incr,
     ),
@@ -153,7 +176,7 @@ pub const COMMANDS: &[Command] = &[
         3,
         WRITE | DENYOOM | FAST,
         KEY1,
-        "Increments the integer value of a key by a number.",
+        "Adds an amount to the integer stored in a key",
         "1.0.0",
         incrby,
     ),
@@ -162,7 +185,7 @@ pub const COMMANDS: &[Command] = &[
         3,
         WRITE | DENYOOM | FAST,
         KEY1,
-        "Increment the floating point value of a key by a number.",
+        "Adds a decimal amount to the number stored in a key",
         "2.6.0",
         incrbyfloat,
     ),
@@ -171,7 +194,7 @@ pub const COMMANDS: &[Command] = &[
         -3,
         READONLY,
         TWO_KEYS,
-        "Finds the longest common substring.",
+        "Compares two strings: their longest common subsequence, its length or its positions",
         "7.0.0",
         lcs,
     ),
@@ -180,7 +203,7 @@ pub const COMMANDS: &[Command] = &[
         -2,
         READONLY | FAST,
         ALL_KEYS,
-        "Atomically returns the string values of one or more keys.",
+        "Reads several string keys at once",
         "1.0.0",
         mget,
     ),
@@ -189,7 +212,7 @@ pub const COMMANDS: &[Command] = &[
         -3,
         WRITE | DENYOOM,
         PAIRS,
-        "Atomically creates or modifies the string values of one or more keys.",
+        "Writes several keys at once, as one step",
         "1.0.1",
         mset,
     ),
@@ -198,7 +221,7 @@ pub const COMMANDS: &[Command] = &[
         -3,
         WRITE | DENYOOM,
         PAIRS,
-        "Atomically modifies the string values of one or more keys only when all keys don't exist.",
+        "Writes several keys as one step, or none if any of them exists",
         "1.0.1",
         msetnx,
     ),
@@ -207,7 +230,7 @@ pub const COMMANDS: &[Command] = &[
         4,
         WRITE | DENYOOM,
         KEY1,
-        "Sets both string value and expiration time in milliseconds of a key.",
+        "Writes a string key with a lifetime in milliseconds",
         "2.6.0",
         psetex,
     ),
@@ -216,16 +239,16 @@ pub const COMMANDS: &[Command] = &[
         -3,
         WRITE | DENYOOM,
         KEY1,
-        "Sets the string value of a key, ignoring its type.",
+        "Writes a string key, with optional conditions, lifetime and old-value reply",
         "1.0.0",
         set,
     ),
-    cmd(
+    bitmap(
         "setbit",
         4,
         WRITE | DENYOOM,
         KEY1,
-        "Sets or clears the bit at offset of the string value.",
+        "Writes one bit of a string, growing it with zero bytes as needed",
         "2.2.0",
         setbit,
     ),
@@ -234,7 +257,7 @@ pub const COMMANDS: &[Command] = &[
         4,
         WRITE | DENYOOM,
         KEY1,
-        "Sets the string value and expiration time of a key.",
+        "Writes a string key with a lifetime in seconds",
         "2.0.0",
         setex,
     ),
@@ -243,7 +266,7 @@ pub const COMMANDS: &[Command] = &[
         3,
         WRITE | DENYOOM | FAST,
         KEY1,
-        "Set the string value of a key only when the key doesn't exist.",
+        "Writes a string key unless the key already exists",
         "1.0.0",
         setnx,
     ),
@@ -252,7 +275,7 @@ pub const COMMANDS: &[Command] = &[
         4,
         WRITE | DENYOOM,
         KEY1,
-        "Overwrites a part of a string value with another by an offset.",
+        "Writes bytes into a string at an offset, padding with zero bytes",
         "2.2.0",
         setrange,
     ),
@@ -261,25 +284,29 @@ pub const COMMANDS: &[Command] = &[
         2,
         READONLY | FAST,
         KEY1,
-        "Returns the length of a string value.",
+        "Replies with a string's length in bytes",
         "2.2.0",
         strlen,
     ),
 ];
 
 /// The string bytes of a value, or `WRONGTYPE`.
+#[inline]
 fn string(value: &Value) -> Result<&[u8], ErrorReply> {
     value.as_str().map(|s| s.as_slice()).ok_or_else(wrong_type)
 }
 
 /// Reads the string at `key` for a reading command: `None` if absent.
+#[inline]
 fn read<'s>(shard: &'s mut Shard, db: usize, key: &[u8]) -> Result<Option<&'s [u8]>, ErrorReply> {
     shard.lookup_read(db, key).map(string).transpose()
 }
 
-/// The longest string the server keeps, as `proto-max-bulk-len` sets it.
-fn check_length(ctx: &Ctx<'_>, len: u64) -> CmdResult {
-    if len > ctx.server.settings().proto_max_bulk_len {
+/// The longest string the server keeps, as `proto-max-bulk-len` sets it: an error if
+/// `len + more` bytes would be longer.
+fn check_length(ctx: &Ctx<'_>, len: usize, more: usize) -> CmdResult {
+    let total = len as u64 + more as u64;
+    if total > ctx.server.settings().proto_max_bulk_len {
         return Err(ErrorReply::err(
             "string exceeds maximum allowed size (proto-max-bulk-len)",
         ));
@@ -299,35 +326,93 @@ fn get(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// The expiry options of `SET` and `GETEX`.
+/// The unit of an expiry option's number, and whether it is relative to now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ExpireOption {
-    None,
-    /// EX, PX, EXAT or PXAT, as a Unix time in milliseconds.
-    At(i64),
-    KeepTtl,
-    Persist,
+enum ExpireUnit {
+    /// `EX` seconds from now.
+    Ex,
+    /// `PX` milliseconds from now.
+    Px,
+    /// `EXAT` Unix seconds.
+    ExAt,
+    /// `PXAT` Unix milliseconds.
+    PxAt,
 }
 
-/// Parses an expiry option's number (`EX 10`) into a Unix time in milliseconds, with Redis's
-/// errors: not an integer, or not positive, or overflowing.
-fn expire_at(
-    value: &[u8],
-    unit_ms: i64,
-    absolute: bool,
-    now_ms: i64,
-    command: &str,
-) -> Result<i64, ErrorReply> {
-    let n = parse_int(value)?;
-    let invalid = || ErrorReply::err(format!("invalid expire time in '{command}' command"));
-    if n <= 0 {
-        return Err(invalid());
+/// The options of `SET` and `GETEX`, parsed as Redis parses them: an option may be given
+/// again (its last number counts), but two that conflict (`NX` and `XX`, two units, a unit and
+/// `KEEPTTL` or `PERSIST`) are a syntax error, as is an option the command does not take.
+#[derive(Debug, Default)]
+struct StringOptions<'a> {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    keep_ttl: bool,
+    persist: bool,
+    expire: Option<(ExpireUnit, &'a [u8])>,
+}
+
+impl<'a> StringOptions<'a> {
+    /// The options from argument `from` on, for `SET` (`set`) or `GETEX`.
+    fn parse(args: Args<'a>, from: usize, set: bool) -> Result<Self, ErrorReply> {
+        let mut o = StringOptions::default();
+        let mut i = from;
+        while i < args.len() {
+            let next = (i + 1 < args.len()).then(|| args.get(i + 1));
+            let unit = |o: &StringOptions<'_>, unit| {
+                let free = !o.keep_ttl && !o.persist && o.expire.is_none_or(|(u, _)| u == unit);
+                free.then_some(()).and(next).map(|n| (unit, n))
+            };
+            let word = args.get(i);
+            if word.eq_ignore_ascii_case(b"nx") && set && !o.xx {
+                o.nx = true;
+            } else if word.eq_ignore_ascii_case(b"xx") && set && !o.nx {
+                o.xx = true;
+            } else if word.eq_ignore_ascii_case(b"get") && set {
+                o.get = true;
+            } else if word.eq_ignore_ascii_case(b"keepttl") && set && o.expire.is_none() {
+                o.keep_ttl = true;
+            } else if word.eq_ignore_ascii_case(b"persist") && !set && o.expire.is_none() {
+                o.persist = true;
+            } else if let Some(expire) = [
+                (&b"ex"[..], ExpireUnit::Ex),
+                (b"px", ExpireUnit::Px),
+                (b"exat", ExpireUnit::ExAt),
+                (b"pxat", ExpireUnit::PxAt),
+            ]
+            .into_iter()
+            .find(|(name, _)| word.eq_ignore_ascii_case(name))
+            .and_then(|(_, u)| unit(&o, u))
+            {
+                o.expire = Some(expire);
+                i += 1;
+            } else {
+                return Err(syntax_error());
+            }
+            i += 1;
+        }
+        Ok(o)
     }
-    let ms = n.checked_mul(unit_ms).ok_or_else(invalid)?;
-    if absolute {
-        Ok(ms)
-    } else {
-        ms.checked_add(now_ms).ok_or_else(invalid)
+
+    /// The expiry time the options ask for, as a Unix time in milliseconds (`now_ms` is the
+    /// command's time), with Redis's errors: not an integer; not positive, or overflowing.
+    fn expire_at(&self, now_ms: i64, command: &str) -> Result<Option<i64>, ErrorReply> {
+        let Some((unit, number)) = self.expire else {
+            return Ok(None);
+        };
+        let n = parse_int(number)?;
+        let invalid = || ErrorReply::err(format!("invalid expire time in '{command}' command"));
+        if n <= 0 {
+            return Err(invalid());
+        }
+        let ms = match unit {
+            ExpireUnit::Ex | ExpireUnit::ExAt => n.checked_mul(1000).ok_or_else(invalid)?,
+            ExpireUnit::Px | ExpireUnit::PxAt => n,
+        };
+        match unit {
+            ExpireUnit::Ex | ExpireUnit::Px => ms.checked_add(now_ms).ok_or_else(invalid).map(Some),
+            ExpireUnit::ExAt | ExpireUnit::PxAt => Ok(Some(ms)),
+        }
     }
 }
 
@@ -335,74 +420,44 @@ fn expire_at(
 /// NX/XX stopped it; with GET, the old value (or nil) instead.
 fn set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
-    let (mut nx, mut xx, mut get) = (false, false, false);
-    let mut expire = ExpireOption::None;
-    let now_ms = ctx.server.keyspace.time().now_millis() as i64;
-    let mut i = 3;
-    while i < args.len() {
-        let next = (i + 1 < args.len()).then(|| args.get(i + 1));
-        let timed = |unit, absolute| -> Result<ExpireOption, ErrorReply> {
-            Ok(ExpireOption::At(expire_at(
-                next.ok_or_else(syntax_error)?,
-                unit,
-                absolute,
-                now_ms,
-                "set",
-            )?))
-        };
-        if args.is(i, "nx") && !xx {
-            nx = true;
-        } else if args.is(i, "xx") && !nx {
-            xx = true;
-        } else if args.is(i, "get") {
-            get = true;
-        } else if args.is(i, "keepttl") && expire == ExpireOption::None {
-            expire = ExpireOption::KeepTtl;
-        } else if expire == ExpireOption::None
-            && next.is_some()
-            && (args.is(i, "ex") || args.is(i, "px") || args.is(i, "exat") || args.is(i, "pxat"))
-        {
-            expire = match args.get(i).to_ascii_lowercase().as_slice() {
-                b"ex" => timed(1000, false)?,
-                b"px" => timed(1, false)?,
-                b"exat" => timed(1000, true)?,
-                _ => timed(1, true)?,
-            };
-            i += 1;
-        } else {
-            return Err(syntax_error());
-        }
-        i += 1;
-    }
     let db = ctx.db();
+    if args.len() == 3 {
+        // The plain form: one lookup (the write's), no clock read.
+        let mut locked = ctx.server.keyspace.lock(key);
+        let value = Value::string(args.get(2));
+        locked.shard(key).set(db, key, value, Expire::Never);
+        ctx.reply.ok();
+        return Ok(());
+    }
+    let options = StringOptions::parse(args, 3, true)?;
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let old = match shard.lookup_write(db, key) {
-        Some(value) if get => Some(Some(string(value)?.to_vec())),
-        Some(_) => Some(None),
-        None => None,
+    let at = options.expire_at(shard.now_millis(), "set")?;
+    let exists = if options.get {
+        let old = read(shard, db, key)?;
+        match old {
+            Some(bytes) => ctx.reply.bulk(bytes),
+            None => ctx.reply.null(),
+        }
+        old.is_some()
+    } else if options.nx || options.xx {
+        shard.lookup_write(db, key).is_some()
+    } else {
+        false
     };
-    let exists = old.is_some();
-    if (nx && exists) || (xx && !exists) {
-        match old.flatten() {
-            Some(bytes) if get => ctx.reply.bulk(&bytes),
-            _ => ctx.reply.null(),
+    if (options.nx && exists) || (options.xx && !exists) {
+        if !options.get {
+            ctx.reply.null();
         }
         return Ok(());
     }
-    let value = Value::string(args.get(2));
-    let expire = match expire {
-        ExpireOption::None | ExpireOption::Persist => Expire::Never,
-        ExpireOption::KeepTtl => Expire::Keep,
-        ExpireOption::At(at) => Expire::AtMillis(at),
+    let expire = match at {
+        Some(at) => Expire::AtMillis(at),
+        None if options.keep_ttl => Expire::Keep,
+        None => Expire::Never,
     };
-    shard.set(db, key, value, expire);
-    if get {
-        match old.flatten() {
-            Some(bytes) => ctx.reply.bulk(&bytes),
-            None => ctx.reply.null(),
-        }
-    } else {
+    shard.set(db, key, Value::string(args.get(2)), expire);
+    if !options.get {
         ctx.reply.ok();
     }
     Ok(())
@@ -423,27 +478,31 @@ fn setnx(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-fn set_with_ttl(ctx: &mut Ctx<'_>, args: Args<'_>, unit_ms: i64, command: &str) -> CmdResult {
+/// `SETEX` and `PSETEX`: `unit` is the time's.
+fn set_with_ttl(ctx: &mut Ctx<'_>, args: Args<'_>, unit: ExpireUnit, command: &str) -> CmdResult {
     let key = args.get(1);
-    let now_ms = ctx.server.keyspace.time().now_millis() as i64;
-    let at = expire_at(args.get(2), unit_ms, false, now_ms, command)?;
+    let options = StringOptions {
+        expire: Some((unit, args.get(2))),
+        ..StringOptions::default()
+    };
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
-    locked
-        .shard(key)
-        .set(db, key, Value::string(args.get(3)), Expire::AtMillis(at));
+    let shard = locked.shard(key);
+    let at = options.expire_at(shard.now_millis(), command)?;
+    let at = at.expect("an expiry was given");
+    shard.set(db, key, Value::string(args.get(3)), Expire::AtMillis(at));
     ctx.reply.ok();
     Ok(())
 }
 
 /// `SETEX key seconds value`: OK.
 fn setex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    set_with_ttl(ctx, args, 1000, "setex")
+    set_with_ttl(ctx, args, ExpireUnit::Ex, "setex")
 }
 
 /// `PSETEX key milliseconds value`: OK.
 fn psetex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    set_with_ttl(ctx, args, 1, "psetex")
+    set_with_ttl(ctx, args, ExpireUnit::Px, "psetex")
 }
 
 /// `GETSET key value`: the old value or nil; the key loses its lifetime.
@@ -452,16 +511,11 @@ fn getset(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let old = shard
-        .lookup_read(db, key)
-        .map(string)
-        .transpose()?
-        .map(<[u8]>::to_vec);
-    shard.set(db, key, Value::string(args.get(2)), Expire::Never);
-    match old {
-        Some(bytes) => ctx.reply.bulk(&bytes),
+    match read(shard, db, key)? {
+        Some(bytes) => ctx.reply.bulk(bytes),
         None => ctx.reply.null(),
     }
+    shard.set(db, key, Value::string(args.get(2)), Expire::Never);
     Ok(())
 }
 
@@ -472,9 +526,9 @@ fn getdel(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
     match read(shard, db, key)? {
-        Some(_) => {
-            let value = shard.remove(db, key).expect("a live key");
-            ctx.reply.bulk(string(&value)?);
+        Some(bytes) => {
+            ctx.reply.bulk(bytes);
+            shard.remove(db, key);
         }
         None => ctx.reply.null(),
     }
@@ -482,49 +536,25 @@ fn getdel(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 }
 
 /// `GETEX key [EX s | PX ms | EXAT t | PXAT t | PERSIST]`: the value or nil, then the lifetime
-/// changed as asked.
+/// changed as asked (a time already past deletes the key).
 fn getex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
-    let now_ms = ctx.server.keyspace.time().now_millis() as i64;
-    let mut expire = ExpireOption::None;
-    let mut i = 2;
-    while i < args.len() {
-        let next = (i + 1 < args.len()).then(|| args.get(i + 1));
-        let unit = match args.get(i).to_ascii_lowercase().as_slice() {
-            b"ex" => Some((1000, false)),
-            b"px" => Some((1, false)),
-            b"exat" => Some((1000, true)),
-            b"pxat" => Some((1, true)),
-            _ => None,
-        };
-        match (unit, next) {
-            (Some((unit, absolute)), Some(next)) if expire == ExpireOption::None => {
-                expire = ExpireOption::At(expire_at(next, unit, absolute, now_ms, "getex")?);
-                i += 1;
-            }
-            (None, _) if args.is(i, "persist") && expire == ExpireOption::None => {
-                expire = ExpireOption::Persist;
-            }
-            _ => return Err(syntax_error()),
-        }
-        i += 1;
-    }
+    let options = StringOptions::parse(args, 2, false)?;
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
+    let now_ms = shard.now_millis();
     let Some(bytes) = read(shard, db, key)? else {
         ctx.reply.null();
         return Ok(());
     };
+    // Redis checks the time only once it has the string.
+    let at = options.expire_at(now_ms, "getex")?;
     ctx.reply.bulk(bytes);
-    match expire {
-        ExpireOption::At(at) => {
-            shard.set_expire_time(db, key, Some(at));
-        }
-        ExpireOption::Persist => {
-            shard.set_expire_time(db, key, None);
-        }
-        _ => {}
+    if let Some(at) = at {
+        shard.set_expire_time(db, key, Some(at));
+    } else if options.persist {
+        shard.set_expire_time(db, key, None);
     }
     Ok(())
 }
@@ -598,23 +628,21 @@ fn msetnx(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 /// Adds `by` to the integer at `key` (0 if absent), keeping its lifetime.
 fn add(ctx: &mut Ctx<'_>, key: &[u8], by: i64) -> CmdResult {
     let db = ctx.db();
+    let overflow = || ErrorReply::err("increment or decrement would overflow");
+    let mut digits = itoa::Buffer::new();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let current = match shard.lookup_write(db, key) {
-        Some(value) => parse_int(string(value)?)?,
-        None => 0,
-    };
-    let new = current
-        .checked_add(by)
-        .ok_or_else(|| ErrorReply::err("increment or decrement would overflow"))?;
-    let mut digits = itoa::Buffer::new();
-    shard.set(
-        db,
-        key,
-        Value::string(digits.format(new).as_bytes()),
-        Expire::Keep,
-    );
-    ctx.reply.int(new);
+    if let Some(mut value) = shard.lookup_mut(db, key) {
+        let new = parse_int(string(&value)?)?
+            .checked_add(by)
+            .ok_or_else(overflow)?;
+        *value = Value::string(digits.format(new).as_bytes());
+        ctx.reply.int(new);
+        return Ok(());
+    }
+    let value = Value::string(digits.format(by).as_bytes());
+    shard.set(db, key, value, Expire::Never);
+    ctx.reply.int(by);
     Ok(())
 }
 
@@ -651,36 +679,43 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let current = match shard.lookup_write(db, key) {
-        Some(value) => string(value)?.to_vec(),
-        None => b"0".to_vec(),
-    };
-    let sum = crate::float::add_decimal(&current, by)?;
-    shard.set(db, key, Value::string(sum.as_bytes()), Expire::Keep);
+    if let Some(mut value) = shard.lookup_mut(db, key) {
+        let sum = crate::float::add_decimal(string(&value)?, by)?;
+        ctx.reply.bulk(sum.as_bytes());
+        *value = Value::string_written(sum.into_bytes(), Written::Float);
+        return Ok(());
+    }
+    let sum = crate::float::add_decimal(b"0", by)?;
     ctx.reply.bulk(sum.as_bytes());
+    let value = Value::string_written(sum.into_bytes(), Written::Float);
+    shard.set(db, key, value, Expire::Never);
     Ok(())
+}
+
+/// Changes the string in `value` in place with `edit` (Redis's unsharing: the result is
+/// encoded `raw`), growing it with room ahead as Redis does.
+fn edit_in_place(value: &mut Value, edit: impl FnOnce(&mut Growable)) {
+    let Value::Str(s) = value;
+    *s = std::mem::take(s).with_tag(Written::InPlace as u8);
+    s.edit(edit);
 }
 
 /// `APPEND key value`: the new length.
 fn append(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
+    let tail = args.get(2);
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let mut bytes = match shard.lookup_write(db, key) {
-        Some(value) => string(value)?.to_vec(),
-        None => Vec::new(),
-    };
-    check_length(ctx, (bytes.len() + args.get(2).len()) as u64)?;
-    bytes.extend_from_slice(args.get(2));
-    let len = bytes.len();
-    shard.set(
-        db,
-        key,
-        Value::Str(crate::keyspace::CompactBytes::from_vec(bytes)),
-        Expire::Keep,
-    );
-    ctx.reply.int(len as i64);
+    if let Some(mut value) = shard.lookup_mut(db, key) {
+        let len = string(&value)?.len();
+        check_length(ctx, len, tail.len())?;
+        edit_in_place(&mut value, |bytes| bytes.extend_from_slice(tail));
+        ctx.reply.int((len + tail.len()) as i64);
+        return Ok(());
+    }
+    shard.set(db, key, Value::string(tail), Expire::Never);
+    ctx.reply.int(tail.len() as i64);
     Ok(())
 }
 
@@ -732,47 +767,41 @@ fn setrange(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     if offset < 0 {
         return Err(ErrorReply::err("offset is out of range"));
     }
+    let offset = offset as usize;
     let patch = args.get(3);
+    let end = offset + patch.len();
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let current = shard.lookup_write(db, key).map(string).transpose()?;
-    let Some(mut bytes) = current.map(<[u8]>::to_vec) else {
+    if let Some(mut value) = shard.lookup_mut(db, key) {
+        let len = string(&value)?.len();
         if patch.is_empty() {
-            ctx.reply.int(0);
+            ctx.reply.int(len as i64);
             return Ok(());
         }
-        check_length(ctx, offset as u64 + patch.len() as u64)?;
-        let mut bytes = vec![0; offset as usize];
-        bytes.extend_from_slice(patch);
-        let len = bytes.len();
-        shard.set(
-            db,
-            key,
-            Value::Str(crate::keyspace::CompactBytes::from_vec(bytes)),
-            Expire::Never,
-        );
-        ctx.reply.int(len as i64);
+        check_length(ctx, offset, patch.len())?;
+        edit_in_place(&mut value, |bytes| {
+            bytes.grow_zeroed(end);
+            bytes.as_mut_slice()[offset..end].copy_from_slice(patch);
+        });
+        ctx.reply.int(len.max(end) as i64);
         return Ok(());
-    };
+    }
     if patch.is_empty() {
-        ctx.reply.int(bytes.len() as i64);
+        ctx.reply.int(0);
         return Ok(());
     }
-    check_length(ctx, offset as u64 + patch.len() as u64)?;
-    let end = offset as usize + patch.len();
-    if bytes.len() < end {
-        bytes.resize(end, 0);
-    }
-    bytes[offset as usize..end].copy_from_slice(patch);
-    let len = bytes.len();
+    check_length(ctx, offset, patch.len())?;
+    // A new string is allocated to its length, as Redis's is.
+    let mut bytes = vec![0; offset];
+    bytes.extend_from_slice(patch);
+    ctx.reply.int(bytes.len() as i64);
     shard.set(
         db,
         key,
-        Value::Str(crate::keyspace::CompactBytes::from_vec(bytes)),
-        Expire::Keep,
+        Value::string_written(bytes, Written::InPlace),
+        Expire::Never,
     );
-    ctx.reply.int(len as i64);
     Ok(())
 }
 
@@ -795,31 +824,39 @@ fn setbit(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         b"0" => false,
         _ => return Err(ErrorReply::err("bit is not an integer or out of range")),
     };
+    let byte = (offset >> 3) as usize;
+    let mask = 1u8 << (7 - (offset & 7));
+    let flip = |bytes: &mut [u8]| {
+        let old = bytes[byte] & mask != 0;
+        if on {
+            bytes[byte] |= mask;
+        } else {
+            bytes[byte] &= !mask;
+        }
+        old
+    };
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let shard = locked.shard(key);
-    let current = shard.lookup_write(db, key).map(string).transpose()?;
-    let existed = current.is_some();
-    let mut bytes = current.map(<[u8]>::to_vec).unwrap_or_default();
-    let byte = (offset >> 3) as usize;
-    if bytes.len() <= byte {
-        bytes.resize(byte + 1, 0);
+    if let Some(mut value) = shard.lookup_mut(db, key) {
+        string(&value)?;
+        let mut old = false;
+        edit_in_place(&mut value, |bytes| {
+            bytes.grow_zeroed(byte + 1);
+            old = flip(bytes.as_mut_slice());
+        });
+        ctx.reply.int(i64::from(old));
+        return Ok(());
     }
-    let mask = 1u8 << (7 - (offset & 7));
-    let old = bytes[byte] & mask != 0;
-    if on {
-        bytes[byte] |= mask;
-    } else {
-        bytes[byte] &= !mask;
-    }
-    let expire = if existed { Expire::Keep } else { Expire::Never };
+    let mut bytes = vec![0; byte + 1];
+    flip(&mut bytes);
     shard.set(
         db,
         key,
-        Value::Str(crate::keyspace::CompactBytes::from_vec(bytes)),
-        expire,
+        Value::string_written(bytes, Written::InPlace),
+        Expire::Never,
     );
-    ctx.reply.int(i64::from(old));
+    ctx.reply.int(0);
     Ok(())
 }
 
@@ -838,47 +875,45 @@ fn getbit(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `BITCOUNT key [start end [BYTE | BIT]]`: the number of set bits in the range.
+/// `BITCOUNT key [start end [BYTE | BIT]]`: the number of set bits in the range (0 for a
+/// missing key, whatever the arguments, as Redis looks the key up first).
 fn bitcount(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
-    let range = match args.len() {
-        2 => None,
-        4 | 5 => {
-            let bits = if args.len() == 5 {
-                if args.is(4, "bit") {
-                    true
-                } else if args.is(4, "byte") {
-                    false
-                } else {
-                    return Err(syntax_error());
-                }
-            } else {
-                false
-            };
-            Some((args.int(2)?, args.int(3)?, bits))
-        }
-        _ => return Err(syntax_error()),
-    };
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock(key);
     let Some(bytes) = read(locked.shard(key), db, key)? else {
         ctx.reply.int(0);
         return Ok(());
     };
-    let count = match range {
-        None => bytes.iter().map(|b| b.count_ones() as i64).sum(),
-        Some((start, end, false)) => match string_range(start, end, bytes.len()) {
+    let (start, end, bits) = match args.len() {
+        2 => (0, -1, false),
+        4 | 5 => {
+            let (start, end) = (args.int(2)?, args.int(3)?);
+            // Redis answers an inverted range of negatives before it reads the unit.
+            if start < 0 && end < 0 && start > end {
+                ctx.reply.int(0);
+                return Ok(());
+            }
+            let bits = match args.len() {
+                5 if args.is(4, "bit") => true,
+                5 if !args.is(4, "byte") => return Err(syntax_error()),
+                _ => false,
+            };
+            (start, end, bits)
+        }
+        _ => return Err(syntax_error()),
+    };
+    let count = if bits {
+        match string_range(start, end, bytes.len() * 8) {
+            Some((s, e)) => (s..=e)
+                .filter(|&bit| bytes[bit >> 3] & (1 << (7 - (bit & 7))) != 0)
+                .count() as i64,
+            None => 0,
+        }
+    } else {
+        match string_range(start, end, bytes.len()) {
             Some((s, e)) => bytes[s..=e].iter().map(|b| b.count_ones() as i64).sum(),
             None => 0,
-        },
-        Some((start, end, true)) => {
-            let total = bytes.len() * 8;
-            match string_range(start, end, total) {
-                Some((s, e)) => (s..=e)
-                    .filter(|&bit| bytes[bit >> 3] & (1 << (7 - (bit & 7))) != 0)
-                    .count() as i64,
-                None => 0,
-            }
         }
     };
     ctx.reply.int(count);
@@ -901,6 +936,21 @@ impl Stretch {
 /// `LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]`: the longest common subsequence
 /// of two strings, its length, or the ranges that match.
 fn lcs(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    // Redis reads the keys before it looks at the options.
+    let db = ctx.db();
+    let (k1, k2) = (args.get(1), args.get(2));
+    let mut locked = ctx.server.keyspace.lock_keys([k1, k2]);
+    let mut fetch = |key: &[u8]| match locked.shard(key).lookup_read(db, key) {
+        Some(value) => value.as_str().map(|s| s.as_slice().to_vec()),
+        None => Some(Vec::new()),
+    };
+    let (a, b) = (fetch(k1), fetch(k2));
+    drop(locked);
+    let (Some(a), Some(b)) = (a, b) else {
+        return Err(ErrorReply::err(
+            "The specified keys must contain string values",
+        ));
+    };
     let (mut len_only, mut idx, mut with_len) = (false, false, false);
     let mut min_len: i64 = 0;
     let mut i = 3;
@@ -924,25 +974,6 @@ fn lcs(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
             "If you want both the length and indexes, please just use IDX.",
         ));
     }
-    let db = ctx.db();
-    let (k1, k2) = (args.get(1), args.get(2));
-    let mut locked = ctx.server.keyspace.lock_keys([k1, k2]);
-    let a = locked
-        .shard(k1)
-        .lookup_read(db, k1)
-        .map(|v| v.as_str().map(|s| s.as_slice().to_vec()))
-        .unwrap_or(Some(Vec::new()));
-    let b = locked
-        .shard(k2)
-        .lookup_read(db, k2)
-        .map(|v| v.as_str().map(|s| s.as_slice().to_vec()))
-        .unwrap_or(Some(Vec::new()));
-    let (Some(a), Some(b)) = (a, b) else {
-        return Err(ErrorReply::err(
-            "The specified keys must contain string values",
-        ));
-    };
-    drop(locked);
     let cells = (a.len() as u64 + 1).saturating_mul(b.len() as u64 + 1);
     if cells.saturating_mul(4) > ctx.server.settings().proto_max_bulk_len {
         return Err(ErrorReply::err(

@@ -47,15 +47,7 @@ const INFO_FIELDS: &[(usize, &str)] = &[
 /// Fields known to differ from Redis on this branch, in files of the data commands (fixed on
 /// the branch that owns them: APPEND's `fast` flag, the `bitmap` group of the bit commands,
 /// the `server` group of MEMORY's subcommands). The test fails once one agrees: remove it.
-const KNOWN_INFO_DIFFERENCES: &[&str] = &[
-    "append: categories",
-    "append: flags",
-    "bitcount: categories",
-    "getbit: categories",
-    "memory|help: categories",
-    "memory|usage: categories",
-    "setbit: categories",
-];
+const KNOWN_INFO_DIFFERENCES: &[&str] = &[];
 
 /// `COMMAND INFO` of every command and subcommand of the table gives Redis's arity, flags,
 /// key positions, ACL categories and key specifications, over RESP2 and RESP3.
@@ -172,17 +164,11 @@ fn words(text: &str) -> String {
 
 /// `COMMAND DOCS` fields known to differ from Redis on this branch (the groups of the bit
 /// commands and of MEMORY's subcommands, fixed on the branch that owns them).
-const KNOWN_DOCS_DIFFERENCES: &[&str] = &[
-    "bitcount: group",
-    "getbit: group",
-    "memory|help: group",
-    "memory|usage: group",
-    "setbit: group",
-];
+const KNOWN_DOCS_DIFFERENCES: &[&str] = &[];
 
 /// Commands whose summary is still Redis 7.0's on this branch, in files another branch is
 /// changing; the test fails once one is reworded: remove it.
-const KNOWN_REDIS_SUMMARIES: &[&str] = &["memory", "object"];
+const KNOWN_REDIS_SUMMARIES: &[&str] = &[];
 
 /// `COMMAND DOCS` answers for every command with a map of `summary`, `since`, `group` and
 /// `complexity` (bulk strings), `arguments` when it takes any (always where Redis lists
