@@ -71,6 +71,11 @@ pub struct Server {
 
 impl Server {
     /// The shared state for `config`, with time from `time`.
+    ///
+    /// The keyspace's shard count is chosen from the CPU count unless the environment sets
+    /// `CORTADO_KEYSPACE_SHARDS` (a power of two from 1 to 1024), which exists to measure the
+    /// alternatives (`docs/decisions/0200-server-concurrency.md`); a bad value is an error
+    /// naming it.
     pub fn new(config: Config, time: TimeSource) -> Result<Arc<Self>, ConfigError> {
         let settings = config.settings();
         crate::config::set_log_level(&settings.loglevel);
@@ -89,8 +94,12 @@ impl Server {
             id.truncate(40);
             id
         };
+        let keyspace = match keyspace_shards_from_env()? {
+            Some(shards) => Keyspace::with_shards(settings.databases, time, shards),
+            None => Keyspace::new(settings.databases, time),
+        };
         Ok(Arc::new(Self {
-            keyspace: Keyspace::new(settings.databases, time),
+            keyspace,
             port: AtomicUsize::new(settings.port as usize),
             slowlog: SlowLog::new(settings.slowlog_slower_than, settings.slowlog_max_len),
             settings: RwLock::new(Arc::new(settings)),
@@ -619,4 +628,19 @@ pub fn quote_into(out: &mut Vec<u8>, bytes: &[u8]) {
         }
     }
     out.push(b'"');
+}
+
+/// The shard count `CORTADO_KEYSPACE_SHARDS` asks for, if it is set.
+fn keyspace_shards_from_env() -> Result<Option<usize>, ConfigError> {
+    const NAME: &str = "CORTADO_KEYSPACE_SHARDS";
+    let Some(value) = std::env::var_os(NAME) else {
+        return Ok(None);
+    };
+    let text = value.to_string_lossy();
+    match text.parse::<usize>() {
+        Ok(n) if n.is_power_of_two() && n <= 1024 => Ok(Some(n)),
+        _ => Err(ConfigError(format!(
+            "{NAME}={text}: the keyspace's shard count must be a power of two from 1 to 1024"
+        ))),
+    }
 }

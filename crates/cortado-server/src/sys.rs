@@ -7,8 +7,9 @@
 //! - [`add_long_double`], a call into `csrc/long_double.c` for the sums Redis computes in C's
 //!   `long double`, a type Rust does not have.
 //!
-//! Neither is reachable by Miri (foreign code and a process-wide allocator); both are covered
-//! by the tests of the modules that use them, natively.
+//! The allocator's tests call it directly (not installed), so they run under Miri, which checks
+//! every block (`.ci/miri`); Miri cannot run foreign code, so `add_long_double` is covered by
+//! the tests of `INCRBYFLOAT`, natively.
 
 #![allow(unsafe_code)]
 
@@ -102,4 +103,62 @@ pub fn add_long_double(a: &[u8], b: &[u8], out: &mut [u8]) -> i64 {
     // `c_long` is 32 bits on some platforms.
     #[allow(clippy::useless_conversion)]
     i64::from(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::thread;
+
+    use super::*;
+
+    /// Allocates, grows, shrinks and frees through the allocator (called directly, not
+    /// installed), checking the bytes it counts and that the memory is usable throughout.
+    fn churn(rounds: usize) {
+        for round in 0..rounds {
+            let layout = Layout::from_size_align(16 + round, 8).unwrap();
+            // SAFETY: the layout has a non-zero size; every pointer is checked for null before
+            // use, written within its size, and freed once with the layout it has at that time.
+            unsafe {
+                let p = CountingAllocator.alloc_zeroed(layout);
+                assert!(!p.is_null());
+                assert!((0..layout.size()).all(|i| *p.add(i) == 0));
+                p.write_bytes(7, layout.size());
+                let grown = CountingAllocator.realloc(p, layout, 4 * layout.size());
+                assert!(!grown.is_null());
+                assert!((0..layout.size()).all(|i| *grown.add(i) == 7));
+                let big = Layout::from_size_align(4 * layout.size(), 8).unwrap();
+                let shrunk = CountingAllocator.realloc(grown, big, 8);
+                assert!(!shrunk.is_null());
+                assert_eq!(*shrunk, 7);
+                CountingAllocator.dealloc(shrunk, Layout::from_size_align(8, 8).unwrap());
+                let q = CountingAllocator.alloc(layout);
+                assert!(!q.is_null());
+                q.write_bytes(1, layout.size());
+                CountingAllocator.dealloc(q, layout);
+            }
+        }
+    }
+
+    #[test]
+    fn counting_allocator_balanced_calls_count_back_to_start() {
+        // The test binary's own allocations go to the default allocator, so only these
+        // calls move the counters; every call here is balanced.
+        let before = ALLOCATED.load(Ordering::Relaxed);
+        let layout = Layout::from_size_align(1_000, 8).unwrap();
+        // SAFETY: a non-zero size, checked for null, freed once with its layout.
+        let p = unsafe { CountingAllocator.alloc(layout) };
+        assert!(!p.is_null());
+        assert_eq!(ALLOCATED.load(Ordering::Relaxed), before + 1_000);
+        assert!(PEAK.load(Ordering::Relaxed) >= before + 1_000);
+        // SAFETY: `p` came from this allocator with `layout`.
+        unsafe { CountingAllocator.dealloc(p, layout) };
+        assert_eq!(ALLOCATED.load(Ordering::Relaxed), before);
+
+        let threads: Vec<_> = (0..2).map(|_| thread::spawn(|| churn(20))).collect();
+        churn(20);
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        assert_eq!(ALLOCATED.load(Ordering::Relaxed), before);
+    }
 }

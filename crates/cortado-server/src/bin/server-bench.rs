@@ -2,13 +2,16 @@
 //!
 //! ```text
 //! cargo build --release -p cortado-server
-//! cargo run --release -p cortado-server --bin server-bench -- [throughput] [memory] [expiry]
+//! cargo run --release -p cortado-server --bin server-bench -- [throughput] [concurrency] [memory] [expiry]
 //!     [--requests N] [--keys N] [--rounds N]
 //! ```
 //!
 //! - `throughput`: `redis-benchmark -t set,get -n N -r N -c 50` at `-P 1` and `-P 16`
 //!   against each server, the two servers taking turns within each round; requests per second
 //!   and p50/p99/max latency per cell, and each cell's ratio to Redis in the same round.
+//! - `concurrency`: the same load against Redis, Cortado, Cortado with its keyspace behind one
+//!   lock and Cortado with every connection on one thread (see
+//!   `docs/decisions/0200-server-concurrency.md`), taking turns within each round.
 //! - `memory`: N keys of 16 bytes with values of 16 bytes, loaded through pipelined `SET`s,
 //!   without and with a one-hour TTL; bytes per key from the growth of the process's resident
 //!   set and of `INFO`'s `used_memory`.
@@ -27,6 +30,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 struct Options {
     throughput: bool,
+    concurrency: bool,
     memory: bool,
     expiry: bool,
     requests: u64,
@@ -37,6 +41,7 @@ struct Options {
 fn options() -> Result<Options, String> {
     let mut o = Options {
         throughput: false,
+        concurrency: false,
         memory: false,
         expiry: false,
         requests: 1_000_000,
@@ -52,6 +57,7 @@ fn options() -> Result<Options, String> {
         };
         match arg.as_str() {
             "throughput" => o.throughput = true,
+            "concurrency" => o.concurrency = true,
             "memory" => o.memory = true,
             "expiry" => o.expiry = true,
             "--requests" => o.requests = number("--requests")?,
@@ -60,7 +66,7 @@ fn options() -> Result<Options, String> {
             other => return Err(format!("unknown argument '{other}'")),
         }
     }
-    if !(o.throughput || o.memory || o.expiry) {
+    if !(o.throughput || o.concurrency || o.memory || o.expiry) {
         o.throughput = true;
         o.memory = true;
         o.expiry = true;
@@ -92,6 +98,9 @@ fn main() {
     if o.throughput {
         throughput(&o);
     }
+    if o.concurrency {
+        concurrency(&o);
+    }
     if o.memory {
         memory(&o);
     }
@@ -108,11 +117,16 @@ fn redis_version() -> String {
         .unwrap_or_default()
 }
 
-/// The two servers.
+/// The servers: Redis, Cortado, and Cortado in the concurrency designs it was measured
+/// against.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
     Redis,
     Cortado,
+    /// The whole keyspace behind one lock (`CORTADO_KEYSPACE_SHARDS=1`).
+    CortadoOneLock,
+    /// Every connection on one thread, as Redis runs commands (`TOKIO_WORKER_THREADS=1`).
+    CortadoOneThread,
 }
 
 impl Kind {
@@ -120,6 +134,17 @@ impl Kind {
         match self {
             Kind::Redis => "redis",
             Kind::Cortado => "cortado",
+            Kind::CortadoOneLock => "cortado, one lock",
+            Kind::CortadoOneThread => "cortado, one thread",
+        }
+    }
+
+    /// The environment that selects the design.
+    fn env(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Kind::Redis | Kind::Cortado => &[],
+            Kind::CortadoOneLock => &[("CORTADO_KEYSPACE_SHARDS", "1")],
+            Kind::CortadoOneThread => &[("TOKIO_WORKER_THREADS", "1")],
         }
     }
 }
@@ -153,7 +178,7 @@ impl Server {
                 ]);
                 c
             }
-            Kind::Cortado => {
+            Kind::Cortado | Kind::CortadoOneLock | Kind::CortadoOneThread => {
                 let exe: PathBuf = std::env::current_exe()
                     .expect("own path")
                     .with_file_name("cortado-server");
@@ -166,6 +191,9 @@ impl Server {
                     "--loglevel",
                     "warning",
                 ]);
+                c.env_remove("CORTADO_KEYSPACE_SHARDS");
+                c.env_remove("TOKIO_WORKER_THREADS");
+                c.envs(kind.env().iter().copied());
                 c
             }
         };
@@ -386,6 +414,50 @@ fn throughput(o: &Options) {
                     cortado.p99,
                     cortado.max
                 );
+            }
+        }
+    }
+}
+
+/// Requests per second of Cortado's design and of the two it was measured against, beside
+/// Redis, the four servers taking turns; each cell's ratio is to Redis in the same round.
+fn concurrency(o: &Options) {
+    const KINDS: [Kind; 4] = [
+        Kind::Redis,
+        Kind::Cortado,
+        Kind::CortadoOneLock,
+        Kind::CortadoOneThread,
+    ];
+    println!(
+        "\n## Concurrency designs: redis-benchmark -t set,get -n {n} -r {n} -c 50, {} round(s)\n",
+        o.rounds,
+        n = o.requests
+    );
+    println!("| round | test | P | redis rps | cortado (sharded) | one lock | one thread |");
+    println!("|---|---|---|---|---|---|---|");
+    for round in 0..o.rounds {
+        for pipeline in [1, 16] {
+            let mut order = KINDS;
+            order.rotate_left(round as usize % KINDS.len());
+            let mut results: Vec<(Kind, Vec<(String, Cell)>)> = Vec::new();
+            for kind in order {
+                let server = Server::start(kind);
+                results.push((kind, redis_benchmark(server.addr, pipeline, o.requests)));
+            }
+            let of = |kind: Kind| &results.iter().find(|(k, _)| *k == kind).unwrap().1;
+            for (test, redis) in of(Kind::Redis) {
+                let mut row = format!("| {} | {test} | {pipeline} | {:.0} |", round + 1, redis.rps);
+                for kind in &KINDS[1..] {
+                    match of(*kind).iter().find(|(t, _)| t == test) {
+                        Some((_, cell)) => row.push_str(&format!(
+                            " {:.0} ({:.2}x) |",
+                            cell.rps,
+                            cell.rps / redis.rps
+                        )),
+                        None => row.push_str(" - |"),
+                    }
+                }
+                println!("{row}");
             }
         }
     }
