@@ -691,3 +691,7 @@ impl<'a, K: Hash + Eq, V, S: BuildHasher> IntoIterator for &'a Cache<K, V, S> {
         self.iter()
     }
 }
+
+#[cfg(test)]
+#[path = "unsync/lifetimes_tests.rs"]
+mod lifetimes_tests;
