@@ -68,6 +68,7 @@ pub struct CacheBuilder<K, V, S, F> {
     pub(crate) shards: Option<usize>,
     pub(crate) negative_ttl: Option<Duration>,
     pub(crate) scheduler: Scheduler,
+    pub(crate) expiry_batch: Option<usize>,
     pub(crate) hasher: S,
     front: PhantomData<fn() -> F>,
 }
@@ -106,6 +107,7 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
             shards: None,
             negative_ttl: None,
             scheduler: Scheduler::None,
+            expiry_batch: None,
             hasher: S::default(),
             front: PhantomData,
         }
@@ -189,6 +191,21 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
         self
     }
 
+    /// Bounds the expired entries that one write removes to `entries` (at least 1).
+    ///
+    /// Without it, the write that finds entries expired removes all of them, which after a
+    /// burst of entries that expire together (a million written in one second with one time
+    /// to live) takes that write milliseconds. With it, each write removes at most `entries`
+    /// and leaves the others for the writes after it, or for
+    /// [`unsync::Cache::remove_expired`](crate::unsync::Cache::remove_expired) in a loop of
+    /// the caller's; meanwhile they read as absent, as every expired entry does, but still
+    /// take their room in the capacity. `run_pending_tasks` removes them all, as does a
+    /// capacity change.
+    pub fn expiry_batch(mut self, entries: usize) -> Self {
+        self.expiry_batch = Some(entries.max(1));
+        self
+    }
+
     /// The eviction policy (W-TinyLFU by default).
     pub fn eviction_policy(mut self, policy: EvictionPolicy) -> Self {
         self.policy = policy;
@@ -211,6 +228,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             shards: self.shards,
             negative_ttl: self.negative_ttl,
             scheduler: self.scheduler,
+            expiry_batch: self.expiry_batch,
             hasher,
             front: PhantomData,
         }
@@ -258,6 +276,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             notify: self.listener.is_some(),
             follower: false,
             alarm: None,
+            expiry_batch: self.expiry_batch.unwrap_or(usize::MAX),
         })
     }
 }

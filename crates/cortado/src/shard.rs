@@ -74,6 +74,7 @@ mod deadlines;
 mod eviction;
 mod insert;
 mod invariants;
+mod lifetimes;
 
 use deadlines::MovedDeadlines;
 use eviction::Fold;
@@ -113,6 +114,8 @@ pub(crate) struct ShardConfig<K, V> {
     pub(crate) follower: bool,
     /// The concurrent cache's scheduler, to wake when a read brings an expiration forward.
     pub(crate) alarm: Option<Arc<dyn Alarm>>,
+    /// The most expired entries one write removes (`usize::MAX`: all).
+    pub(crate) expiry_batch: usize,
 }
 
 impl<K, V> ShardConfig<K, V> {
@@ -133,6 +136,7 @@ impl<K, V> ShardConfig<K, V> {
             notify: false,
             follower: false,
             alarm: None,
+            expiry_batch: usize::MAX,
         }
     }
 }
@@ -149,6 +153,7 @@ impl<K, V> Clone for ShardConfig<K, V> {
             notify: self.notify,
             follower: self.follower,
             alarm: self.alarm.clone(),
+            expiry_batch: self.expiry_batch,
         }
     }
 }
@@ -282,6 +287,8 @@ pub(crate) struct Shard<K, V, S> {
     /// is that policy and whether it follows another shard's mode, for the first
     /// [`set_max_capacity`](Self::set_max_capacity) that bounds the shard.
     bounded_policy: Option<(EvictionPolicy, bool)>,
+    /// The most expired entries one write removes ([`ShardConfig::expiry_batch`]).
+    expiry_batch: usize,
 }
 
 impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
@@ -328,13 +335,8 @@ where
                 config.weigher.is_some(),
                 config.follower,
             ),
-            // Unbounded: nothing is ever evicted, so the cheapest policy does.
-            None => Policy::new(
-                EvictionPolicy::lru(),
-                u64::MAX,
-                config.weigher.is_some(),
-                false,
-            ),
+            // Unbounded: nothing is ever evicted, so nothing is kept per entry.
+            None => Policy::unbounded(),
         };
         let mut shard = Self {
             index: Index {
@@ -371,6 +373,7 @@ where
                 .max_capacity
                 .is_none()
                 .then_some((config.policy, config.follower)),
+            expiry_batch: config.expiry_batch,
         };
         shard.policy_mut().reserve(config.initial_capacity);
         shard
@@ -747,7 +750,11 @@ where
             let mut policy = self.policy();
             // Deferred reads count: a key just read is not the coldest.
             policy.fold_all(|i| Self::take_deferred(&self.index.slots, i));
-            policy.coldest()
+            if policy.is_unbounded() {
+                self.live_slots()
+            } else {
+                policy.coldest()
+            }
         };
         let live = |&i: &u32| (!self.is_expired(i, now)).then(|| &self.entry(i).key);
         if coldest {
@@ -796,21 +803,27 @@ where
         self.evict_to_fit(Fold::Needed);
     }
 
-    /// Replaces the LRU that an unbounded shard runs with the configured policy, bounded by
-    /// `maximum`, holding the entries from the least recently used on (the caller evicts).
+    /// Replaces the policy of an unbounded shard, which keeps no order, with the configured
+    /// policy bounded by `maximum`, holding the entries in slab order (the caller evicts).
     /// Out of line: it happens at most once in a shard's life.
     #[cold]
     fn bound_policy(&mut self, config: EvictionPolicy, follower: bool, maximum: u64) {
-        let old = self.policy_mut();
-        let order = old.coldest();
-        let weights: Vec<u32> = order.iter().map(|&i| old.weight_of(i)).collect();
+        let order = self.live_slots();
         let mut policy = Policy::new(config, maximum, self.weigher.is_some(), follower);
         policy.reserve(self.index.slots.capacity());
-        for (&i, weight) in order.iter().zip(weights) {
+        for &i in &order {
+            let weight = self.weigh(i).unwrap_or(1);
             policy.insert(i, hash_key(&self.hasher, &self.entry(i).key), weight);
         }
         *self.policy_mut() = policy;
         self.adopted_mode = None;
+    }
+
+    /// The slots holding an entry, in slab order.
+    fn live_slots(&self) -> Vec<u32> {
+        (0..self.index.slots.len() as u32)
+            .filter(|&i| self.index.slots[i as usize].is_some())
+            .collect()
     }
 
     /// Entries held, including expired ones not yet removed.

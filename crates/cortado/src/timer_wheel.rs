@@ -387,6 +387,45 @@ impl TimerWheel {
         self.trim_idle();
     }
 
+    /// [`advance`](Self::advance), handing back at most `limit` ids: the due timers beyond
+    /// them stay scheduled at their deadlines ([`deadline`](Self::deadline) still reports them)
+    /// and come first in the next call. Returns true when no due timer is left behind.
+    ///
+    /// This bounds the work of whoever removes what expires (a cache's removals cost far more
+    /// than the wheel's filing): a burst of timers due at once is handed out in batches.
+    pub fn advance_bounded(&mut self, now: u64, expired: &mut Vec<u32>, limit: usize) -> bool {
+        let end = expired.len().saturating_add(limit);
+        if !self.buckets[DUE].is_empty() && now >= self.time {
+            // Every timer of the due list is due: hand them back from the end, which leaves
+            // the positions of the others as they are.
+            while expired.len() < end {
+                let Some(id) = self.buckets[DUE].pop() else {
+                    break;
+                };
+                self.nodes[id as usize].pos = NIL;
+                self.len -= 1;
+                expired.push(id);
+            }
+            if self.buckets[DUE].is_empty() {
+                self.due_min = u64::MAX;
+                self.emptied(DUE);
+            } else {
+                return false;
+            }
+        }
+        self.advance(now, expired);
+        if expired.len() <= end {
+            return true;
+        }
+        // Park the rest in the due list: each is at or before the wheel's time now.
+        for id in expired.drain(end..).collect::<Vec<_>>() {
+            let deadline = self.nodes[id as usize].deadline();
+            self.file(id, deadline);
+            self.len += 1;
+        }
+        false
+    }
+
     /// Empties `bucket`, handing back its ids that are due at `now` (all of them if `whole`)
     /// and filing the others again at the wheel's time.
     fn drain(&mut self, bucket: usize, whole: bool, now: u64, expired: &mut Vec<u32>) {
@@ -444,6 +483,18 @@ impl TimerWheel {
             return Some(self.due_min);
         }
         self.earliest().map(|(_, start)| start)
+    }
+
+    /// Forgets ids at or above `ids`, none of which may be scheduled, and gives back the room
+    /// their nodes took (a cache whose slab shrank calls it with the slab's new length).
+    pub fn shrink_ids(&mut self, ids: usize) {
+        debug_assert!(
+            self.nodes.iter().skip(ids).all(|node| !node.is_scheduled()),
+            "a scheduled id at or above {ids}"
+        );
+        self.nodes.truncate(ids);
+        self.nodes.shrink_to_fit();
+        self.trim_idle();
     }
 
     /// Cancels every timer; the wheel keeps its time.
@@ -676,6 +727,38 @@ mod tests {
         wheel.validate();
         expired.sort_unstable();
         expired
+    }
+
+    #[test]
+    fn advance_bounded_hands_out_a_burst_in_batches() {
+        let mut wheel = TimerWheel::new();
+        for id in 0..1000 {
+            wheel.schedule(id, 5 * SECOND);
+        }
+        wheel.schedule(1000, 9 * SECOND);
+        let mut seen = Vec::new();
+        let mut calls = 0;
+        loop {
+            let mut batch = Vec::new();
+            let done = wheel.advance_bounded(6 * SECOND, &mut batch, 64);
+            wheel.validate();
+            calls += 1;
+            assert!(batch.len() <= 64);
+            // Those left behind are still due at their deadline.
+            for id in 0..1000 {
+                if !seen.contains(&id) && !batch.contains(&id) {
+                    assert_eq!(wheel.deadline(id), Some(5 * SECOND));
+                }
+            }
+            seen.extend(batch);
+            if done {
+                break;
+            }
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, (0..1000).collect::<Vec<_>>());
+        assert_eq!(calls, 1000usize.div_ceil(64));
+        assert_eq!(wheel.deadline(1000), Some(9 * SECOND));
     }
 
     #[test]
@@ -1144,6 +1227,8 @@ mod tests {
         Burst(u32, u32, When, u64),
         Cancel(u32),
         Forward(u64),
+        /// Forward, then `advance_bounded` with this limit until it is done.
+        ForwardBounded(u64, usize),
         Backward(u64),
         ToMax,
     }
@@ -1167,6 +1252,7 @@ mod tests {
             3 => (0..1u64 << 12).prop_map(Op::Forward),
             3 => (0..1u64 << 31).prop_map(Op::Forward),
             2 => (0..1u64 << 52).prop_map(Op::Forward),
+            3 => (0..1u64 << 31, 1..8usize).prop_map(|(by, limit)| Op::ForwardBounded(by, limit)),
             1 => (0..1u64 << 34).prop_map(Op::Backward),
             1 => Just(Op::ToMax),
         ]
@@ -1225,6 +1311,37 @@ mod tests {
                     None
                 }
                 Op::Forward(by) => Some(now.saturating_add(by)),
+                Op::ForwardBounded(by, limit) => {
+                    now = now.saturating_add(by);
+                    let due: Vec<u32> = model
+                        .iter()
+                        .filter(|&(_, &d)| d <= now)
+                        .map(|(&id, _)| id)
+                        .collect();
+                    let mut all = Vec::new();
+                    loop {
+                        let mut batch = Vec::new();
+                        let done = wheel.advance_bounded(now, &mut batch, limit);
+                        wheel.validate();
+                        assert!(
+                            batch.len() <= limit,
+                            "{} ids over a limit of {limit}",
+                            batch.len()
+                        );
+                        for &id in &batch {
+                            assert!(model.remove(&id).is_some_and(|d| d <= now), "id {id}");
+                        }
+                        // What is left behind still reads as scheduled at its deadline.
+                        check_against(&wheel, &model, ids);
+                        all.extend(batch);
+                        if done {
+                            break;
+                        }
+                    }
+                    all.sort_unstable();
+                    assert_eq!(all, due, "bounded advance to {now}");
+                    None
+                }
                 Op::Backward(by) => Some(now.saturating_sub(by)),
                 Op::ToMax => Some(u64::MAX),
             };

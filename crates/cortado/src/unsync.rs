@@ -405,7 +405,7 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     /// Removes every entry (those already expired as expired, as the concurrent cache does).
     pub fn invalidate_all(&mut self) {
         let now = self.now();
-        self.shard.advance(now);
+        self.shard.expire_due(now, usize::MAX);
         self.shard.clear();
         self.notify();
     }
@@ -415,15 +415,16 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     /// at most `u32::MAX - 1`, the builder's limit.
     pub fn set_max_capacity(&mut self, max_capacity: u64) {
         let now = self.now();
-        self.shard.advance(now);
+        self.shard.expire_due(now, usize::MAX);
         self.shard.set_max_capacity(max_capacity);
         self.notify();
     }
 
-    /// Removes expired entries now (otherwise done on writes).
+    /// Removes expired entries now (otherwise done on writes), all of them whatever the
+    /// [`expiry_batch`](crate::builder::CacheBuilder::expiry_batch).
     pub fn run_pending_tasks(&mut self) {
         let now = self.now();
-        self.shard.advance(now);
+        self.shard.expire_due(now, usize::MAX);
         self.notify();
     }
 
@@ -450,6 +451,134 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     /// Heap bytes used by the cache's own structures (not by what keys and values own).
     pub fn memory_bytes(&self) -> usize {
         self.shard.memory_bytes()
+    }
+
+    /// The lifetime left to `key`: `None` if it is absent or expired, `Some(None)` if it has
+    /// no deadline.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut cache = cortado::unsync::Cache::new(10);
+    /// cache.insert_with_ttl("session", 1, Duration::from_secs(60));
+    /// cache.insert("config", 2);
+    /// assert!(cache.expires_after("session").flatten().is_some());
+    /// assert_eq!(cache.expires_after("config"), Some(None));
+    /// assert_eq!(cache.expires_after("absent"), None);
+    /// ```
+    pub fn expires_after<Q>(&self, key: &Q) -> Option<Option<Duration>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.shard
+            .expires_after(self.shard.hash(key), key, self.now())
+    }
+
+    /// Gives the live `key` a new lifetime from now (`Some`), as
+    /// [`insert_with_ttl`](Self::insert_with_ttl) would but keeping its value and its standing
+    /// with the eviction policy, or takes its deadline away (`None`: it stays until evicted or
+    /// removed, or until its next write gives it the cache's lifetime again; with a time to
+    /// idle, its next read starts one). Returns false, changing nothing, if the key is absent
+    /// or expired. A lifetime of zero expires the entry at once (`RemovalCause::Expired`).
+    pub fn set_expires_after<Q>(&mut self, key: &Q, ttl: Option<Duration>) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if ttl.is_some() {
+            self.uses_time = true;
+        }
+        let now = self.now();
+        let hash = self.shard.hash(key);
+        let found = self.shard.set_expires_after(hash, key, now, ttl);
+        self.notify();
+        found
+    }
+
+    /// Removes up to `max` expired entries (the listener hears of them as expired) and returns
+    /// true when none is left, so that a caller holding the cache in its own lock can remove a
+    /// burst of expirations a batch at a time, releasing the lock in between.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use cortado::time::ManualClock;
+    /// let clock = ManualClock::new();
+    /// let mut cache = cortado::unsync::Cache::builder().clock(clock.clone()).build().unwrap();
+    /// for i in 0..10 {
+    ///     cache.insert_with_ttl(i, i, Duration::from_secs(1));
+    /// }
+    /// clock.advance(Duration::from_secs(1));
+    /// let mut batches = 1;
+    /// while !cache.remove_expired(4) {
+    ///     batches += 1;
+    /// }
+    /// assert_eq!((batches, cache.len()), (3, 0));
+    /// ```
+    pub fn remove_expired(&mut self, max: usize) -> bool {
+        let now = self.now();
+        let done = self.shard.expire_due(now, max);
+        self.notify();
+        done
+    }
+
+    /// Gives back the memory that removed entries left behind: room for entries after the
+    /// last one held, and the index's spare room. Entries keep their place, so a
+    /// [`scan`](Self::scan) in progress is not disturbed; a cache with a capacity keeps its
+    /// policy's per-entry arrays, which it fills again as it refills.
+    ///
+    /// ```
+    /// let mut cache = cortado::unsync::Cache::builder().build().unwrap();
+    /// cache.insert(0, 0);
+    /// for i in 1..10_000 {
+    ///     cache.insert(i, i);
+    /// }
+    /// let full = cache.memory_bytes();
+    /// for i in 1..10_000 {
+    ///     cache.remove(&i);
+    /// }
+    /// cache.shrink_to_fit();
+    /// assert!(cache.memory_bytes() < full / 100);
+    /// assert_eq!(cache.get(&0), Some(&0));
+    /// ```
+    pub fn shrink_to_fit(&mut self) {
+        self.shard.shrink_to_fit();
+    }
+
+    /// Entries that have a deadline, counting expired ones not yet removed.
+    pub fn len_with_deadline(&self) -> usize {
+        self.shard.timed_len()
+    }
+
+    /// Visits the live entries stored at positions `cursor..` (0 to start), looking at no more
+    /// than `count` positions, and returns the cursor to continue from, or `None` once the end
+    /// is reached.
+    ///
+    /// Entries keep their position for as long as they stay in the cache, so a scan continued
+    /// until `None` visits every entry that was in the cache for the whole scan exactly once,
+    /// whatever is inserted or removed between the calls; entries inserted meanwhile may or may
+    /// not be visited.
+    ///
+    /// ```
+    /// let mut cache = cortado::unsync::Cache::new(100);
+    /// for i in 0..50 {
+    ///     cache.insert(i, i);
+    /// }
+    /// let (mut cursor, mut seen) = (Some(0), Vec::new());
+    /// while let Some(at) = cursor {
+    ///     cursor = cache.scan(at, 8, |k, _| seen.push(*k));
+    ///     cache.remove(&(seen.len() as i32 + 100)); // writes between calls are fine
+    /// }
+    /// seen.sort();
+    /// assert_eq!(seen, (0..50).collect::<Vec<_>>());
+    /// ```
+    pub fn scan(&self, cursor: usize, count: usize, visit: impl FnMut(&K, &V)) -> Option<usize> {
+        self.shard.scan(cursor, count, self.now(), visit)
+    }
+
+    /// A live entry picked at random (each about equally likely), or `None` if there is none.
+    pub fn random_entry(&self) -> Option<(&K, &V)> {
+        self.shard
+            .random_entry(crate::random::random_seed(), self.now())
     }
 
     /// Panics if an internal invariant is broken. For tests and fuzzing.
@@ -562,3 +691,7 @@ impl<'a, K: Hash + Eq, V, S: BuildHasher> IntoIterator for &'a Cache<K, V, S> {
         self.iter()
     }
 }
+
+#[cfg(test)]
+#[path = "unsync/lifetimes_tests.rs"]
+mod lifetimes_tests;

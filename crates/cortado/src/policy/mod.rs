@@ -38,6 +38,7 @@ mod ghost;
 mod lfu;
 mod lru;
 pub mod sampled;
+mod unbounded;
 mod wtinylfu;
 
 use std::fmt;
@@ -45,6 +46,7 @@ use std::fmt;
 use lfu::Lfu;
 use lru::Lru;
 use sampled::{Decay, Rule, Sampled, DEFAULT_LFU_LOG_FACTOR, DEFAULT_SAMPLES, MAX_SAMPLES};
+use unbounded::Unbounded;
 use wtinylfu::{Adaptation, WTinyLfu};
 pub(crate) use wtinylfu::{Deferral, MAX_DEFERRED};
 
@@ -235,15 +237,19 @@ pub(crate) enum Policy {
     Lru(Lru),
     Lfu(Lfu),
     Sampled(Sampled),
+    /// No capacity: nothing to evict, nothing kept per entry.
+    Unbounded(Unbounded),
 }
 
+/// Calls `$body` on the policy inside, or evaluates `$unbounded` for [`Policy::Unbounded`].
 macro_rules! dispatch {
-    ($self:expr, $p:ident => $body:expr) => {
+    ($self:expr, $p:ident => $body:expr, unbounded => $unbounded:expr) => {
         match $self {
             Policy::TinyLfu($p) => $body,
             Policy::Lru($p) => $body,
             Policy::Lfu($p) => $body,
             Policy::Sampled($p) => $body,
+            Policy::Unbounded(_) => $unbounded,
         }
     };
 }
@@ -287,6 +293,16 @@ impl Policy {
         ))
     }
 
+    /// The policy of a cache without a capacity.
+    pub(crate) fn unbounded() -> Self {
+        Self::Unbounded(Unbounded::default())
+    }
+
+    /// Whether this is the [unbounded](Self::unbounded) policy, which keeps no order.
+    pub(crate) fn is_unbounded(&self) -> bool {
+        matches!(self, Policy::Unbounded(_))
+    }
+
     #[inline]
     pub(crate) fn insert(&mut self, i: u32, hash: u64, weight: u32) {
         match self {
@@ -294,12 +310,13 @@ impl Policy {
             Policy::Lru(p) => p.insert(i, weight),
             Policy::Lfu(p) => p.insert(i, weight),
             Policy::Sampled(p) => p.insert(i, weight),
+            Policy::Unbounded(p) => p.insert(),
         }
     }
 
     #[inline]
     pub(crate) fn access(&mut self, i: u32) {
-        dispatch!(self, p => p.access(i))
+        dispatch!(self, p => p.access(i), unbounded => {})
     }
 
     /// Several reads in a row, as the read buffer replays them.
@@ -312,51 +329,61 @@ impl Policy {
 
     #[inline]
     pub(crate) fn update(&mut self, i: u32, weight: u32) {
-        dispatch!(self, p => p.update(i, weight))
+        dispatch!(self, p => p.update(i, weight), unbounded => {})
     }
 
     #[inline]
     pub(crate) fn remove(&mut self, i: u32) {
-        dispatch!(self, p => p.remove(i))
+        match self {
+            Policy::Unbounded(p) => p.remove(),
+            _ => dispatch!(self, p => p.remove(i), unbounded => {}),
+        }
     }
 
     #[inline]
     pub(crate) fn evict(&mut self, evicted: &mut Vec<u32>) {
-        dispatch!(self, p => p.evict(evicted))
+        dispatch!(self, p => p.evict(evicted), unbounded => {})
     }
 
     pub(crate) fn maximum(&self) -> u64 {
-        dispatch!(self, p => p.maximum())
+        dispatch!(self, p => p.maximum(), unbounded => u64::MAX)
     }
 
     pub(crate) fn set_maximum(&mut self, maximum: u64) {
-        dispatch!(self, p => p.set_maximum(maximum))
+        dispatch!(self, p => p.set_maximum(maximum), unbounded => {})
     }
 
     #[inline]
     pub(crate) fn weighted_size(&self) -> u64 {
-        dispatch!(self, p => p.weighted_size())
+        match self {
+            Policy::Unbounded(p) => p.weighted_size(),
+            _ => dispatch!(self, p => p.weighted_size(), unbounded => 0),
+        }
     }
 
     pub(crate) fn weight_of(&self, i: u32) -> u32 {
-        dispatch!(self, p => p.weight_of(i))
+        dispatch!(self, p => p.weight_of(i), unbounded => 1)
     }
 
     pub(crate) fn reserve(&mut self, entries: usize) {
-        dispatch!(self, p => p.reserve(entries))
+        dispatch!(self, p => p.reserve(entries), unbounded => {})
     }
 
-    /// Every entry, from the most likely to be evicted to the least.
+    /// Every entry, from the most likely to be evicted to the least (none for the unbounded
+    /// policy, which keeps no order).
     pub(crate) fn coldest(&self) -> Vec<u32> {
-        dispatch!(self, p => p.coldest())
+        dispatch!(self, p => p.coldest(), unbounded => Vec::new())
     }
 
     pub(crate) fn clear(&mut self) {
-        dispatch!(self, p => p.clear())
+        match self {
+            Policy::Unbounded(p) => p.clear(),
+            _ => dispatch!(self, p => p.clear(), unbounded => {}),
+        }
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {
-        dispatch!(self, p => p.memory_bytes())
+        dispatch!(self, p => p.memory_bytes(), unbounded => 0)
     }
 
     /// Which reads a cache whose readers share the policy may count on the entry instead of
@@ -366,7 +393,9 @@ impl Policy {
             Policy::TinyLfu(p) => p.deferral(),
             // LRU's order is the order of the reads (the simulator checks it against the
             // reference LRU exactly), and the others need each read when it happens.
-            Policy::Lru(_) | Policy::Lfu(_) | Policy::Sampled(_) => Deferral::Never,
+            Policy::Lru(_) | Policy::Lfu(_) | Policy::Sampled(_) | Policy::Unbounded(_) => {
+                Deferral::Never
+            }
         }
     }
 
@@ -412,8 +441,9 @@ impl Policy {
         }
     }
 
-    /// Panics if an invariant is broken; returns every index the policy holds.
+    /// Panics if an invariant is broken; returns every index the policy holds (none for the
+    /// unbounded policy, which only counts them).
     pub(crate) fn validate(&self) -> Vec<u32> {
-        dispatch!(self, p => p.validate())
+        dispatch!(self, p => p.validate(), unbounded => Vec::new())
     }
 }

@@ -215,17 +215,33 @@ where
         self.advance_timed(now);
     }
 
-    /// [`advance`](Self::advance) for a shard that has a wheel or lists moved deadlines.
+    /// [`advance`](Self::advance) for a shard that has a wheel or lists moved deadlines: at most
+    /// the write's batch of removals ([`ShardConfig::expiry_batch`](super::ShardConfig)).
     #[inline(never)]
     pub(super) fn advance_timed(&mut self, now: u64) {
+        self.expire_due(now, self.expiry_batch);
+    }
+
+    /// Removes up to `max` entries whose deadline is at or before `now`; returns true when none
+    /// is left. The others stay in the wheel at their deadlines, so reads still see them as
+    /// expired.
+    pub(crate) fn expire_due(&mut self, now: u64, max: usize) -> bool {
+        if !self.index.timed {
+            return true;
+        }
         if self.moved_deadline().is_some() {
             self.reschedule();
         }
         let Some(wheel) = &mut self.wheel else {
-            return;
+            return true;
         };
         let mut due = std::mem::take(&mut self.scratch);
-        wheel.advance(now, &mut due);
+        let done = if max == usize::MAX {
+            wheel.advance(now, &mut due);
+            true
+        } else {
+            wheel.advance_bounded(now, &mut due, max)
+        };
         for i in due.drain(..) {
             // A read may have moved the deadline since it was scheduled (the wheel no longer
             // knows the slot: only the read deadlines can say so).
@@ -241,6 +257,7 @@ where
             }
         }
         self.scratch = due;
+        done
     }
 
     /// The earliest deadline that reads moved before the wheel's since the last

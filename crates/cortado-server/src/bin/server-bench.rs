@@ -1,0 +1,621 @@
+//! `server-bench`: cortado-server beside redis-server in one run, both started by it.
+//!
+//! ```text
+//! cargo build --release -p cortado-server
+//! cargo run --release -p cortado-server --bin server-bench -- [throughput] [concurrency] [memory] [expiry]
+//!     [--requests N] [--keys N] [--rounds N]
+//! ```
+//!
+//! - `throughput`: `redis-benchmark -t set,get -n N -r N -c 50` at `-P 1` and `-P 16`
+//!   against each server, the two servers taking turns within each round; requests per second
+//!   and p50/p99/max latency per cell, and each cell's ratio to Redis in the same round.
+//! - `concurrency`: the same load against Redis, Cortado, Cortado with its keyspace behind one
+//!   lock and Cortado with every connection on one thread (see
+//!   `docs/decisions/0200-server-concurrency.md`), taking turns within each round.
+//! - `memory`: N keys of 16 bytes with values of 16 bytes, loaded through pipelined `SET`s,
+//!   without and with a one-hour TTL; bytes per key from the growth of the process's resident
+//!   set and of `INFO`'s `used_memory`.
+//! - `expiry`: N keys that expire in the same second, no reads of them; the time from that
+//!   second until `DBSIZE` is 0 and `used_memory` is back near its level before the load,
+//!   and the latency of a ping-pong `GET` client meanwhile (p50, p99, max), and in the
+//!   seconds before the deadline, the machine's own noise.
+//!
+//! Needs `redis-server` and `redis-benchmark` on the `PATH`; the cortado-server binary is the
+//! one built beside this one.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+struct Options {
+    throughput: bool,
+    concurrency: bool,
+    memory: bool,
+    expiry: bool,
+    requests: u64,
+    keys: u64,
+    rounds: u32,
+}
+
+fn options() -> Result<Options, String> {
+    let mut o = Options {
+        throughput: false,
+        concurrency: false,
+        memory: false,
+        expiry: false,
+        requests: 1_000_000,
+        keys: 1_000_000,
+        rounds: 1,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut number = |name: &str| -> Result<u64, String> {
+            args.next()
+                .and_then(|v| v.replace('_', "").parse().ok())
+                .ok_or_else(|| format!("{name} takes a number"))
+        };
+        match arg.as_str() {
+            "throughput" => o.throughput = true,
+            "concurrency" => o.concurrency = true,
+            "memory" => o.memory = true,
+            "expiry" => o.expiry = true,
+            "--requests" => o.requests = number("--requests")?,
+            "--keys" => o.keys = number("--keys")?,
+            "--rounds" => o.rounds = number("--rounds")? as u32,
+            other => return Err(format!("unknown argument '{other}'")),
+        }
+    }
+    if !(o.throughput || o.concurrency || o.memory || o.expiry) {
+        o.throughput = true;
+        o.memory = true;
+        o.expiry = true;
+    }
+    Ok(o)
+}
+
+fn main() {
+    let o = match options() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("server-bench: {e}");
+            std::process::exit(2);
+        }
+    };
+    for tool in ["redis-server", "redis-benchmark"] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            eprintln!(
+                "server-bench: {tool} is not installed (apt-get install redis-server redis-tools)"
+            );
+            std::process::exit(2);
+        }
+    }
+    println!(
+        "server-bench: {} CPUs; redis-server {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        redis_version()
+    );
+    if o.throughput {
+        throughput(&o);
+    }
+    if o.concurrency {
+        concurrency(&o);
+    }
+    if o.memory {
+        memory(&o);
+    }
+    if o.expiry {
+        expiry(&o);
+    }
+}
+
+fn redis_version() -> String {
+    Command::new("redis-server")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// The servers: Redis, Cortado, and Cortado in the concurrency designs it was measured
+/// against.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Redis,
+    Cortado,
+    /// The whole keyspace behind one lock (`CORTADO_KEYSPACE_SHARDS=1`).
+    CortadoOneLock,
+    /// Every connection on one thread, as Redis runs commands (`TOKIO_WORKER_THREADS=1`).
+    CortadoOneThread,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Redis => "redis",
+            Kind::Cortado => "cortado",
+            Kind::CortadoOneLock => "cortado, one lock",
+            Kind::CortadoOneThread => "cortado, one thread",
+        }
+    }
+
+    /// The environment that selects the design.
+    fn env(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Kind::Redis | Kind::Cortado => &[],
+            Kind::CortadoOneLock => &[("CORTADO_KEYSPACE_SHARDS", "1")],
+            Kind::CortadoOneThread => &[("TOKIO_WORKER_THREADS", "1")],
+        }
+    }
+}
+
+/// A server process on a free port, killed when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Server {
+    fn start(kind: Kind) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let port_text = port.to_string();
+        let mut command = match kind {
+            Kind::Redis => {
+                let mut c = Command::new("redis-server");
+                c.args([
+                    "--port",
+                    &port_text,
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ]);
+                c
+            }
+            Kind::Cortado | Kind::CortadoOneLock | Kind::CortadoOneThread => {
+                let exe: PathBuf = std::env::current_exe()
+                    .expect("own path")
+                    .with_file_name("cortado-server");
+                let mut c = Command::new(exe);
+                c.args([
+                    "--port",
+                    &port_text,
+                    "--bind",
+                    "127.0.0.1",
+                    "--loglevel",
+                    "warning",
+                ]);
+                c.env_remove("CORTADO_KEYSPACE_SHARDS");
+                c.env_remove("TOKIO_WORKER_THREADS");
+                c.envs(kind.env().iter().copied());
+                c
+            }
+        };
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", kind.name()));
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let started = Instant::now();
+        loop {
+            if let Ok(mut c) = Client::connect(addr) {
+                if c.call(&[b"PING"]).is_ok() {
+                    break;
+                }
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{} did not start",
+                kind.name()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Server { child, addr }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The process's resident set in bytes.
+    fn rss(&self) -> u64 {
+        let statm =
+            std::fs::read_to_string(format!("/proc/{}/statm", self.pid())).unwrap_or_default();
+        statm
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 4096
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A blocking RESP client that counts replies without building them.
+struct Client {
+    stream: BufReader<TcpStream>,
+}
+
+impl Client {
+    fn connect(addr: SocketAddr) -> std::io::Result<Client> {
+        let stream = TcpStream::connect(addr)?;
+        stream.set_nodelay(true)?;
+        Ok(Client {
+            stream: BufReader::with_capacity(1 << 16, stream),
+        })
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.stream.get_mut().write_all(bytes).expect("write");
+    }
+
+    /// Reads one reply; returns its first line (and a bulk string's data after a newline).
+    fn read_reply(&mut self) -> std::io::Result<String> {
+        let mut line = String::new();
+        self.stream.read_line(&mut line)?;
+        let line = line.trim_end().to_owned();
+        match line.as_bytes().first() {
+            Some(b'$') | Some(b'=') => {
+                let n: i64 = line[1..].parse().unwrap_or(-1);
+                if n < 0 {
+                    return Ok(line);
+                }
+                let mut data = vec![0; n as usize + 2];
+                self.stream.read_exact(&mut data)?;
+                data.truncate(n as usize);
+                Ok(format!("{line}\n{}", String::from_utf8_lossy(&data)))
+            }
+            Some(b'*') => {
+                let n: i64 = line[1..].parse().unwrap_or(0);
+                let mut out = line.clone();
+                for _ in 0..n.max(0) {
+                    out.push('\n');
+                    out.push_str(&self.read_reply()?);
+                }
+                Ok(out)
+            }
+            _ => Ok(line),
+        }
+    }
+
+    fn call(&mut self, args: &[&[u8]]) -> std::io::Result<String> {
+        self.send(&encode(args));
+        self.read_reply()
+    }
+
+    /// An `INFO` field's value.
+    fn info_field(&mut self, field: &str) -> u64 {
+        let text = self.call(&[b"INFO", b"all"]).unwrap_or_default();
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+fn encode(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// One redis-benchmark test's figures.
+#[derive(Clone, Copy, Default)]
+struct Cell {
+    rps: f64,
+    p50: f64,
+    p99: f64,
+    max: f64,
+}
+
+fn redis_benchmark(addr: SocketAddr, pipeline: u32, requests: u64) -> Vec<(String, Cell)> {
+    let output = Command::new("redis-benchmark")
+        .args([
+            "-h",
+            &addr.ip().to_string(),
+            "-p",
+            &addr.port().to_string(),
+            "-t",
+            "set,get",
+            "-n",
+            &requests.to_string(),
+            "-r",
+            &requests.to_string(),
+            "-c",
+            "50",
+            "-P",
+            &pipeline.to_string(),
+            "--csv",
+        ])
+        .output()
+        .expect("run redis-benchmark");
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<String> = line
+                .split(',')
+                .map(|f| f.trim_matches('"').to_owned())
+                .collect();
+            let num = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|f| f.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            };
+            (fields.len() >= 8).then(|| {
+                (
+                    fields[0].clone(),
+                    Cell {
+                        rps: num(1),
+                        p50: num(4),
+                        p99: num(6),
+                        max: num(7),
+                    },
+                )
+            })
+        })
+        .collect()
+}
+
+fn throughput(o: &Options) {
+    println!(
+        "\n## Throughput: redis-benchmark -t set,get -n {n} -r {n} -c 50 (-P 1, -P 16), {} round(s)\n",
+        o.rounds,
+        n = o.requests
+    );
+    println!("| round | test | P | redis rps | cortado rps | ratio | redis p50/p99/max ms | cortado p50/p99/max ms |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for round in 0..o.rounds {
+        for pipeline in [1, 16] {
+            // The servers take turns going first.
+            let order = if round % 2 == 0 {
+                [Kind::Redis, Kind::Cortado]
+            } else {
+                [Kind::Cortado, Kind::Redis]
+            };
+            let mut results: Vec<(Kind, Vec<(String, Cell)>)> = Vec::new();
+            for kind in order {
+                let server = Server::start(kind);
+                results.push((kind, redis_benchmark(server.addr, pipeline, o.requests)));
+            }
+            let of = |kind: Kind| &results.iter().find(|(k, _)| *k == kind).unwrap().1;
+            for (test, redis) in of(Kind::Redis) {
+                let Some((_, cortado)) = of(Kind::Cortado).iter().find(|(t, _)| t == test) else {
+                    continue;
+                };
+                println!(
+                    "| {} | {test} | {pipeline} | {:.0} | {:.0} | {:.2}x | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} / {:.3} |",
+                    round + 1,
+                    redis.rps,
+                    cortado.rps,
+                    cortado.rps / redis.rps,
+                    redis.p50,
+                    redis.p99,
+                    redis.max,
+                    cortado.p50,
+                    cortado.p99,
+                    cortado.max
+                );
+            }
+        }
+    }
+}
+
+/// Requests per second of Cortado's design and of the two it was measured against, beside
+/// Redis, the four servers taking turns; each cell's ratio is to Redis in the same round.
+fn concurrency(o: &Options) {
+    const KINDS: [Kind; 4] = [
+        Kind::Redis,
+        Kind::Cortado,
+        Kind::CortadoOneLock,
+        Kind::CortadoOneThread,
+    ];
+    println!(
+        "\n## Concurrency designs: redis-benchmark -t set,get -n {n} -r {n} -c 50, {} round(s)\n",
+        o.rounds,
+        n = o.requests
+    );
+    println!("| round | test | P | redis rps | cortado (sharded) | one lock | one thread |");
+    println!("|---|---|---|---|---|---|---|");
+    for round in 0..o.rounds {
+        for pipeline in [1, 16] {
+            let mut order = KINDS;
+            order.rotate_left(round as usize % KINDS.len());
+            let mut results: Vec<(Kind, Vec<(String, Cell)>)> = Vec::new();
+            for kind in order {
+                let server = Server::start(kind);
+                results.push((kind, redis_benchmark(server.addr, pipeline, o.requests)));
+            }
+            let of = |kind: Kind| &results.iter().find(|(k, _)| *k == kind).unwrap().1;
+            for (test, redis) in of(Kind::Redis) {
+                let mut row = format!("| {} | {test} | {pipeline} | {:.0} |", round + 1, redis.rps);
+                for kind in &KINDS[1..] {
+                    match of(*kind).iter().find(|(t, _)| t == test) {
+                        Some((_, cell)) => row.push_str(&format!(
+                            " {:.0} ({:.2}x) |",
+                            cell.rps,
+                            cell.rps / redis.rps
+                        )),
+                        None => row.push_str(" - |"),
+                    }
+                }
+                println!("{row}");
+            }
+        }
+    }
+}
+
+/// Loads keys `0..n` as 16-byte keys with 16-byte values, with a TTL if `ex` is set, in
+/// pipelined batches.
+fn load(addr: SocketAddr, n: u64, expire: Option<(&str, u64)>) {
+    let mut client = Client::connect(addr).expect("connect");
+    const BATCH: u64 = 1000;
+    let mut start = 0;
+    while start < n {
+        let end = (start + BATCH).min(n);
+        let mut buf = Vec::new();
+        for i in start..end {
+            let key = format!("key:{i:012}");
+            let value = format!("value:{i:010}");
+            match expire {
+                None => buf.extend(encode(&[b"SET", key.as_bytes(), value.as_bytes()])),
+                Some((unit, t)) => buf.extend(encode(&[
+                    b"SET",
+                    key.as_bytes(),
+                    value.as_bytes(),
+                    unit.as_bytes(),
+                    t.to_string().as_bytes(),
+                ])),
+            }
+        }
+        client.send(&buf);
+        for _ in start..end {
+            client.read_reply().expect("reply");
+        }
+        start = end;
+    }
+}
+
+fn memory(o: &Options) {
+    println!(
+        "\n## Memory: {} keys of 16 bytes, values of 16 bytes\n",
+        o.keys
+    );
+    println!("| server | TTL | RSS bytes/key | used_memory bytes/key | DBSIZE |");
+    println!("|---|---|---|---|---|");
+    for ttl in [false, true] {
+        for kind in [Kind::Redis, Kind::Cortado] {
+            let server = Server::start(kind);
+            let mut client = Client::connect(server.addr).expect("connect");
+            std::thread::sleep(Duration::from_millis(200));
+            let (rss0, used0) = (server.rss(), client.info_field("used_memory"));
+            load(server.addr, o.keys, ttl.then_some(("EX", 3600)));
+            std::thread::sleep(Duration::from_millis(500));
+            let (rss1, used1) = (server.rss(), client.info_field("used_memory"));
+            let dbsize = client.call(&[b"DBSIZE"]).unwrap_or_default();
+            let per = |a: u64, b: u64| b.saturating_sub(a) as f64 / o.keys as f64;
+            println!(
+                "| {} | {} | {:.1} | {:.1} | {} |",
+                kind.name(),
+                if ttl { "1 h" } else { "none" },
+                per(rss0, rss1),
+                per(used0, used1),
+                dbsize.trim_start_matches(':')
+            );
+        }
+    }
+}
+
+/// Latencies in microseconds, sorted, as p50/p99/max in milliseconds.
+fn percentiles(mut us: Vec<u64>) -> (f64, f64, f64) {
+    if us.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    us.sort_unstable();
+    let at = |q: f64| us[((us.len() - 1) as f64 * q) as usize] as f64 / 1000.0;
+    (at(0.5), at(0.99), *us.last().unwrap() as f64 / 1000.0)
+}
+
+fn expiry(o: &Options) {
+    println!(
+        "\n## Expiry storm: {} keys expiring in the same second, no reads of them\n",
+        o.keys
+    );
+    println!("| server | load s | deadline to DBSIZE 0 | deadline to used_memory back | GET p50 / p99 / max ms (during) | GETs | GET p50 / p99 / max ms (before the deadline) |");
+    println!("|---|---|---|---|---|---|---|");
+    for kind in [Kind::Redis, Kind::Cortado] {
+        let server = Server::start(kind);
+        let mut control = Client::connect(server.addr).expect("connect");
+        control.call(&[b"SET", b"probe", b"x"]).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let used0 = control.info_field("used_memory");
+        let load_started = Instant::now();
+        let now_s = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        // Long enough after now for the load to finish first.
+        let deadline_s = now_s + 2 + o.keys / 200_000;
+        load(server.addr, o.keys, Some(("EXAT", deadline_s)));
+        let load_secs = load_started.elapsed().as_secs_f64();
+        let deadline = UNIX_EPOCH + Duration::from_secs(deadline_s);
+        // The ping-pong GET client runs from the end of the load until the end.
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop_getter = stop.clone();
+        let addr = server.addr;
+        let getter = std::thread::spawn(move || {
+            let mut client = Client::connect(addr).expect("connect");
+            // Before the deadline: the machine's own noise, for comparison.
+            let (mut before, mut during) = (Vec::new(), Vec::new());
+            while !stop_getter.load(std::sync::atomic::Ordering::Relaxed) {
+                let started = Instant::now();
+                client.call(&[b"GET", b"probe"]).expect("GET");
+                let took = started.elapsed().as_micros() as u64;
+                if SystemTime::now() >= deadline {
+                    during.push(took);
+                } else {
+                    before.push(took);
+                }
+            }
+            (before, during)
+        });
+        while SystemTime::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut empty_after = None;
+        let mut memory_after = None;
+        let give_up = Instant::now() + Duration::from_secs(60);
+        while (empty_after.is_none() || memory_after.is_none()) && Instant::now() < give_up {
+            let since = SystemTime::now()
+                .duration_since(deadline)
+                .unwrap_or_default();
+            if empty_after.is_none() {
+                let size = control.call(&[b"DBSIZE"]).unwrap_or_default();
+                // The probe key stays.
+                if size.trim() == ":1" {
+                    empty_after = Some(since);
+                }
+            }
+            if memory_after.is_none() {
+                let used = control.info_field("used_memory");
+                if used <= used0 + used0 / 10 + (1 << 20) {
+                    memory_after = Some(since);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let (before, latencies) = getter.join().unwrap();
+        let gets = latencies.len();
+        let (p50, p99, max) = percentiles(latencies);
+        let (b50, b99, bmax) = percentiles(before);
+        let show = |d: Option<Duration>| {
+            d.map_or("> 60 s".to_owned(), |d| format!("{:.3} s", d.as_secs_f64()))
+        };
+        println!(
+            "| {} | {load_secs:.1} | {} | {} | {p50:.3} / {p99:.3} / {max:.3} | {gets} | {b50:.3} / {b99:.3} / {bmax:.3} |",
+            kind.name(),
+            show(empty_after),
+            show(memory_after),
+        );
+    }
+}

@@ -1,0 +1,369 @@
+//! What `COMMAND` tells clients about each command beyond dispatch: its cost, its syntax, the
+//! ACL categories no rule gives it, and how it uses its keys. All of it is written here in our
+//! own words and notation, from the syntax and behaviour the server implements.
+//!
+//! The table's [`Command`](super::Command) gives the rest (name, arity, flags, key
+//! positions, group, version, summary); [`Table`](super::Table) joins each entry to its
+//! [`Doc`] by full name when it is built.
+//!
+//! # Design
+//!
+//! The docs are kept apart from [`Command`](super::Command) so dispatch walks only what it
+//! needs. [`DOCS`] is sorted by full name (a unit test checks it) and searched by bisection,
+//! once per entry at start-up.
+
+use super::acl::{ADMIN, CONNECTION, DANGEROUS, KEYSPACE};
+use super::keyspec::flag::*;
+use super::keyspec::KeysDoc;
+use super::Args;
+
+/// One command's description. See the [module docs](self).
+#[derive(Debug, Clone, Copy)]
+pub struct Doc {
+    /// `name`, or `container|name` for a subcommand.
+    pub name: &'static str,
+    /// Its cost, in big-O terms, as `COMMAND DOCS` shows it.
+    pub complexity: &'static str,
+    /// Its arguments after the name (and subcommand), in [`syntax`](super::syntax)'s
+    /// notation.
+    pub syntax: &'static str,
+    /// ACL categories beyond those its flags and group give ([`acl`](super::acl)).
+    pub acl: u32,
+    /// How it uses its keys.
+    pub keys: KeysDoc,
+    /// The key flags of one call, for a command whose flags depend on its arguments (`SET`
+    /// reads the old value only with `GET`).
+    pub call_flags: Option<fn(Args<'_>) -> u16>,
+}
+
+const fn doc(name: &'static str, complexity: &'static str, syntax: &'static str) -> Doc {
+    Doc {
+        name,
+        complexity,
+        syntax,
+        acl: 0,
+        keys: KeysDoc::Positions,
+        call_flags: None,
+    }
+}
+
+impl Doc {
+    /// Its keys, at the table's positions, are used as `flags` say.
+    const fn keys(self, flags: u16) -> Doc {
+        Doc {
+            keys: KeysDoc::Range(flags),
+            ..self
+        }
+    }
+
+    /// Its keys are used differently, each as its `flags` say.
+    const fn each_key(self, flags: &'static [u16]) -> Doc {
+        Doc {
+            keys: KeysDoc::Each(flags),
+            ..self
+        }
+    }
+
+    /// It is in these ACL categories too.
+    const fn acl(self, categories: u32) -> Doc {
+        Doc {
+            acl: categories,
+            ..self
+        }
+    }
+
+    /// Its key flags depend on its arguments, as `call_flags` says.
+    const fn flags_per_call(self, call_flags: fn(Args<'_>) -> u16) -> Doc {
+        Doc {
+            call_flags: Some(call_flags),
+            ..self
+        }
+    }
+}
+
+/// `SET`'s key flags: it reads and returns the old value only with `GET`.
+fn set_call_flags(call: Args<'_>) -> u16 {
+    if (3..call.len()).any(|i| call.is(i, "get")) {
+        RW | ACCESS | UPDATE
+    } else {
+        OW | UPDATE
+    }
+}
+
+/// The description of the command or subcommand `full_name` (`get`, `client|list`).
+pub fn lookup(full_name: &str) -> Option<&'static Doc> {
+    DOCS.binary_search_by(|doc| doc.name.cmp(full_name))
+        .ok()
+        .map(|i| &DOCS[i])
+}
+
+/// `SET`'s and `GETEX`'s expiration options, with their last alternative.
+macro_rules! expiration {
+    ($last:literal) => {
+        concat!(
+            "expiration=[EX seconds:integer|PX milliseconds:integer|",
+            "EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|",
+            $last,
+            "]"
+        )
+    };
+}
+
+const EACH_KEY: &str = "O(N) for N keys";
+const NONE: &str = "";
+const SUBCOMMANDS: &str = "Varies with the subcommand";
+const CONSTANT: &str = "O(1)";
+
+/// Every command's description, sorted by full name.
+pub const DOCS: &[Doc] = &[
+    doc("append", "O(1) amortized", "key:key value").keys(RW | INSERT),
+    doc("auth", "O(N) for a password of N bytes", "[username] password"),
+    doc("bitcount", "O(N) for N bytes counted", "key:key range=[start:integer end:integer unit=[BYTE|BIT]]")
+        .keys(RO | ACCESS),
+    doc("client", SUBCOMMANDS, NONE),
+    doc("client|getname", CONSTANT, NONE),
+    doc("client|help", CONSTANT, NONE),
+    doc("client|id", CONSTANT, NONE),
+    doc("client|info", CONSTANT, NONE),
+    doc(
+        "client|kill",
+        "O(N) for N connections",
+        "target=(addr|filter=(ID client-id:integer|TYPE class=(NORMAL|MASTER|SLAVE|REPLICA|PUBSUB)|USER username|ADDR addr|LADDR laddr|SKIPME skip=(YES|NO))...)",
+    ),
+    doc(
+        "client|list",
+        "O(N) for N connections",
+        "[TYPE class=(NORMAL|MASTER|REPLICA|PUBSUB)] [ID client-id:integer...]",
+    ),
+    doc("client|no-evict", CONSTANT, "enabled=(ON|OFF)"),
+    doc("client|reply", CONSTANT, "mode=(ON|OFF|SKIP)"),
+    doc("client|setname", CONSTANT, "connection-name"),
+    doc("command", "O(N) for N commands", NONE).acl(CONNECTION),
+    doc("command|count", CONSTANT, NONE).acl(CONNECTION),
+    doc("command|docs", "O(N) for N commands described", "[command-name...]").acl(CONNECTION),
+    doc("command|getkeys", "O(N) for N arguments", "command [arg...]").acl(CONNECTION),
+    doc("command|getkeysandflags", "O(N) for N arguments", "command [arg...]").acl(CONNECTION),
+    doc("command|help", CONSTANT, NONE).acl(CONNECTION),
+    doc("command|info", "O(N) for N commands described", "[command-name...]").acl(CONNECTION),
+    doc(
+        "command|list",
+        "O(N) for N commands",
+        "[FILTERBY filter=(MODULE module-name|ACLCAT category|PATTERN pattern:pattern)]",
+    )
+    .acl(CONNECTION),
+    doc("config", SUBCOMMANDS, NONE),
+    doc("config|get", "O(N) for N directives", "parameter:pattern..."),
+    doc("config|help", CONSTANT, NONE),
+    doc("config|resetstat", CONSTANT, NONE),
+    doc("config|rewrite", "O(N) for N lines of the file", NONE),
+    doc("config|set", "O(N) for N directives set", "data=(parameter value)..."),
+    doc(
+        "copy",
+        "O(N) for a value of N bytes",
+        "source:key destination:key [DB destination-db:integer] [REPLACE]",
+    )
+    .each_key(&[RO | ACCESS, OW | UPDATE]),
+    doc("dbsize", CONSTANT, NONE).acl(KEYSPACE),
+    doc("debug", SUBCOMMANDS, "subcommand [argument...]"),
+    doc("decr", CONSTANT, "key:key").keys(RW | ACCESS | UPDATE),
+    doc("decrby", CONSTANT, "key:key decrement:integer").keys(RW | ACCESS | UPDATE),
+    doc("del", EACH_KEY, "key:key...").keys(RM | DELETE),
+    doc("echo", CONSTANT, "message"),
+    doc("exists", EACH_KEY, "key:key...").keys(RO),
+    doc("expire", CONSTANT, "key:key seconds:integer condition=[NX|XX|GT|LT]")
+        .keys(RW | UPDATE),
+    doc(
+        "expireat",
+        CONSTANT,
+        "key:key unix-time-seconds:unix-time condition=[NX|XX|GT|LT]",
+    )
+    .keys(RW | UPDATE),
+    doc("expiretime", CONSTANT, "key:key").keys(RO | ACCESS),
+    doc("flushall", "O(N) for N keys in all databases", "mode=[ASYNC|SYNC]")
+        .acl(KEYSPACE | DANGEROUS),
+    doc("flushdb", "O(N) for N keys in the database", "mode=[ASYNC|SYNC]")
+        .acl(KEYSPACE | DANGEROUS),
+    doc("function", SUBCOMMANDS, NONE),
+    doc("function|flush", CONSTANT, "mode=[ASYNC|SYNC]"),
+    doc("get", CONSTANT, "key:key").keys(RO | ACCESS),
+    doc("getbit", CONSTANT, "key:key offset:integer").keys(RO | ACCESS),
+    doc("getdel", CONSTANT, "key:key").keys(RW | ACCESS | DELETE),
+    doc("getex", CONSTANT, concat!("key:key ", expiration!("PERSIST"))).keys(RW | ACCESS | UPDATE),
+    doc("getrange", "O(N) for N bytes returned", "key:key start:integer end:integer")
+        .keys(RO | ACCESS),
+    doc("getset", CONSTANT, "key:key value").keys(RW | ACCESS | UPDATE),
+    doc(
+        "hello",
+        CONSTANT,
+        "arguments=[protover:integer [AUTH username password] [SETNAME clientname]]",
+    ),
+    doc("incr", CONSTANT, "key:key").keys(RW | ACCESS | UPDATE),
+    doc("incrby", CONSTANT, "key:key increment:integer").keys(RW | ACCESS | UPDATE),
+    doc("incrbyfloat", CONSTANT, "key:key increment:double").keys(RW | ACCESS | UPDATE),
+    doc("info", "O(N) for N sections", "[section...]").acl(DANGEROUS),
+    doc("keys", "O(N) for N keys in the database", "pattern:pattern").acl(DANGEROUS),
+    doc("lastsave", CONSTANT, NONE).acl(ADMIN | DANGEROUS),
+    doc(
+        "lcs",
+        "O(N*M) for strings of N and M bytes",
+        "key1:key key2:key [LEN] [IDX] [MINMATCHLEN min-match-len:integer] [WITHMATCHLEN]",
+    )
+    .keys(RO | ACCESS),
+    doc("memory", SUBCOMMANDS, NONE),
+    doc("memory|help", CONSTANT, NONE),
+    doc("memory|usage", CONSTANT, "key:key [SAMPLES count:integer]").keys(RO),
+    doc("mget", EACH_KEY, "key:key...").keys(RO | ACCESS),
+    doc("monitor", CONSTANT, NONE),
+    doc("move", CONSTANT, "key:key db:integer").keys(RW | ACCESS | UPDATE),
+    doc("mset", EACH_KEY, "data=(key:key value)...").keys(OW | UPDATE),
+    doc("msetnx", EACH_KEY, "data=(key:key value)...").keys(OW | INSERT),
+    doc("object", SUBCOMMANDS, NONE),
+    doc("object|encoding", CONSTANT, "key:key").keys(RO),
+    doc("object|help", CONSTANT, NONE),
+    doc("object|refcount", CONSTANT, "key:key").keys(RO),
+    doc("persist", CONSTANT, "key:key").keys(RW | UPDATE),
+    doc(
+        "pexpire",
+        CONSTANT,
+        "key:key milliseconds:integer condition=[NX|XX|GT|LT]",
+    )
+    .keys(RW | UPDATE),
+    doc(
+        "pexpireat",
+        CONSTANT,
+        "key:key unix-time-milliseconds:unix-time condition=[NX|XX|GT|LT]",
+    )
+    .keys(RW | UPDATE),
+    doc("pexpiretime", CONSTANT, "key:key").keys(RO | ACCESS),
+    doc("ping", CONSTANT, "[message]"),
+    doc("psetex", CONSTANT, "key:key milliseconds:integer value").keys(OW | UPDATE),
+    doc("pttl", CONSTANT, "key:key").keys(RO | ACCESS),
+    doc("quit", CONSTANT, NONE),
+    doc("randomkey", CONSTANT, NONE),
+    doc("rename", CONSTANT, "key:key newkey:key").each_key(&[RW | ACCESS | DELETE, OW | UPDATE]),
+    doc("renamenx", CONSTANT, "key:key newkey:key").each_key(&[RW | ACCESS | DELETE, OW | INSERT]),
+    doc("reset", CONSTANT, NONE),
+    doc(
+        "scan",
+        "O(1) a call; O(N) for a whole pass over N keys",
+        "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type]",
+    ),
+    doc("select", CONSTANT, "index:integer"),
+    doc("set", CONSTANT, concat!("key:key value condition=[NX|XX] [GET] ", expiration!("KEEPTTL"))).keys(RW | ACCESS | UPDATE | VARIABLE_FLAGS)
+        .flags_per_call(set_call_flags),
+    doc("setbit", CONSTANT, "key:key offset:integer value:integer").keys(RW | ACCESS | UPDATE),
+    doc("setex", CONSTANT, "key:key seconds:integer value").keys(OW | UPDATE),
+    doc("setnx", CONSTANT, "key:key value").keys(OW | INSERT),
+    doc("setrange", "O(1), or O(N) to grow the string to N bytes", "key:key offset:integer value")
+        .keys(RW | UPDATE),
+    doc("shutdown", "O(N) for N connections", "save=[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]"),
+    doc("slowlog", SUBCOMMANDS, NONE),
+    doc("slowlog|get", "O(N) for N entries returned", "[count:integer]"),
+    doc("slowlog|help", CONSTANT, NONE),
+    doc("slowlog|len", CONSTANT, NONE),
+    doc("slowlog|reset", "O(N) for N entries", NONE),
+    doc("strlen", CONSTANT, "key:key").keys(RO),
+    doc("swapdb", CONSTANT, "index1:integer index2:integer").acl(KEYSPACE | DANGEROUS),
+    doc("time", CONSTANT, NONE),
+    doc("touch", EACH_KEY, "key:key...").keys(RO),
+    doc("ttl", CONSTANT, "key:key").keys(RO | ACCESS),
+    doc("type", CONSTANT, "key:key").keys(RO),
+    doc("unlink", EACH_KEY, "key:key...").keys(RM | DELETE),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cmd::{keyspec, syntax, Table};
+
+    #[test]
+    fn docs_are_sorted_by_full_name_without_duplicates() {
+        for pair in DOCS.windows(2) {
+            assert!(
+                pair[0].name < pair[1].name,
+                "{} then {}",
+                pair[0].name,
+                pair[1].name
+            );
+        }
+    }
+
+    #[test]
+    fn every_table_entry_has_a_doc_and_every_doc_an_entry() {
+        let table = Table::new(&[]).unwrap();
+        let missing: Vec<&str> = table
+            .entries()
+            .filter(|(_, e)| e.doc.is_none())
+            .map(|(_, e)| e.full_name.as_str())
+            .collect();
+        assert!(missing.is_empty(), "no doc for {missing:?}");
+        let names: Vec<&str> = table.entries().map(|(_, e)| e.full_name.as_str()).collect();
+        for doc in DOCS {
+            assert!(
+                names.contains(&doc.name),
+                "{}: a doc without a command",
+                doc.name
+            );
+        }
+    }
+
+    #[test]
+    fn every_syntax_parses_and_keys_match_the_table() {
+        let table = Table::new(&[]).unwrap();
+        for (_, entry) in table.entries() {
+            let doc = entry.doc.unwrap();
+            let args = syntax::parse(doc.syntax).unwrap_or_else(|e| panic!("{}: {e}", doc.name));
+            let keys = entry.command.keys;
+            let specs = keyspec::specs(keys, doc.keys);
+            let has_positions = keys.first != 0;
+            assert_eq!(
+                !specs.is_empty(),
+                has_positions,
+                "{}: key specs and positions",
+                doc.name
+            );
+            assert_eq!(
+                matches!(doc.keys, KeysDoc::Positions),
+                !has_positions,
+                "{}: keys with positions are described, none without",
+                doc.name
+            );
+            if let KeysDoc::Each(flags) = doc.keys {
+                let count = (keys.last - keys.first) / keys.step + 1;
+                assert!(keys.last > 0, "{}: a fixed number of keys", doc.name);
+                assert_eq!(flags.len() as i32, count, "{}: a spec per key", doc.name);
+            }
+            // A key argument in the syntax for each command with keys, and none otherwise.
+            fn has_key(args: &[syntax::Arg]) -> bool {
+                args.iter().any(|a| match &a.kind {
+                    syntax::Kind::Key => true,
+                    syntax::Kind::OneOf(args) | syntax::Kind::Block(args) => has_key(args),
+                    _ => false,
+                })
+            }
+            assert_eq!(has_key(&args), has_positions, "{}: key arguments", doc.name);
+            assert!(!doc.complexity.is_empty(), "{}: complexity", doc.name);
+        }
+    }
+
+    #[test]
+    fn set_call_flags_read_the_old_value_only_with_get() {
+        let call = |words: &[&str]| {
+            let bytes: Vec<u8> = words.concat().into_bytes();
+            let mut ranges = Vec::new();
+            let mut at = 0;
+            for w in words {
+                ranges.push(at..at + w.len());
+                at += w.len();
+            }
+            set_call_flags(Args::new(&bytes, &ranges))
+        };
+        assert_eq!(call(&["SET", "k", "v"]), OW | UPDATE);
+        assert_eq!(
+            call(&["SET", "k", "v", "EX", "10", "get"]),
+            RW | ACCESS | UPDATE
+        );
+        // A value spelled "get" is not the option.
+        assert_eq!(call(&["SET", "k", "get"]), OW | UPDATE);
+    }
+}

@@ -1,0 +1,885 @@
+//! The databases: every key of every database, in shards of the `cortado` library's cache, each
+//! behind its own lock.
+//!
+//! A command locks the shards of the keys it names ([`Keyspace::lock`], [`Keyspace::lock_keys`])
+//! or all of them ([`Keyspace::lock_all`]) and holds them for its whole length, so each command
+//! is atomic and isolated, and time stands still while it runs: every shard it holds reads the
+//! same instant, set when it was locked.
+//!
+//! # Design
+//!
+//! - **Shards.** A key's shard comes from its hash alone, not its database, so `MOVE` and `COPY
+//!   ... DB` stay within one shard. Each shard holds one [`cortado::unsync::Cache`] per database
+//!   (built on first write), so `SWAPDB` swaps two caches in each shard, `FLUSHDB` drops one,
+//!   and `DBSIZE`, `SCAN` and `RANDOMKEY` see one database only. The shard count is a power of
+//!   two, 16 per CPU: enough that two threads rarely want the same lock (a `GET` holds it for
+//!   well under a microsecond), few enough that locking them all (`FLUSHALL`, `KEYS`, a
+//!   transaction) stays cheap.
+//! - **Deadlock freedom.** Shards are always locked in increasing index order (a `SCAN` step,
+//!   which takes shards as it reaches them, takes only ones past those it holds), so no two
+//!   commands wait for each other.
+//! - **Time.** Expiry deadlines are Unix times (as `EXPIREAT` and `PEXPIRETIME` speak them).
+//!   Each shard's caches share one [`ManualClock`] reading Unix nanoseconds, which is set to
+//!   the command's time: never backwards, so a wall clock stepped back delays expiry rather
+//!   than reordering it. A command that locks several shards reads the time once, as it locks
+//!   them, so they all agree. A command on one shard reads it when it first needs it: to write
+//!   a lifetime, to answer one, or to use a database that holds a key with one. A `GET` or a
+//!   `SET` on a database without lifetimes thus never reads the clock, a measurable part of
+//!   its cost (see `docs/decisions/0210-server-get-set-path.md`).
+//! - **Expiry.** Lazy: a read never returns an expired key (the library checks the deadline).
+//!   Active: [`Keyspace::expire_cycle`] asks each shard's timer wheel for what is due, a shard
+//!   at a time, so an expiry storm is spread over many short lock holds. A key written with a
+//!   time already past is removed at once; Redis keeps it until its expiry cycle or a lookup
+//!   finds it, and counts it meanwhile in `DBSIZE` (a difference of timing, not of contents).
+//! - **Far expiry times.** Redis takes expiry times up to `i64::MAX` milliseconds; the library's
+//!   deadlines are `u64` nanoseconds, which end in the year 2554. A key given an expiry time past
+//!   [`FAR_NANOS`] (the year 2262) keeps the library's deadline for it (saturated if need be) and
+//!   the time asked for in its shard's `far` map, which `PTTL` and `PEXPIRETIME` then read: rare
+//!   enough that a map beside the caches costs nothing on the common path (one test of an empty
+//!   vector), exact where a client asks.
+//! - **Scans.** A `SCAN` cursor names a shard and a position in that shard's cache (see
+//!   [`Keyspace::scan`]); the library keeps an entry at one position for as long as it stays,
+//!   so a scan sees every key present from its start to its end, whatever is written meanwhile.
+//!   One call locks the shards it walks in increasing order and holds them to its end, so its
+//!   reply, like every command's, is one instant's.
+//! - **Random keys.** [`Keyspace::random_key`] picks a shard with probability proportional to
+//!   its number of keys, then one of its keys at random (the library's `random_entry`), so every
+//!   key is about equally likely, as in Redis.
+
+pub mod value;
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cortado::time::ManualClock;
+use cortado::unsync;
+use cortado::DefaultHashBuilder;
+
+pub use value::{CompactBytes, Kind, Value, Written};
+
+/// One database's share of a shard.
+pub type Cache = unsync::Cache<CompactBytes, Value>;
+
+/// Where the server reads the time: the system's clock, or one that tests move by hand.
+#[derive(Debug, Clone, Default)]
+pub enum TimeSource {
+    /// Unix time from the operating system.
+    #[default]
+    System,
+    /// A manual clock holding Unix time in nanoseconds.
+    Manual(ManualClock),
+}
+
+impl TimeSource {
+    /// Unix time in nanoseconds.
+    pub fn now_nanos(&self) -> u64 {
+        match self {
+            TimeSource::System => SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64),
+            TimeSource::Manual(clock) => clock.now_nanos(),
+        }
+    }
+
+    /// Unix time in milliseconds.
+    pub fn now_millis(&self) -> u64 {
+        self.now_nanos() / 1_000_000
+    }
+}
+
+/// The most expired keys removed under one hold of a shard's lock, by active expiry or by a
+/// write: about 30 µs of removals, so that a client waiting for the shard meanwhile is not
+/// held up by a burst of keys that expire together.
+const EXPIRY_BATCH: usize = 256;
+
+/// Room below which an emptied cache is not worth shrinking (its structures' fixed part).
+const SHRINK_FLOOR: usize = 64 * 1024;
+
+/// What one entry costs the cache beside the heap its key and value own: the slot (key and
+/// value, 24 bytes each, and 8 of flags) and the table's index and control byte (about 8 at
+/// its load factor); a cache without a capacity keeps nothing else per entry.
+const ENTRY_BYTES: usize = 24 + 24 + 8 + 8;
+/// What a deadline adds: the timer wheel's node (12) and its place in a bucket (4).
+const TIMER_BYTES: usize = 16;
+
+/// When a written key expires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expire {
+    /// Never (a plain `SET` clears any lifetime).
+    Never,
+    /// At this Unix time in milliseconds.
+    AtMillis(i64),
+    /// Keeps the key's current lifetime, if it has one (`SET ... KEEPTTL`).
+    Keep,
+}
+
+/// Expiry times, as Unix nanoseconds, from which the library's deadline no longer says the
+/// time exactly (2^63 ns: the year 2262; the library's own limit is 2^64 - 2 ns, in 2554).
+pub const FAR_NANOS: u64 = 1 << 63;
+
+/// A value borrowed from a cache to change in place, keeping its lifetime.
+pub type ValueMut<'a> = unsync::RefMut<'a, CompactBytes, Value, DefaultHashBuilder>;
+
+/// One shard: a cache per database and the clock they share.
+pub struct Shard {
+    dbs: Box<[Option<Cache>]>,
+    /// Per database, the expiry times (Unix milliseconds) of keys whose time is past
+    /// [`FAR_NANOS`]; empty until some key has one. See the [module docs](self).
+    far: Vec<HashMap<CompactBytes, i64>>,
+    clock: ManualClock,
+    /// The clock's reading, in Unix nanoseconds.
+    now: u64,
+    /// The statistics of the caches dropped since the start (flushed, or emptied by expiry),
+    /// so that counters such as `expired_keys` do not go backwards.
+    retired: cortado::stats::CacheStats,
+    /// Whether `now` is the time of the command holding the shard; if not, it is read when the
+    /// command first needs it (see [`Keyspace::lock`]).
+    current: bool,
+    /// Where the time is read.
+    source: TimeSource,
+    /// Lookups by reading commands that found their key, and that did not.
+    pub hits: u64,
+    /// See `hits`.
+    pub misses: u64,
+}
+
+impl Shard {
+    fn new(databases: usize, source: TimeSource) -> Self {
+        Self {
+            dbs: (0..databases).map(|_| None).collect(),
+            far: Vec::new(),
+            clock: ManualClock::new(),
+            now: 0,
+            retired: cortado::stats::CacheStats::default(),
+            current: false,
+            source,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// Sets the shard's time to `nanos` for the command that holds it (never backwards).
+    fn set_time(&mut self, nanos: u64) {
+        if nanos > self.now {
+            self.now = nanos;
+            self.clock.set(Duration::from_nanos(nanos));
+        }
+        self.current = true;
+    }
+
+    /// The command's time, in Unix nanoseconds, read now if it was not yet.
+    #[inline]
+    fn time(&mut self) -> u64 {
+        if !self.current {
+            let now = self.source.now_nanos();
+            self.set_time(now);
+        }
+        self.now
+    }
+
+    /// Makes the time current before `db`'s cache is used, if the cache holds an entry with a
+    /// deadline: without one, no answer depends on the time (a read finds nothing expired, a
+    /// write without a lifetime sets no deadline), so a shard of keys without lifetimes is
+    /// served without reading the clock.
+    #[inline]
+    fn sync(&mut self, db: usize) {
+        if !self.current
+            && self.dbs[db]
+                .as_ref()
+                .is_some_and(|c| c.len_with_deadline() > 0)
+        {
+            self.time();
+        }
+    }
+
+    /// The shard's time: the command's, or later if another command that held the shard read a
+    /// later time.
+    pub fn now_millis(&mut self) -> i64 {
+        (self.time() / 1_000_000) as i64
+    }
+
+    /// Database `db`'s cache, if it ever held a key, with the shard's time current.
+    pub fn db(&mut self, db: usize) -> Option<&mut Cache> {
+        self.time();
+        self.dbs[db].as_mut()
+    }
+
+    /// Database `db`'s cache, read-only: for a caller that holds several shards, whose time
+    /// was read when they were locked (a lone shard's may not be current, see [`Shard::db`]).
+    pub fn db_ref(&self, db: usize) -> Option<&Cache> {
+        self.dbs[db].as_ref()
+    }
+
+    /// Database `db`'s cache, built if it was never written.
+    #[inline]
+    pub fn db_mut(&mut self, db: usize) -> &mut Cache {
+        if self.dbs[db].is_none() {
+            self.dbs[db] = Some(
+                Cache::builder()
+                    .clock(self.clock.clone())
+                    .record_stats()
+                    .expiry_batch(EXPIRY_BATCH)
+                    .build()
+                    .expect("an unbounded cache with default settings builds"),
+            );
+        }
+        self.dbs[db].as_mut().expect("built above")
+    }
+
+    /// The value of `key` in `db`, for a reading command: counted as a keyspace hit or miss.
+    #[inline]
+    pub fn lookup_read(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
+        self.sync(db);
+        let found = self.dbs[db].as_mut().and_then(|cache| cache.get(key));
+        if found.is_some() {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+        }
+        found
+    }
+
+    /// The value of `key` in `db`, for a reading command that does not count as a use (Redis's
+    /// `LOOKUP_NOTOUCH`: `EXISTS`, `TYPE`, `TTL`, `OBJECT`): counted as a hit or miss only.
+    pub fn lookup_read_untouched(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
+        self.sync(db);
+        let found = self.dbs[db].as_ref().and_then(|cache| cache.peek(key));
+        if found.is_some() {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+        }
+        found
+    }
+
+    /// The value of `key` in `db`, for a command that will write it: not counted as a hit or
+    /// miss, as Redis counts only reads.
+    pub fn lookup_write(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
+        self.sync(db);
+        self.dbs[db].as_mut()?.get(key)
+    }
+
+    /// The value of `key` in `db` to change in place (its lifetime stays), for a command that
+    /// writes it: one lookup for the read and the write. Not counted as a hit or miss.
+    pub fn lookup_mut(&mut self, db: usize, key: &[u8]) -> Option<ValueMut<'_>> {
+        self.sync(db);
+        self.dbs[db].as_mut()?.get_mut(key)
+    }
+
+    /// Whether `key` is live in `db`, with no effect on eviction or statistics.
+    pub fn contains(&mut self, db: usize, key: &[u8]) -> bool {
+        self.sync(db);
+        self.dbs[db].as_ref().is_some_and(|c| c.contains_key(key))
+    }
+
+    /// The value of `key` in `db` with no effect on eviction or statistics.
+    pub fn peek(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
+        self.sync(db);
+        self.dbs[db].as_ref()?.peek(key)
+    }
+
+    /// Writes `key` in `db` with the lifetime `expire` says. An expiry time not after the
+    /// shard's time deletes the key instead (counted as expired), as Redis does.
+    #[inline]
+    pub fn set(&mut self, db: usize, key: &[u8], value: Value, expire: Expire) {
+        let now = match expire {
+            Expire::AtMillis(_) => self.time(),
+            Expire::Never | Expire::Keep => {
+                self.sync(db);
+                self.now
+            }
+        };
+        if !self.far.is_empty() && expire != Expire::Keep {
+            self.forget_far(db, key);
+        }
+        match expire {
+            Expire::Never => self.db_mut(db).insert(CompactBytes::new(key), value),
+            Expire::AtMillis(at) => match lifetime(now, at) {
+                Some(ttl) => {
+                    self.db_mut(db)
+                        .insert_with_ttl(CompactBytes::new(key), value, ttl);
+                    self.remember_far(db, key, at);
+                }
+                None => {
+                    // Written and expired at once (a zero lifetime), so counted as an expired
+                    // key: Redis writes it, then counts it expired when it is found.
+                    self.db_mut(db)
+                        .insert_with_ttl(CompactBytes::new(key), value, Duration::ZERO);
+                }
+            },
+            Expire::Keep => {
+                let cache = self.db_mut(db);
+                if let Some(mut old) = cache.get_mut(key) {
+                    *old = value;
+                    return;
+                }
+                cache.insert(CompactBytes::new(key), value);
+            }
+        }
+    }
+
+    /// Records the far expiry time `at` of `key`, if it is one (see [`FAR_NANOS`]).
+    fn remember_far(&mut self, db: usize, key: &[u8], at: i64) {
+        if deadline_nanos(at) < u128::from(FAR_NANOS) {
+            return;
+        }
+        if self.far.is_empty() {
+            self.far = (0..self.dbs.len()).map(|_| HashMap::new()).collect();
+        }
+        self.far[db].insert(CompactBytes::new(key), at);
+    }
+
+    /// Drops what `far` holds for `key` (it was removed, or written with another lifetime).
+    #[cold]
+    fn forget_far(&mut self, db: usize, key: &[u8]) {
+        self.far[db].remove(key);
+    }
+
+    /// Removes `key` from `db`, returning its value if it was live.
+    pub fn remove(&mut self, db: usize, key: &[u8]) -> Option<Value> {
+        self.sync(db);
+        if !self.far.is_empty() {
+            self.forget_far(db, key);
+        }
+        self.dbs[db].as_mut()?.remove(key)
+    }
+
+    /// When `key` expires, as a Unix time in milliseconds: `None` if it is not live in `db`,
+    /// `Some(None)` if it never expires.
+    pub fn expire_time(&mut self, db: usize, key: &[u8]) -> Option<Option<i64>> {
+        self.sync(db);
+        let left = self.dbs[db].as_ref()?.expires_after(key)?;
+        Some(left.map(|left| {
+            let deadline = u128::from(self.now) + left.as_nanos();
+            if deadline >= u128::from(FAR_NANOS) {
+                if let Some(&at) = self.far.get(db).and_then(|far| far.get(key)) {
+                    return at;
+                }
+            }
+            i64::try_from(deadline / 1_000_000).map_or(i64::MAX, |ms| ms - 1)
+        }))
+    }
+
+    /// Gives the live `key` in `db` the expiry time `at` (Unix milliseconds; one not after the
+    /// shard's time deletes the key) or none; false if the key is not live.
+    pub fn set_expire_time(&mut self, db: usize, key: &[u8], at: Option<i64>) -> bool {
+        let now = self.time();
+        if !self.far.is_empty() {
+            self.forget_far(db, key);
+        }
+        let Some(cache) = self.dbs[db].as_mut() else {
+            return false;
+        };
+        match at.map(|at| (at, lifetime(now, at))) {
+            None => cache.set_expires_after(key, None),
+            Some((at, Some(ttl))) => {
+                let live = cache.set_expires_after(key, Some(ttl));
+                if live {
+                    self.remember_far(db, key, at);
+                }
+                live
+            }
+            Some((_, None)) => cache.remove(key).is_some(),
+        }
+    }
+
+    /// The bytes `key` and its value take in `db`: the cache's slot and index entries for it,
+    /// and what the key and value hold on the heap; `None` if missing.
+    pub fn memory_usage(&mut self, db: usize, key: &[u8]) -> Option<usize> {
+        self.sync(db);
+        let cache = self.dbs[db].as_ref()?;
+        let value = cache.peek(key)?;
+        let timed = matches!(cache.expires_after(key), Some(Some(_)));
+        Some(
+            ENTRY_BYTES
+                + if timed { TIMER_BYTES } else { 0 }
+                + CompactBytes::new(key).heap_bytes()
+                + value.heap_bytes(),
+        )
+    }
+
+    /// Keys of `db` with an expiry time.
+    pub fn expiring(&self, db: usize) -> usize {
+        self.dbs[db].as_ref().map_or(0, |c| c.len_with_deadline())
+    }
+
+    /// The number of keys in `db`.
+    pub fn len(&self, db: usize) -> usize {
+        self.dbs[db].as_ref().map_or(0, |c| c.len())
+    }
+
+    /// Drops every key of `db`.
+    pub fn flush(&mut self, db: usize) -> Option<Cache> {
+        if let Some(far) = self.far.get_mut(db) {
+            far.clear();
+        }
+        let cache = self.dbs[db].take()?;
+        self.retired = self.retired.merge(&cache.stats());
+        Some(cache)
+    }
+
+    /// Swaps databases `a` and `b`.
+    pub fn swap(&mut self, a: usize, b: usize) {
+        self.dbs.swap(a, b);
+        if !self.far.is_empty() {
+            self.far.swap(a, b);
+        }
+    }
+
+    /// The caches of every database that was ever written, with their index.
+    pub fn databases(&self) -> impl Iterator<Item = (usize, &Cache)> {
+        self.dbs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| c.as_ref().map(|c| (i, c)))
+    }
+
+    /// Removes up to [`EXPIRY_BATCH`] due keys of each database, then drops the caches left
+    /// empty, which gives their memory back (a burst of keys that expired together leaves
+    /// nothing behind); returns the keys removed and whether due keys remain.
+    fn expire_batch(&mut self) -> (u64, bool) {
+        let mut removed = 0;
+        let mut done = true;
+        for (db, slot) in self.dbs.iter_mut().enumerate() {
+            let Some(cache) = slot else {
+                continue;
+            };
+            let before = cache.len();
+            let finished = cache.remove_expired(EXPIRY_BATCH);
+            done &= finished;
+            let gone = before - cache.len();
+            removed += gone as u64;
+            if cache.is_empty() {
+                if let Some(cache) = slot.take() {
+                    self.retired = self.retired.merge(&cache.stats());
+                }
+                if let Some(far) = self.far.get_mut(db) {
+                    far.clear();
+                }
+            } else if finished
+                && gone > 0
+                && cache.memory_bytes() > 4 * ENTRY_BYTES * cache.len() + SHRINK_FLOOR
+            {
+                // A burst of expirations left most of the cache's room empty.
+                cache.shrink_to_fit();
+            }
+        }
+        (removed, done)
+    }
+}
+
+/// The lifetime from `now` (Unix nanoseconds) of a key that expires at the Unix millisecond
+/// `at`, or `None` if `at` is not after `now`'s millisecond. Redis keeps a key through its
+/// expiry millisecond and deletes it once the clock is past it, so the library's deadline is
+/// the start of the next millisecond.
+fn lifetime(now: u64, at: i64) -> Option<Duration> {
+    let now_ms = (now / 1_000_000) as i64;
+    if at <= now_ms {
+        return None;
+    }
+    let nanos = deadline_nanos(at) - u128::from(now);
+    Some(Duration::from_nanos(
+        u64::try_from(nanos).unwrap_or(u64::MAX),
+    ))
+}
+
+/// The library's deadline, in Unix nanoseconds, for a key that expires at the Unix millisecond
+/// `at` (not negative): the start of the next millisecond.
+fn deadline_nanos(at: i64) -> u128 {
+    (at.max(0) as u128 + 1) * 1_000_000
+}
+
+/// The index of an entry of `sizes` picked at random in proportion to its size; `None` if all
+/// are 0.
+fn pick_weighted(sizes: &[usize]) -> Option<usize> {
+    let total: usize = sizes.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let mut pick = (random_u64() % total as u64) as usize;
+    sizes.iter().position(|&n| {
+        if pick < n {
+            return true;
+        }
+        pick -= n;
+        false
+    })
+}
+
+/// A random number from a generator of the calling thread (xorshift64*, seeded from the
+/// standard library's random hasher keys): for picking keys, not for secrets.
+fn random_u64() -> u64 {
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(
+            std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64) | 1,
+        );
+    }
+    STATE.with(|state| {
+        let mut x = state.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        state.set(x);
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    })
+}
+
+/// Every database. See the [module docs](self).
+pub struct Keyspace {
+    shards: Box<[Mutex<Shard>]>,
+    hasher: DefaultHashBuilder,
+    databases: usize,
+    time: TimeSource,
+    /// Keys removed by active expiry (the library counts those it expires lazily too; see
+    /// [`Keyspace::expired_keys`]).
+    expire_cycles: AtomicU64,
+}
+
+/// The shards a command holds, in increasing index order.
+pub struct Locked<'a> {
+    guards: Guards<'a>,
+    keyspace: &'a Keyspace,
+    /// The command's time, in Unix nanoseconds, for shards locked later ([`Locked::scan`]); 0
+    /// for a lock of one shard, whose time is read when needed.
+    now: u64,
+}
+
+/// One shard (most commands) without a vector's allocation, or several.
+enum Guards<'a> {
+    One(usize, MutexGuard<'a, Shard>),
+    Many(Vec<(usize, MutexGuard<'a, Shard>)>),
+}
+
+impl Keyspace {
+    /// An empty keyspace of `databases` databases, reading time from `time`.
+    pub fn new(databases: usize, time: TimeSource) -> Self {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let shards = (cpus * 16).next_power_of_two().clamp(16, 1024);
+        Self::with_shards(databases, time, shards)
+    }
+
+    /// [`new`](Self::new) with `shards` shards (a power of two).
+    pub fn with_shards(databases: usize, time: TimeSource, shards: usize) -> Self {
+        assert!(shards.is_power_of_two(), "a power of two of shards");
+        Self {
+            shards: (0..shards)
+                .map(|_| Mutex::new(Shard::new(databases, time.clone())))
+                .collect(),
+            hasher: DefaultHashBuilder::default(),
+            databases,
+            time,
+            expire_cycles: AtomicU64::new(0),
+        }
+    }
+
+    /// The number of databases.
+    pub fn databases(&self) -> usize {
+        self.databases
+    }
+
+    /// The number of shards.
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Where the keyspace reads the time.
+    pub fn time(&self) -> &TimeSource {
+        &self.time
+    }
+
+    /// The shard `key` lives in.
+    #[inline]
+    pub fn shard_of(&self, key: &[u8]) -> usize {
+        // High bits: the caches' tables use the low ones of their own hash.
+        (self.hasher.hash_one(key) >> 48) as usize & (self.shards.len() - 1)
+    }
+
+    fn lock_shard(&self, i: usize, now: u64) -> MutexGuard<'_, Shard> {
+        let mut guard = self.shards[i]
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        guard.set_time(now);
+        guard
+    }
+
+    /// Locks the shard of `key`. Its time is read when the command first needs it, which a
+    /// command on keys without lifetimes never does (see the [module docs](self)).
+    #[inline]
+    pub fn lock(&self, key: &[u8]) -> Locked<'_> {
+        let i = self.shard_of(key);
+        let mut guard = self.shards[i]
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        guard.current = false;
+        Locked {
+            guards: Guards::One(i, guard),
+            keyspace: self,
+            now: 0,
+        }
+    }
+
+    /// Locks the shards of all `keys`.
+    pub fn lock_keys<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]>) -> Locked<'_> {
+        let mut indices: Vec<usize> = keys.into_iter().map(|k| self.shard_of(k)).collect();
+        indices.sort_unstable();
+        indices.dedup();
+        self.lock_indices(indices)
+    }
+
+    /// Locks every shard.
+    pub fn lock_all(&self) -> Locked<'_> {
+        self.lock_indices((0..self.shards.len()).collect())
+    }
+
+    fn lock_indices(&self, indices: Vec<usize>) -> Locked<'_> {
+        let now = self.time.now_nanos();
+        Locked {
+            guards: Guards::Many(
+                indices
+                    .into_iter()
+                    .map(|i| (i, self.lock_shard(i, now)))
+                    .collect(),
+            ),
+            keyspace: self,
+            now,
+        }
+    }
+
+    /// Locks nothing yet: shards are locked as [`Locked::scan`] reaches them.
+    pub fn lock_none(&self) -> Locked<'_> {
+        Locked {
+            guards: Guards::Many(Vec::new()),
+            keyspace: self,
+            now: self.time.now_nanos(),
+        }
+    }
+
+    /// One step of `SCAN` over database `db` (see [`Locked::scan`]), locking the shards it
+    /// walks as it reaches them and holding them to its end.
+    pub fn scan(
+        &self,
+        db: usize,
+        cursor: u64,
+        count: usize,
+        visit: impl FnMut(&CompactBytes, &Value) -> bool,
+    ) -> u64 {
+        self.lock_none().scan(db, cursor, count, visit)
+    }
+
+    /// A key of `db` picked at random, each about equally likely; `None` if `db` is empty.
+    ///
+    /// The shards' sizes are read one shard at a time, a shard is picked in proportion to its
+    /// size and locked, and the library picks one of its keys. Should that shard have lost all
+    /// its keys meanwhile (or hold only expired ones), every shard is locked and the pick
+    /// made again among them all.
+    pub fn random_key(&self, db: usize) -> Option<CompactBytes> {
+        let now = self.time.now_nanos();
+        let sizes: Vec<usize> = (0..self.shards.len())
+            .map(|i| self.lock_shard(i, now).len(db))
+            .collect();
+        let i = pick_weighted(&sizes)?;
+        let shard = self.lock_shard(i, now);
+        if let Some((key, _)) = shard.db_ref(db).and_then(Cache::random_entry) {
+            return Some(key.clone());
+        }
+        drop(shard);
+        self.lock_all().random_key(db)
+    }
+
+    /// Removes the due keys of every shard; returns how many went.
+    pub fn expire_cycle(&self) -> u64 {
+        let mut removed = 0;
+        // A batch per lock hold, one shard after another: a client waiting for a shard in the
+        // middle of a burst waits for one batch, not for the shard's whole burst.
+        let mut busy: Vec<usize> = (0..self.shards.len()).collect();
+        while !busy.is_empty() {
+            busy.retain(|&i| {
+                let now = self.time.now_nanos();
+                let (batch, done) = self.lock_shard(i, now).expire_batch();
+                removed += batch;
+                !done
+            });
+        }
+        self.expire_cycles.fetch_add(1, Ordering::Relaxed);
+        removed
+    }
+
+    /// Sums a figure over the shards, locking one at a time (so the sum is not a snapshot of one
+    /// instant, as Redis's `INFO` is not either).
+    pub fn sum(&self, figure: impl Fn(&Shard) -> u64) -> u64 {
+        let now = self.time.now_nanos();
+        (0..self.shards.len())
+            .map(|i| figure(&self.lock_shard(i, now)))
+            .sum()
+    }
+
+    /// Keys removed because they expired, lazily or actively.
+    pub fn expired_keys(&self) -> u64 {
+        self.sum(|shard| {
+            shard.retired.evictions_expired
+                + shard
+                    .databases()
+                    .map(|(_, c)| c.stats().evictions_expired)
+                    .sum::<u64>()
+        })
+    }
+
+    /// The number of keys in `db`, at one instant: every shard is locked (a sum taken a shard
+    /// at a time could count a key that `RENAME` moves between two shards twice, or not at all).
+    pub fn dbsize(&self, db: usize) -> u64 {
+        let mut locked = self.lock_all();
+        locked
+            .shards()
+            .into_iter()
+            .map(|(_, shard)| shard.len(db) as u64)
+            .sum()
+    }
+
+    /// The number of keys in `db` with an expiry time.
+    pub fn expiring(&self, db: usize) -> u64 {
+        self.sum(|shard| shard.expiring(db) as u64)
+    }
+}
+
+impl<'a> Locked<'a> {
+    /// The shard holding `key`, which must be among those locked.
+    #[inline]
+    pub fn shard(&mut self, key: &[u8]) -> &mut Shard {
+        match &mut self.guards {
+            Guards::One(j, guard) => {
+                // Not hashed again in release builds: the one shard is the key's.
+                debug_assert_eq!(*j, self.keyspace.shard_of(key), "the key's shard is locked");
+                guard
+            }
+            Guards::Many(guards) => {
+                let i = self.keyspace.shard_of(key);
+                let at = guards
+                    .binary_search_by_key(&i, |(j, _)| *j)
+                    .expect("the key's shard is locked");
+                &mut guards[at].1
+            }
+        }
+    }
+
+    /// The shard of index `i`, locked now if it is not held yet, which is allowed only past
+    /// every shard held (so shards are still locked in increasing order).
+    fn shard_at(&mut self, i: usize) -> &mut Shard {
+        if matches!(&self.guards, Guards::One(j, _) if *j != i) {
+            let Guards::One(j, guard) =
+                std::mem::replace(&mut self.guards, Guards::Many(Vec::new()))
+            else {
+                unreachable!("matched above")
+            };
+            self.guards = Guards::Many(vec![(j, guard)]);
+        }
+        match &mut self.guards {
+            Guards::One(_, guard) => guard,
+            Guards::Many(guards) => {
+                let at = match guards.binary_search_by_key(&i, |(j, _)| *j) {
+                    Ok(at) => at,
+                    Err(at) => {
+                        assert_eq!(at, guards.len(), "shards are locked in increasing order");
+                        assert_ne!(self.now, 0, "a lock that read its time takes more shards");
+                        guards.push((i, self.keyspace.lock_shard(i, self.now)));
+                        at
+                    }
+                };
+                &mut guards[at].1
+            }
+        }
+    }
+
+    /// One step of `SCAN` over database `db` from `cursor` (0 to start): visits the live keys
+    /// at the next positions, at most `count` keys and no more than ten times `count`
+    /// positions (Redis bounds a step the same way), and returns the cursor to continue from,
+    /// or 0 once every shard was walked. `visit` returns whether it read the key as a command's
+    /// lookup does (`SCAN ... TYPE` does, for each key that passed `MATCH`): each such key is
+    /// counted as a keyspace hit, as Redis counts it. Shards not yet held are locked as the step reaches
+    /// them (so it must hold none past the cursor's, or all of them).
+    ///
+    /// A cursor is a shard's index in its low bits (as many as it takes to name every shard;
+    /// the number of shards is a power of two) and a position in that shard's cache in the
+    /// bits above: `position << bits | shard`. Positions come from the library's
+    /// [`scan`](cortado::unsync::Cache::scan), which keeps an entry at its position for as
+    /// long as it stays, so a scan continued to 0 visits every key present from its start to
+    /// its end at least once (exactly once, unless `SWAPDB` or `FLUSHDB` intervene), whatever
+    /// is written meanwhile and however much the shards grow. A shard walked to its end costs
+    /// one position of the bound, so a step over many empty shards stays short too. A cursor
+    /// no step returned is taken at its word: its shard from its low bits, and a position past
+    /// a shard's end ends that shard.
+    pub fn scan(
+        &mut self,
+        db: usize,
+        cursor: u64,
+        count: usize,
+        mut visit: impl FnMut(&CompactBytes, &Value) -> bool,
+    ) -> u64 {
+        let shards = self.keyspace.shards.len();
+        let bits = shards.trailing_zeros();
+        let encode = |shard: usize, at: usize| ((at as u64) << bits) | shard as u64;
+        let mut shard = (cursor & (shards as u64 - 1)) as usize;
+        let mut at = usize::try_from(cursor >> bits).unwrap_or(usize::MAX);
+        let count = count.max(1);
+        let mut found = 0;
+        let mut budget = count.saturating_mul(10);
+        loop {
+            let locked = self.shard_at(shard);
+            let mut read = 0;
+            let mut next = None;
+            if let Some(cache) = locked.db_ref(db) {
+                next = Some(at);
+                while let Some(from) = next.filter(|_| found < count && budget > 0) {
+                    let step = (count - found).min(budget);
+                    next = cache.scan(from, step, |key, value| {
+                        found += 1;
+                        read += u64::from(visit(key, value));
+                    });
+                    budget -= step;
+                }
+            }
+            locked.hits += read;
+            if let Some(at) = next {
+                return encode(shard, at);
+            }
+            shard += 1;
+            at = 0;
+            if shard == shards {
+                return 0;
+            }
+            budget = budget.saturating_sub(1);
+            if found >= count || budget == 0 {
+                return encode(shard, 0);
+            }
+        }
+    }
+
+    /// A key of `db` among the locked shards, picked at random (each about equally likely); see
+    /// [`Keyspace::random_key`].
+    pub fn random_key(&mut self, db: usize) -> Option<CompactBytes> {
+        let shards = self.shards();
+        let sizes: Vec<usize> = shards.iter().map(|(_, shard)| shard.len(db)).collect();
+        let first = pick_weighted(&sizes)?;
+        // The pick's shard may hold only expired keys: then the next shard with a live one.
+        (first..shards.len()).chain(0..first).find_map(|i| {
+            let (key, _) = shards[i].1.db_ref(db)?.random_entry()?;
+            Some(key.clone())
+        })
+    }
+
+    /// Every locked shard with its index, in index order.
+    pub fn shards(&mut self) -> Vec<(usize, &mut Shard)> {
+        match &mut self.guards {
+            Guards::One(i, guard) => vec![(*i, &mut **guard)],
+            Guards::Many(guards) => guards.iter_mut().map(|(i, g)| (*i, &mut **g)).collect(),
+        }
+    }
+
+    /// The keyspace the shards belong to.
+    pub fn keyspace(&self) -> &'a Keyspace {
+        self.keyspace
+    }
+}

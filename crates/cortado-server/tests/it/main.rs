@@ -1,0 +1,18 @@
+//! The server's integration tests: one binary, a module per subject.
+
+mod atomicity;
+mod command_table;
+mod commands;
+mod common;
+mod config;
+mod diff_generated;
+mod diff_keyspace;
+mod diff_strings;
+mod differential;
+mod expiry_clock;
+mod info;
+mod process;
+mod protocol;
+mod scan;
+mod security;
+mod smoke;

@@ -1,0 +1,157 @@
+//! One entry's lifetime read and changed in place, and the slab walked by position: what a
+//! front end needs for per-key expiry commands and for scans that resume.
+
+use std::borrow::Borrow;
+use std::hash::{BuildHasher, Hash};
+use std::time::Duration;
+
+use super::deadlines::Born;
+use super::Shard;
+use crate::expiry::Deadlines;
+
+impl<K, V, S> Shard<K, V, S>
+where
+    K: Hash + Eq,
+    S: BuildHasher,
+{
+    /// The lifetime left to `key`'s live entry at `now`: `None` if absent or expired,
+    /// `Some(None)` if it has no deadline.
+    pub(crate) fn expires_after<Q>(&self, hash: u64, key: &Q, now: u64) -> Option<Option<Duration>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let i = self.find(hash, key)?;
+        if self.is_expired(i, now) {
+            return None;
+        }
+        Some(
+            self.deadline(i)
+                .map(|deadline| Duration::from_nanos(deadline.saturating_sub(now))),
+        )
+    }
+
+    /// Gives `key`'s live entry the lifetime `ttl` from `now`, as a write with that lifetime
+    /// would (a time to idle still applies), or no deadline (`None`), leaving its value and
+    /// its place in the policy as they are; false if absent or expired. A lifetime of zero
+    /// expires the entry at once.
+    pub(crate) fn set_expires_after<Q>(
+        &mut self,
+        hash: u64,
+        key: &Q,
+        now: u64,
+        ttl: Option<Duration>,
+    ) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let Some(i) = self.find(hash, key) else {
+            return false;
+        };
+        if self.is_expired(i, now) {
+            return false;
+        }
+        let deadlines = match ttl {
+            Some(ttl) => {
+                let entry = self.entry(i);
+                let current = Some(self.deadline(i));
+                self.rules
+                    .on_write(&entry.key, &entry.value, now, Some(ttl), current)
+            }
+            None => Deadlines {
+                write: None,
+                read: None,
+            },
+        };
+        if self.set_some_write_deadlines(i, deadlines, now) == Born::Expired {
+            self.expire_at_once(i);
+        }
+        true
+    }
+
+    /// Gives back the memory removed entries left behind: the slots after the last entry (and
+    /// what the table, the wheel and the deadlines keep for them), and the table's spare room.
+    /// Slots keep their numbers, so a scan in progress is not disturbed; the policy of a
+    /// bounded shard keeps its per-slot arrays, which it fills again as the shard does.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        let slots = &mut self.index.slots;
+        let len = slots.len() - slots.iter().rev().take_while(|s| s.is_none()).count();
+        slots.truncate(len);
+        slots.shrink_to_fit();
+        self.free.retain(|&i| (i as usize) < len);
+        self.free.shrink_to_fit();
+        let (hasher, slots) = (&self.hasher, &self.index.slots);
+        self.index
+            .table
+            .shrink_to(0, |&i| match &slots[i as usize] {
+                Some(entry) => super::hash_key(hasher, &entry.key),
+                None => unreachable!("the table names only live slots"),
+            });
+        self.read_deadlines.truncate(len);
+        self.read_deadlines.shrink_to_fit();
+        self.write_deadlines.truncate(len);
+        self.write_deadlines.shrink_to_fit();
+        if let Some(wheel) = &mut self.wheel {
+            wheel.shrink_ids(len);
+        }
+        self.scratch = Vec::new();
+        self.pending.shrink_to_fit();
+    }
+
+    /// Entries that have a deadline (expired ones not yet removed included).
+    pub(crate) fn timed_len(&self) -> usize {
+        self.wheel.as_ref().map_or(0, |wheel| wheel.len())
+    }
+
+    /// Calls `visit` with each live entry in slots `from..`, looking at no more than `count`
+    /// slots; returns the slot to resume from, or `None` once past the last. An entry keeps its
+    /// slot for as long as it is in the cache, so a scan resumed this way sees every entry that
+    /// stays in the cache from its start to its end exactly once, whatever else is written.
+    pub(crate) fn scan(
+        &self,
+        from: usize,
+        count: usize,
+        now: u64,
+        mut visit: impl FnMut(&K, &V),
+    ) -> Option<usize> {
+        let slots = &self.index.slots;
+        let end = from.saturating_add(count.max(1)).min(slots.len());
+        let start = from.min(end);
+        for (i, slot) in slots[start..end].iter().enumerate() {
+            if let Some(entry) = slot {
+                if !self.is_expired((start + i) as u32, now) {
+                    visit(&entry.key, &entry.value);
+                }
+            }
+        }
+        (end < slots.len()).then_some(end)
+    }
+
+    /// A live entry picked at random from `seed`: a few random slots are tried, then, for a
+    /// sparse slab, the first live entry from a random slot on (wrapping). `None` only when
+    /// no entry is live.
+    pub(crate) fn random_entry(&self, seed: u64, now: u64) -> Option<(&K, &V)> {
+        let slots = &self.index.slots;
+        if slots.is_empty() {
+            return None;
+        }
+        let mut rng = crate::random::SmallRng::new(seed);
+        let live = |i: usize| {
+            slots[i]
+                .as_ref()
+                .filter(|_| !self.is_expired(i as u32, now))
+                .map(|entry| (&entry.key, &entry.value))
+        };
+        // Enough tries that a slab at least an eighth full misses all of them less than once
+        // in a thousand calls ((7/8)^52).
+        for _ in 0..52 {
+            let i = (rng.next_u64() % slots.len() as u64) as usize;
+            if let Some(found) = live(i) {
+                return Some(found);
+            }
+        }
+        let start = (rng.next_u64() % slots.len() as u64) as usize;
+        (start..slots.len()).chain(0..start).find_map(live)
+    }
+}
