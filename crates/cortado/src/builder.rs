@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::budget::Budget;
 pub use crate::build_error::BuildError;
 use crate::expiry::{Expiry, ExpiryRules};
 use crate::notification::{Listener, RemovalCause};
@@ -69,6 +70,7 @@ pub struct CacheBuilder<K, V, S, F> {
     pub(crate) negative_ttl: Option<Duration>,
     pub(crate) scheduler: Scheduler,
     pub(crate) hasher: S,
+    pub(crate) budget: Option<Budget>,
     front: PhantomData<fn() -> F>,
 }
 
@@ -107,6 +109,7 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
             negative_ttl: None,
             scheduler: Scheduler::None,
             hasher: S::default(),
+            budget: None,
             front: PhantomData,
         }
     }
@@ -115,7 +118,8 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
 impl<K, V, S, F> CacheBuilder<K, V, S, F> {
     /// The most entries the cache holds, or with a [`weigher`](Self::weigher) the most total
     /// weight. Without it the cache is unbounded. The concurrent caches split it over their
-    /// shards (see [`sync`](crate::sync#capacity)).
+    /// shards, which with a weigher lend each other room for heavy entries (see
+    /// [`sync`](crate::sync#capacity)).
     pub fn max_capacity(mut self, max: u64) -> Self {
         self.max_capacity = Some(max);
         self
@@ -131,10 +135,9 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
     }
 
     /// Gives each entry a weight; the capacity then bounds the total weight. An entry heavier
-    /// than the capacity is evicted at once (cause `Size`); in a `sync` or `future` cache, so
-    /// is one heavier than its shard's share of the capacity (see
-    /// [Capacity](crate::sync#capacity): for a few very heavy entries, ask for fewer shards).
-    /// Under W-TinyLFU, once the cache is full, a new entry heavier than the admission window
+    /// than the capacity is evicted at once (cause `Size`); any lighter one can be kept, also
+    /// in a `sync` or `future` cache, whose shards lend each other room for an entry heavier
+    /// than a shard's share (see [Capacity](crate::sync#capacity)). Under W-TinyLFU, once the cache is full, a new entry heavier than the admission window
     /// (of each shard's share in a sharded cache: 3% at first under the default adaptive
     /// policy, which then moves it, 1% under the static one; `window_capacity()` tells) leaves
     /// the window at once and must win admission against the main space's victims, which a
@@ -212,6 +215,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             negative_ttl: self.negative_ttl,
             scheduler: self.scheduler,
             hasher,
+            budget: self.budget,
             front: PhantomData,
         }
     }
@@ -221,7 +225,14 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
         if self.expiry.is_some() && (self.ttl.is_some() || self.tti.is_some()) {
             return Err(BuildError::ExpiryConflict);
         }
-        if self.weigher.is_some() && self.max_capacity.is_none() {
+        if self.budget.is_some() {
+            if self.weigher.is_none() {
+                return Err(BuildError::BudgetWithoutWeigher);
+            }
+            if self.max_capacity.is_some() {
+                return Err(BuildError::BudgetAndCapacity);
+            }
+        } else if self.weigher.is_some() && self.max_capacity.is_none() {
             return Err(BuildError::WeigherWithoutCapacity);
         }
         self.policy.check().map_err(BuildError::InvalidPolicy)?;
@@ -258,6 +269,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             notify: self.listener.is_some(),
             follower: false,
             alarm: None,
+            budget: self.budget.clone(),
         })
     }
 }

@@ -63,6 +63,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 
 use hashbrown::HashTable;
 
+use crate::budget::{Budget, Member};
 use crate::expiry::ExpiryRules;
 use crate::notification::RemovalCause;
 use crate::policy::{Deferral, EvictionPolicy, Policy, MAX_DEFERRED};
@@ -113,6 +114,10 @@ pub(crate) struct ShardConfig<K, V> {
     pub(crate) follower: bool,
     /// The concurrent cache's scheduler, to wake when a read brings an expiration forward.
     pub(crate) alarm: Option<Arc<dyn Alarm>>,
+    /// The weight budget the shard shares with others (with a weigher only); its maximum is
+    /// then its allowance, `max_capacity` the allowance it asks for when it joins (`None`: an
+    /// equal share).
+    pub(crate) budget: Option<Budget>,
 }
 
 impl<K, V> ShardConfig<K, V> {
@@ -133,6 +138,7 @@ impl<K, V> ShardConfig<K, V> {
             notify: false,
             follower: false,
             alarm: None,
+            budget: None,
         }
     }
 }
@@ -149,6 +155,7 @@ impl<K, V> Clone for ShardConfig<K, V> {
             notify: self.notify,
             follower: self.follower,
             alarm: self.alarm.clone(),
+            budget: self.budget.clone(),
         }
     }
 }
@@ -282,6 +289,9 @@ pub(crate) struct Shard<K, V, S> {
     /// is that policy and whether it follows another shard's mode, for the first
     /// [`set_max_capacity`](Self::set_max_capacity) that bounds the shard.
     bounded_policy: Option<(EvictionPolicy, bool)>,
+    /// The shard's place in a weight budget shared with other shards or caches, whose
+    /// allowance is the policy's maximum (see [`budget`](crate::budget) and `fit`).
+    budget: Option<Member>,
 }
 
 impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
@@ -321,7 +331,18 @@ where
     S: BuildHasher,
 {
     pub(crate) fn new(config: &ShardConfig<K, V>, hasher: S) -> Self {
-        let policy = match config.max_capacity {
+        let member = config
+            .budget
+            .as_ref()
+            .map(|budget| match config.max_capacity {
+                Some(wanted) => budget.join(wanted),
+                None => budget.join_equal(),
+            });
+        let max_capacity = member
+            .as_ref()
+            .map(Member::allowance)
+            .or(config.max_capacity);
+        let mut policy = match max_capacity {
             Some(maximum) => Policy::new(
                 config.policy,
                 maximum,
@@ -336,6 +357,9 @@ where
                 false,
             ),
         };
+        if let Some(member) = &member {
+            policy.set_allowance(member.allowance(), member.capacity());
+        }
         let mut shard = Self {
             index: Index {
                 table: HashTable::with_capacity(config.initial_capacity),
@@ -367,10 +391,10 @@ where
             full: false,
             buffers_reads: false,
             adopted_mode: None,
-            bounded_policy: config
-                .max_capacity
+            bounded_policy: max_capacity
                 .is_none()
                 .then_some((config.policy, config.follower)),
+            budget: member,
         };
         shard.policy_mut().reserve(config.initial_capacity);
         shard
@@ -757,6 +781,11 @@ where
         }
     }
 
+    /// The shard's member id in its weight budget, if it shares one.
+    pub(crate) fn budget_member(&self) -> Option<usize> {
+        self.budget.as_ref().map(Member::id)
+    }
+
     /// Whether the capacity counts entries (no weigher).
     pub(crate) fn counts_entries(&self) -> bool {
         self.weigher.is_none()
@@ -772,6 +801,11 @@ where
     /// unread (a quarter of the keys read 8 times kept, shrinking a full cache to a quarter, as
     /// many as of the unread ones).
     pub(crate) fn set_max_capacity(&mut self, maximum: u64) {
+        if let Some(member) = &self.budget {
+            // The budget's, which the shard's allowance follows.
+            member.set_capacity(maximum);
+            return self.settle_budget();
+        }
         let maximum = if self.weigher.is_none() {
             maximum.min(MAX_ENTRIES)
         } else {
@@ -822,8 +856,13 @@ where
         self.policy().weighted_size()
     }
 
+    /// The maximum weight; in a shard that shares a budget, the budget's capacity (the shard's
+    /// own maximum is its allowance, which moves).
     pub(crate) fn max_capacity(&self) -> u64 {
-        self.policy().maximum()
+        match &self.budget {
+            Some(member) => member.capacity(),
+            None => self.policy().maximum(),
+        }
     }
 
     pub(crate) fn stats(&self) -> CacheStats {

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use hashbrown::DefaultHashBuilder;
 
+use crate::budget::Budget;
 use crate::builder::{BuildError, CacheBuilder, Unsynchronized};
 use crate::loader::OnDrop;
 use crate::notification::{Hearing, Listener, RemovalCause};
@@ -83,6 +84,21 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     /// A builder for every setting.
     pub fn builder() -> CacheBuilder<K, V, DefaultHashBuilder, Unsynchronized> {
         CacheBuilder::default()
+    }
+}
+
+impl<K, V, S> CacheBuilder<K, V, S, Unsynchronized> {
+    /// Shares `budget`'s capacity with the other caches built with it, in place of a
+    /// `max_capacity` of its own (needs a [`weigher`](Self::weigher)): the caches together hold
+    /// at most the budget's capacity, however their entries fall, and one of them can keep any
+    /// entry up to that capacity, borrowing room from the others (see [`budget`](crate::budget)).
+    /// The cache joins with an equal share (the capacity over the members it makes), which the
+    /// others give up at their next write or [`run_pending_tasks`](Cache::run_pending_tasks).
+    /// Its [`max_capacity`](Cache::max_capacity) is then the budget's, and
+    /// [`set_max_capacity`](Cache::set_max_capacity) changes the budget's for every member.
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.budget = Some(budget);
+        self
     }
 }
 
@@ -420,10 +436,12 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         self.notify();
     }
 
-    /// Removes expired entries now (otherwise done on writes).
+    /// Removes expired entries now (otherwise done on writes) and, in a cache that shares a
+    /// [`Budget`], gives up what it owes the budget (evicting to fit).
     pub fn run_pending_tasks(&mut self) {
         let now = self.now();
         self.shard.advance(now);
+        self.shard.settle_budget();
         self.notify();
     }
 
