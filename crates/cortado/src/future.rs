@@ -393,7 +393,8 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     /// Atomically reads the live value, asks `f` what to do, and does it; see
     /// [`sync::Entry::and_compute_with`]. The call is `async` because it first awaits a load of
     /// the key in flight (`f` then sees the loaded value); `f` itself is synchronous: it runs
-    /// under a shard's lock.
+    /// under a shard's lock, and must not use the cache (release builds deadlock if it does;
+    /// see [`sync::Entry::and_compute_with`]).
     ///
     /// # Panics
     ///

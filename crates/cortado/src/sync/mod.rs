@@ -33,7 +33,7 @@
 //!   can hold).
 //! - **Shares.** Shard `i` of `n` gets `capacity / n`, plus one if `i < capacity % n`, so the
 //!   shares add up to exactly the capacity (also after `set_max_capacity`). With a weigher the
-//!   shards share one [`Budget`](crate::budget::Budget): a shard written an entry heavier than
+//!   shards share one [`Budget`]: a shard written an entry heavier than
 //!   its share borrows the difference from the others, which the same write then visits, one
 //!   at a time, to evict what they owe; the loan goes back to them once the entry has left. So
 //!   any entry up to the whole capacity is kept whatever the shard count, as by one unsharded
