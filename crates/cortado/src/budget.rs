@@ -60,8 +60,10 @@
 //!   write that fits its allowance); each member's allowance is also its policy's maximum, which
 //!   only the member itself changes.
 //!
-//! Invariant: the allowances plus the unallotted weight, minus what is owed, equal the capacity;
-//! no member owes more than its allowance.
+//! Invariant: the allowances and credits plus the unallotted weight, minus what is owed, equal
+//! the capacity; no member owes more than its allowance.
+//!
+//! Measurements and the alternative tried: `docs/decisions/0015-shared-weight-budget.md`.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
