@@ -29,8 +29,8 @@
 //!
 //! # References
 //!
-//! 1. `/work/shared/reference/README.md`: the size rule and the replay rule (look up, insert on
-//!    a miss, count cold misses, no warm-up).
+//! 1. `../shared/reference/README.md` (from the repository root): the size rule and the
+//!    replay rule (look up, insert on a miss, count cold misses, no warm-up).
 //! 2. B. Manes: the Caffeine simulator, which also replays each policy on its own thread.
 
 use std::collections::HashSet;

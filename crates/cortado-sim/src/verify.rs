@@ -27,7 +27,8 @@
 //!
 //! # References
 //!
-//! 1. `/work/shared/reference/README.md`: the table's columns, policies and artifacts.
+//! 1. `../shared/reference/README.md` (from the repository root): the table's columns,
+//!    policies and artifacts.
 //! 2. 1a1a11a/libCacheSim 0.3.5, the simulator that produced the table.
 
 use std::collections::HashMap;

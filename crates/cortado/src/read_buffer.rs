@@ -32,7 +32,7 @@
 //! The tests check this under shuttle's model checker too (`model_check`). On one thread nothing is
 //! lost and the order is kept (every write to a shard whose reads can be buffered drains first, and
 //! a drain comes every 32 reads), so a one-shard `sync::Cache` decides exactly as the unsync one.
-//! With more threads the loss moves the hit ratio little (`tests/sync_hit_ratio.rs` checks 2
+//! With more threads the loss moves the hit ratio little (`tests/it/sync_hit_ratio.rs` checks 2
 //! threads; the figures are in decision 0010).
 //!
 //! # References

@@ -42,7 +42,7 @@ pub struct Cache<K, V, S = DefaultHashBuilder> {
 }
 
 // As for `sync::Cache`: a panicking callback leaves the cache consistent
-// (tests/panic_safety.rs); only the type-erased callbacks hide it from the compiler.
+// (tests/it/panic_safety.rs); only the type-erased callbacks hide it from the compiler.
 impl<K, V, S> std::panic::UnwindSafe for Cache<K, V, S>
 where
     K: std::panic::UnwindSafe,

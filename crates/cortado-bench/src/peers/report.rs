@@ -9,10 +9,13 @@
 //!   judged on ratios.
 //! - **Failures are cells, not aborts.** A cache that cannot be built for a cell (no TTL) or a
 //!   child that fails shows as `n/a` or `error`, and the rest of the report stands.
-//! - **JSON by hand**: a flat list of records with string and number fields is all it takes,
-//!   and the bench crate keeps its dependencies to the caches it measures.
+//! - **JSON from records**: [`Report::json`] maps each cell to a record of strings and
+//!   numbers (`null` where a cell has none) and serde writes them, as `cortado-sim`'s reports
+//!   do; the numbers are exact, the Markdown rounds.
 
 use std::fmt::Write as _;
+
+use serde::Serialize;
 
 use super::memory::{Footprint, Scenario};
 use super::throughput::{median, Measurement};
@@ -540,113 +543,142 @@ impl Report {
         out
     }
 
-    /// The whole report as one JSON object.
+    /// The whole report as one JSON object: `context` (the lines), then one record per cell
+    /// in `throughput`, `hit_ratio` and `memory`.
     pub fn json(&self) -> String {
-        let mut out = String::from("{\n  \"context\": [");
-        let context: Vec<String> = self.context.iter().map(|l| quote(l)).collect();
-        out.push_str(&context.join(", "));
-        out.push_str("],\n  \"throughput\": [\n");
-        let rows: Vec<String> = self
-            .throughput
-            .iter()
-            .map(|c| {
-                let list = |runs: &[f64]| {
-                    let runs: Vec<String> = runs.iter().map(|r| format!("{r:.4}")).collect();
-                    format!("[{}]", runs.join(", "))
-                };
-                let number =
-                    |value: Option<f64>| value.map_or("null".into(), |v| format!("{v:.4}"));
-                let (hit, error) = match &c.result {
-                    Ok(m) => (format!("{:.6}", m.hit_ratio), "null".into()),
-                    Err(e) => ("null".into(), quote(e)),
-                };
-                format!(
-                    "    {{\"cache\": {}, \"workload\": {}, \"keys\": {}, \"capacity\": {}, \
-                     \"threads\": {}, \"read_percent\": {}, \"median_mops\": {}, \"mops\": {}, \
-                     \"median_mops_unqueued\": {}, \"mops_unqueued\": {}, \"hit_ratio\": {hit}, \
-                     \"error\": {error}}}",
-                    quote(c.peer.name()),
-                    quote(c.workload),
-                    c.keys,
-                    c.capacity,
-                    c.threads,
-                    c.read_percent,
-                    number(c.median(Clock::Wall)),
-                    list(c.runs(Clock::Wall)),
-                    number(c.median(Clock::Unqueued)),
-                    list(c.runs(Clock::Unqueued)),
-                )
-            })
-            .collect();
-        out.push_str(&rows.join(",\n"));
-        out.push_str("\n  ],\n  \"hit_ratio\": [\n");
-        let rows: Vec<String> =
-            self.hit
-                .iter()
-                .map(|c| {
-                    format!(
-                    "    {{\"cache\": {}, \"stream\": {}, \"stream_seed\": {}, \"capacity\": {}, \
-                     \"hit_ratio\": {}}}",
-                    quote(&c.cache),
-                    quote(&c.stream),
-                    c.stream_seed,
-                    c.capacity,
-                    c.result.as_ref().map_or("null".into(), |h| format!("{h:.6}"))
-                )
-                })
-                .collect();
-        out.push_str(&rows.join(",\n"));
-        out.push_str("\n  ],\n  \"memory\": [\n");
-        let rows: Vec<String> = self
-            .memory
-            .iter()
-            .map(|c| {
-                let body = match &c.result {
-                    Ok(Some(f)) => format!(
-                        "\"capacity\": {}, \"empty_bytes\": {}, \"full_bytes\": {}, \
-                         \"full_entries\": {}, \"evicting_bytes\": {}, \"evicting_entries\": {}, \
-                         \"full_per_entry\": {:.3}, \"evicting_per_entry\": {:.3}",
-                        f.capacity,
-                        f.empty,
-                        f.full,
-                        f.full_entries,
-                        f.evicting,
-                        f.evicting_entries,
-                        f.full_per_entry(),
-                        f.evicting_per_entry()
-                    ),
-                    Ok(None) => "\"unsupported\": true".into(),
-                    Err(e) => format!("\"error\": {}", quote(e)),
-                };
-                format!(
-                    "    {{\"cache\": {}, \"scenario\": {}, {body}}}",
-                    quote(c.peer.name()),
-                    quote(c.scenario.name())
-                )
-            })
-            .collect();
-        out.push_str(&rows.join(",\n"));
-        out.push_str("\n  ]\n}\n");
+        let report = JsonReport {
+            context: &self.context,
+            throughput: self.throughput.iter().map(ThroughputRecord::from).collect(),
+            hit_ratio: self.hit.iter().map(HitRecord::from).collect(),
+            memory: self.memory.iter().map(MemoryRecord::from).collect(),
+        };
+        let mut out = serde_json::to_string_pretty(&report).expect("a report serializes");
+        out.push('\n');
         out
     }
 }
 
-/// `text` as a JSON string literal.
-fn quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for ch in text.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
+/// What [`Report::json`] writes.
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    context: &'a [String],
+    throughput: Vec<ThroughputRecord<'a>>,
+    hit_ratio: Vec<HitRecord<'a>>,
+    memory: Vec<MemoryRecord<'a>>,
+}
+
+/// A [`ThroughputCell`] in the JSON: the measurement's fields are `null` (the runs empty) and
+/// `error` says why when there is none.
+#[derive(Serialize)]
+struct ThroughputRecord<'a> {
+    cache: &'static str,
+    workload: &'static str,
+    keys: u64,
+    capacity: u64,
+    threads: usize,
+    read_percent: u32,
+    median_mops: Option<f64>,
+    mops: &'a [f64],
+    median_mops_unqueued: Option<f64>,
+    mops_unqueued: &'a [f64],
+    hit_ratio: Option<f64>,
+    error: Option<&'a str>,
+}
+
+impl<'a> From<&'a ThroughputCell> for ThroughputRecord<'a> {
+    fn from(cell: &'a ThroughputCell) -> Self {
+        Self {
+            cache: cell.peer.name(),
+            workload: cell.workload,
+            keys: cell.keys,
+            capacity: cell.capacity,
+            threads: cell.threads,
+            read_percent: cell.read_percent,
+            median_mops: cell.median(Clock::Wall),
+            mops: cell.runs(Clock::Wall),
+            median_mops_unqueued: cell.median(Clock::Unqueued),
+            mops_unqueued: cell.runs(Clock::Unqueued),
+            hit_ratio: cell.result.as_ref().ok().map(|m| m.hit_ratio),
+            error: cell.result.as_ref().err().map(String::as_str),
         }
     }
-    out.push('"');
-    out
+}
+
+/// A [`HitCell`] in the JSON (`hit_ratio` is `null` when there is none).
+#[derive(Serialize)]
+struct HitRecord<'a> {
+    cache: &'a str,
+    stream: &'a str,
+    stream_seed: u64,
+    capacity: u64,
+    hit_ratio: Option<f64>,
+}
+
+impl<'a> From<&'a HitCell> for HitRecord<'a> {
+    fn from(cell: &'a HitCell) -> Self {
+        Self {
+            cache: &cell.cache,
+            stream: &cell.stream,
+            stream_seed: cell.stream_seed,
+            capacity: cell.capacity,
+            hit_ratio: cell.result.as_ref().ok().copied(),
+        }
+    }
+}
+
+/// A [`MemoryCell`] in the JSON: the cache and scenario, then the footprint's fields, or
+/// `"unsupported": true`, or the `error`.
+#[derive(Serialize)]
+struct MemoryRecord<'a> {
+    cache: &'static str,
+    scenario: &'static str,
+    #[serde(flatten)]
+    result: MemoryResult<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum MemoryResult<'a> {
+    Footprint {
+        capacity: u64,
+        empty_bytes: i64,
+        full_bytes: i64,
+        full_entries: u64,
+        evicting_bytes: i64,
+        evicting_entries: u64,
+        full_per_entry: f64,
+        evicting_per_entry: f64,
+    },
+    Unsupported {
+        unsupported: bool,
+    },
+    Error {
+        error: &'a str,
+    },
+}
+
+impl<'a> From<&'a MemoryCell> for MemoryRecord<'a> {
+    fn from(cell: &'a MemoryCell) -> Self {
+        let result = match &cell.result {
+            Ok(Some(f)) => MemoryResult::Footprint {
+                capacity: f.capacity,
+                empty_bytes: f.empty,
+                full_bytes: f.full,
+                full_entries: f.full_entries,
+                evicting_bytes: f.evicting,
+                evicting_entries: f.evicting_entries,
+                full_per_entry: f.full_per_entry(),
+                evicting_per_entry: f.evicting_per_entry(),
+            },
+            Ok(None) => MemoryResult::Unsupported { unsupported: true },
+            Err(e) => MemoryResult::Error { error: e },
+        };
+        Self {
+            cache: cell.peer.name(),
+            scenario: cell.scenario.name(),
+            result,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -774,7 +806,80 @@ mod tests {
     }
 
     #[test]
-    fn json_escapes_quotes_and_control_characters() {
-        assert_eq!(quote("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    fn json_has_a_record_per_cell_with_nulls_and_errors() {
+        let error = "child \"moka\" failed:\n\\ exit 1";
+        let footprint = Footprint {
+            capacity: 4,
+            empty: 100,
+            full: 300,
+            full_entries: 4,
+            evicting: 340,
+            evicting_entries: 4,
+        };
+        let memory = |scenario, result| MemoryCell {
+            peer: Peer::Cortado,
+            scenario,
+            result,
+        };
+        let report = Report {
+            context: vec!["run \"quick\"".into()],
+            throughput: vec![
+                cell(Peer::Cortado, 2.5),
+                ThroughputCell {
+                    result: Err(error.into()),
+                    ..cell(Peer::Moka, 0.0)
+                },
+            ],
+            hit: vec![
+                HitCell {
+                    stream: "zipf:0.99".into(),
+                    stream_seed: 7,
+                    capacity: 100,
+                    cache: "opt".into(),
+                    result: Ok(0.625),
+                },
+                HitCell {
+                    stream: "zipf:0.99".into(),
+                    stream_seed: 7,
+                    capacity: 100,
+                    cache: "moka".into(),
+                    result: Err(error.into()),
+                },
+            ],
+            memory: vec![
+                memory(Scenario::NoExpiry, Ok(Some(footprint))),
+                memory(Scenario::Ttl, Ok(None)),
+                memory(Scenario::Ttl, Err(error.into())),
+            ],
+        };
+        let json: serde_json::Value = serde_json::from_str(&report.json()).unwrap();
+        assert_eq!(json["context"], serde_json::json!(["run \"quick\""]));
+        let throughput = json["throughput"].as_array().unwrap();
+        assert_eq!(throughput.len(), 2);
+        assert_eq!(throughput[0]["cache"], "cortado");
+        assert_eq!(throughput[0]["workload"], "A");
+        assert_eq!(throughput[0]["threads"], 2);
+        assert_eq!(throughput[0]["read_percent"], 100);
+        assert_eq!(throughput[0]["median_mops"], 2.5);
+        assert_eq!(throughput[0]["mops"], serde_json::json!([2.5]));
+        assert_eq!(throughput[0]["error"], serde_json::Value::Null);
+        assert_eq!(throughput[1]["cache"], "moka");
+        assert_eq!(throughput[1]["median_mops"], serde_json::Value::Null);
+        assert_eq!(throughput[1]["mops"], serde_json::json!([]));
+        assert_eq!(throughput[1]["hit_ratio"], serde_json::Value::Null);
+        assert_eq!(throughput[1]["error"], error);
+        let hit = json["hit_ratio"].as_array().unwrap();
+        assert_eq!(hit[0]["cache"], "opt");
+        assert_eq!(hit[0]["stream_seed"], 7);
+        assert_eq!(hit[0]["hit_ratio"], 0.625);
+        assert_eq!(hit[1]["hit_ratio"], serde_json::Value::Null);
+        let memory = json["memory"].as_array().unwrap();
+        assert_eq!(memory[0]["scenario"], "no-expiry");
+        assert_eq!(memory[0]["full_bytes"], 300);
+        assert_eq!(memory[0]["full_per_entry"], 75.0);
+        assert_eq!(memory[0]["evicting_per_entry"], 85.0);
+        assert_eq!(memory[1]["unsupported"], true);
+        assert_eq!(memory[2]["error"], error);
+        assert_eq!(memory[2].as_object().unwrap().len(), 3, "{}", memory[2]);
     }
 }

@@ -39,8 +39,8 @@
 //!
 //! # References
 //!
-//! 1. `/work/shared/traces/README.md` and `trace2keys.py`: the format definitions and the
-//!    reference key sequences.
+//! 1. `../shared/traces/README.md` (from the repository root) and `trace2keys.py`: the format
+//!    definitions and the reference key sequences.
 //! 2. B. Manes: the Caffeine simulator's trace readers (`parser/*`), one lazy stream per format.
 //! 3. J. Yang et al.: libCacheSim's csv and binary readers (the csv header rules).
 
@@ -69,7 +69,7 @@ pub const BUFFER: usize = 256 * 1024;
 /// Bytes of an offending line shown in an error message.
 const SHOWN_LINE: usize = 80;
 
-/// A trace file format, named as in `/work/shared/traces/README.md`.
+/// A trace file format, named as in `../shared/traces/README.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {
     /// One block number per line; `*` markers and blank lines skipped.

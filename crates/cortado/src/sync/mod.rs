@@ -279,7 +279,7 @@ impl<K, V, S> Clone for Cache<K, V, S> {
 
 // A panic in a callback (a weigher, the expiry rules, a loader, the listener, a value's
 // `Clone`) reaches the caller and leaves every shard consistent: the callbacks run before a
-// shard changes, or after its bookkeeping (tests/panic_safety.rs). Only the type-erased
+// shard changes, or after its bookkeeping (tests/it/panic_safety.rs). Only the type-erased
 // callbacks keep the compiler from seeing that for itself.
 impl<K, V, S> std::panic::UnwindSafe for Cache<K, V, S>
 where

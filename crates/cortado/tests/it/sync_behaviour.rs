@@ -3,15 +3,13 @@
 //! entry API, and one shard matching `unsync::Cache` decision for decision. The scenarios it
 //! shares with `unsync::Cache` are in `front_ends.rs`.
 
-mod common;
-
 use std::collections::hash_map::DefaultHasher;
 use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::front::{BuildLogged, Log, OneSecondAfterRead};
-use common::{key_clones, CountedKey, Rng, Zipf};
+use crate::common::front::{BuildLogged, Log, OneSecondAfterRead};
+use crate::common::{key_clones, CountedKey, Rng, Zipf};
 use cortado::builder::BuildError;
 use cortado::notification::RemovalCause;
 use cortado::policy::EvictionPolicy;

@@ -3,12 +3,10 @@
 //! `unsync::<name>` and `sync::<name>`. What one front end alone has stays in
 //! `unsync_behaviour.rs` or `sync_behaviour.rs`.
 
-mod common;
-
 use std::time::Duration;
 
-use common::front::{BuildLogged, Log, OneSecondAfterRead, ShardsIfSync};
-use common::{new_keys_gone_after_reads, Rng, Zipf};
+use crate::common::front::{BuildLogged, Log, OneSecondAfterRead, ShardsIfSync};
+use crate::common::{new_keys_gone_after_reads, Rng, Zipf};
 use cortado::builder::BuildError;
 use cortado::expiry::Expiry;
 use cortado::notification::RemovalCause;

@@ -4,10 +4,9 @@
 //! entries for the same causes, hold the same entries in the same eviction order, stay within
 //! the capacity and validate after every operation.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
+use crate::common;
 use cortado::notification::RemovalCause;
 use cortado::policy::EvictionPolicy;
 use proptest::prelude::*;

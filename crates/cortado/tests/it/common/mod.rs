@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use cortado::notification::RemovalCause;
 
 pub mod accounting;
+pub mod expiry;
 pub mod front;
 pub mod removals;
 

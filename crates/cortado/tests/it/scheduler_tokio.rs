@@ -2,11 +2,10 @@
 //! nobody touches the cache, stops with the last handle, and is refused outside a runtime.
 #![cfg(feature = "tokio")]
 
-mod common;
-
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use crate::common;
 use cortado::builder::BuildError;
 use cortado::notification::RemovalCause;
 use cortado::sync::{Cache, Scheduler};

@@ -1,16 +1,14 @@
 //! Op-sequence property tests of `sync::Cache` (one thread) against simple models, validating
 //! every invariant of every shard after each operation, loaders and the entry API included.
 
-mod common;
-
-use std::collections::HashMap;
 use std::time::Duration;
 
-use common::all_policies;
-use common::removals::{shared_op, Model, Settings, SharedOp, SHARED_WEIGHT};
+use crate::common;
+use crate::common::all_policies;
+use crate::common::expiry::{self, ExpiryModel};
+use crate::common::removals::{shared_op, Model, Settings, SharedOp, SHARED_WEIGHT};
 use cortado::policy::EvictionPolicy;
 use cortado::sync::{Cache, Compute};
-use cortado::time::ManualClock;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -126,55 +124,31 @@ fn check_lru(ops: &[Op]) {
     }
 }
 
-/// W-TinyLFU with expiry over `shards` shards: what may be present is not fixed, but what is
-/// returned must be the latest value written, never expired, never removed, and the cache never
-/// over capacity. With `idle`, entries also expire 10 s after their last read or write.
+/// W-TinyLFU with expiry over `shards` shards, against the [expiry model](common::expiry): what
+/// is returned must be the latest value written, never expired, never removed, and the cache
+/// never over capacity. With `idle`, entries also expire 10 s after their last read or write.
 fn check_tiny_lfu_with_expiry(ops: &[Op], shards: usize, idle: bool) {
-    let clock = ManualClock::new();
+    let mut model = ExpiryModel::new(idle);
     let mut builder = Cache::builder()
         .max_capacity(10)
         .shards(shards)
-        .time_to_live(Duration::from_secs(30))
-        .clock(clock.clone());
+        .time_to_live(Duration::from_secs(expiry::TTL))
+        .clock(model.clock());
     if idle {
-        builder = builder.time_to_idle(Duration::from_secs(10));
+        builder = builder.time_to_idle(Duration::from_secs(expiry::TTI));
     }
     let cache = builder.build().unwrap();
-    let idle_for = |now: u64| if idle { now + 10 } else { u64::MAX };
-    // key -> (value, deadline in seconds, idle deadline)
-    let mut model: HashMap<u8, (u16, u64, u64)> = HashMap::new();
-    let live = |model: &HashMap<u8, (u16, u64, u64)>, k: u8, now: u64| {
-        model
-            .get(&k)
-            .filter(|e| e.1 > now && e.2 > now)
-            .map(|e| e.0)
-    };
-    let mut now = 0u64;
     let mut max = 10u64;
     for op in ops {
         match *op {
-            Op::Get(k) => {
-                let got = cache.get(&k);
-                match (got, model.get_mut(&k)) {
-                    (Some(v), Some((expected, deadline, idle_deadline))) => {
-                        assert_eq!(v, *expected, "stale value");
-                        assert!(
-                            *deadline > now && *idle_deadline > now,
-                            "expired value returned"
-                        );
-                        *idle_deadline = idle_for(now);
-                    }
-                    (Some(v), None) => panic!("value {v} for absent key {k}"),
-                    (None, _) => {}
-                }
-            }
+            Op::Get(k) => model.read(k, cache.get(&k)),
             Op::Insert(k, v) => {
                 cache.insert(k, v);
-                model.insert(k, (v, now + 30, idle_for(now)));
+                model.insert(k, v);
             }
             Op::InsertTtl(k, v, t) => {
                 cache.insert_with_ttl(k, v, Duration::from_secs(u64::from(t)));
-                model.insert(k, (v, now + u64::from(t), idle_for(now)));
+                model.insert_with_ttl(k, v, u64::from(t));
             }
             Op::GetWith(k, v) => {
                 let mut loaded = false;
@@ -184,10 +158,10 @@ fn check_tiny_lfu_with_expiry(ops: &[Op], shards: usize, idle: bool) {
                 });
                 if loaded {
                     assert_eq!(got, v);
-                    model.insert(k, (v, now + 30, idle_for(now)));
+                    model.insert(k, v);
                 } else {
-                    assert_eq!(Some(got), live(&model, k, now), "a hit on a stale value");
-                    model.get_mut(&k).unwrap().2 = idle_for(now);
+                    assert_eq!(Some(got), model.live(k), "a hit on a stale value");
+                    model.hit(k);
                 }
             }
             Op::Increment(k) => {
@@ -198,27 +172,17 @@ fn check_tiny_lfu_with_expiry(ops: &[Op], shards: usize, idle: bool) {
                 });
                 let seen = seen.expect("the closure ran");
                 if let Some(v) = seen {
-                    assert_eq!(Some(v), live(&model, k, now), "computed from a stale value");
+                    assert_eq!(Some(v), model.live(k), "computed from a stale value");
                 }
                 let next = seen.map_or(0, |v| v.wrapping_add(1));
                 assert!(held.is_none() || held == Some(next));
-                model.insert(k, (next, now + 30, idle_for(now)));
+                model.insert(k, next);
             }
-            Op::Remove(k) => {
-                let got = cache.remove(&k);
-                let expected = live(&model, k, now);
-                model.remove(&k);
-                if got.is_some() {
-                    assert_eq!(got, expected);
-                }
-            }
-            Op::Advance(s) => {
-                now += u64::from(s);
-                clock.advance(Duration::from_secs(u64::from(s)));
-            }
+            Op::Remove(k) => model.removed(k, cache.remove(&k)),
+            Op::Advance(s) => model.advance(s),
             Op::Retain(m) => {
                 cache.retain(|k, _| k % m != 0);
-                model.retain(|k, _| k % m != 0);
+                model.retain_non_multiples(m);
             }
             Op::Resize(n) => {
                 // At least one unit per shard.
@@ -232,19 +196,13 @@ fn check_tiny_lfu_with_expiry(ops: &[Op], shards: usize, idle: bool) {
             }
             Op::RunPending => {
                 cache.run_pending_tasks();
-                assert!(cache
-                    .iter()
-                    .all(|(k, _)| model.get(&k).is_some_and(|e| e.1 > now)));
+                model.check_pending_run(cache.iter().map(|(k, _)| k));
             }
         }
         cache.validate();
         assert!(cache.weighted_size() <= max);
         assert_eq!(cache.max_capacity(), max);
-        for (k, v) in cache.iter() {
-            let (expected, deadline, idle_deadline) = model[&k];
-            assert_eq!(v, expected);
-            assert!(deadline > now && idle_deadline > now);
-        }
+        model.check_held(cache.iter());
     }
 }
 

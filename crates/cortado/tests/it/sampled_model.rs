@@ -6,11 +6,10 @@
 //! evicted, evictions happen only on inserts and shrinks, only as many as needed to fit, and
 //! never take the entry just inserted unless it alone is too heavy.
 
-mod common;
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::common;
 use cortado::builder::BuildError;
 use cortado::notification::RemovalCause;
 use cortado::policy::{EvictionPolicy, PolicyError};

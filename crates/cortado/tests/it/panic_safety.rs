@@ -10,14 +10,13 @@
 //! out: the cache has no `unsafe` code, so nothing worse than a cache that disagrees with
 //! itself can follow, but it may.
 
-mod common;
-
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::all_policies;
+use crate::common;
+use crate::common::all_policies;
 use cortado::builder::CacheBuilder;
 use cortado::expiry::Expiry;
 use cortado::notification::RemovalCause;

@@ -1,15 +1,14 @@
 //! Op-sequence property tests of `unsync::Cache` against simple models, validating every invariant
 //! after each operation.
 
-mod common;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::all_policies;
-use common::removals::{shared_op, Model, Settings, SharedOp, SHARED_WEIGHT};
+use crate::common;
+use crate::common::all_policies;
+use crate::common::expiry::{self, ExpiryModel};
+use crate::common::removals::{shared_op, Model, Settings, SharedOp, SHARED_WEIGHT};
 use cortado::policy::EvictionPolicy;
-use cortado::time::ManualClock;
 use cortado::unsync::Cache;
 use proptest::prelude::*;
 
@@ -324,84 +323,38 @@ fn check_weighted(ops: &[Op], lfu: bool) {
     }
 }
 
-/// W-TinyLFU with expiry: what may be present is not fixed, but what is returned must be the
-/// latest value written, never expired, never removed, and the cache never over capacity.
+/// W-TinyLFU with expiry, against the [expiry model](common::expiry): what is returned must be
+/// the latest value written, never expired, never removed, and the cache never over capacity.
 /// With `idle`, entries also expire 10 s after their last `get` or write.
 fn check_tiny_lfu_with_expiry(ops: &[Op], policy: EvictionPolicy, idle: bool) {
-    let clock = ManualClock::new();
+    let mut model = ExpiryModel::new(idle);
     let mut builder = Cache::builder()
         .max_capacity(10)
-        .time_to_live(Duration::from_secs(30))
+        .time_to_live(Duration::from_secs(expiry::TTL))
         .eviction_policy(policy)
-        .clock(clock.clone());
+        .clock(model.clock());
     if idle {
-        builder = builder.time_to_idle(Duration::from_secs(10));
+        builder = builder.time_to_idle(Duration::from_secs(expiry::TTI));
     }
     let mut cache = builder.build().unwrap();
-    let idle_for = |now: u64| if idle { now + 10 } else { u64::MAX };
-    // key -> (value, deadline in seconds, idle deadline)
-    let mut model: HashMap<u8, (u16, u64, u64)> = HashMap::new();
-    let mut now = 0u64;
     let mut max = 10u64;
     for op in ops {
         match *op {
-            Op::Get(k) => {
-                let got = cache.get(&k).copied();
-                match (got, model.get_mut(&k)) {
-                    (Some(v), Some((expected, deadline, idle_deadline))) => {
-                        assert_eq!(v, *expected, "stale value");
-                        assert!(
-                            *deadline > now && *idle_deadline > now,
-                            "expired value returned"
-                        );
-                        *idle_deadline = idle_for(now);
-                    }
-                    (Some(v), None) => panic!("value {v} for absent key {k}"),
-                    (None, _) => {}
-                }
-            }
-            Op::GetMut(k, v) => {
-                // A read for expiry: the idle deadline moves, the write deadline stays.
-                let got = get_mut_set(&mut cache, k, v);
-                match (got, model.get_mut(&k)) {
-                    (Some(old), Some((expected, deadline, idle_deadline))) => {
-                        assert_eq!(old, *expected, "stale value");
-                        assert!(
-                            *deadline > now && *idle_deadline > now,
-                            "expired value returned"
-                        );
-                        *expected = v;
-                        *idle_deadline = idle_for(now);
-                    }
-                    (Some(v), None) => panic!("value {v} for absent key {k}"),
-                    (None, _) => {}
-                }
-            }
+            Op::Get(k) => model.read(k, cache.get(&k).copied()),
+            Op::GetMut(k, v) => model.read_then_set(k, get_mut_set(&mut cache, k, v), v),
             Op::Insert(k, v) => {
                 cache.insert(k, v);
-                model.insert(k, (v, now + 30, idle_for(now)));
+                model.insert(k, v);
             }
             Op::InsertTtl(k, v, t) => {
                 cache.insert_with_ttl(k, v, Duration::from_secs(u64::from(t)));
-                model.insert(k, (v, now + u64::from(t), idle_for(now)));
+                model.insert_with_ttl(k, v, u64::from(t));
             }
-            Op::Remove(k) => {
-                let got = cache.remove(&k);
-                let expected = model
-                    .remove(&k)
-                    .filter(|e| e.1 > now && e.2 > now)
-                    .map(|e| e.0);
-                if got.is_some() {
-                    assert_eq!(got, expected);
-                }
-            }
-            Op::Advance(s) => {
-                now += u64::from(s);
-                clock.advance(Duration::from_secs(u64::from(s)));
-            }
+            Op::Remove(k) => model.removed(k, cache.remove(&k)),
+            Op::Advance(s) => model.advance(s),
             Op::Retain(m) => {
                 cache.retain(|k, _| k % m != 0);
-                model.retain(|k, _| k % m != 0);
+                model.retain_non_multiples(m);
             }
             Op::Resize(n) => {
                 max = u64::from(n);
@@ -409,18 +362,12 @@ fn check_tiny_lfu_with_expiry(ops: &[Op], policy: EvictionPolicy, idle: bool) {
             }
             Op::RunPending => {
                 cache.run_pending_tasks();
-                assert!(cache
-                    .iter()
-                    .all(|(k, _)| model.get(k).is_some_and(|e| e.1 > now)));
+                model.check_pending_run(cache.iter().map(|(k, _)| *k));
             }
         }
         cache.validate();
         assert!(cache.weighted_size() <= max);
-        for (k, v) in cache.iter() {
-            let (expected, deadline, idle_deadline) = model[k];
-            assert_eq!(*v, expected);
-            assert!(deadline > now && idle_deadline > now);
-        }
+        model.check_held(cache.iter().map(|(k, v)| (*k, *v)));
     }
 }
 

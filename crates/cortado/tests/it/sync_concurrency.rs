@@ -5,18 +5,17 @@
 //! Every test that could hang on a regression (a waiter never released) runs under a timeout
 //! guard, so it fails instead of stalling CI.
 
-mod common;
-
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
-use common::accounting::{
+use crate::common;
+use crate::common::accounting::{
     assert_every_cause_heard, assert_stats_count_causes, with_timeout, Heard,
 };
-use common::Rng;
+use crate::common::Rng;
 use cortado::notification::RemovalCause;
 use cortado::sync::{Cache, Compute, Scheduler};
 use cortado::time::ManualClock;

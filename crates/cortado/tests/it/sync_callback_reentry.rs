@@ -5,13 +5,12 @@
 
 #![cfg(debug_assertions)]
 
-mod common;
-
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use crate::common;
 use cortado::expiry::Expiry;
 use cortado::sync::{Cache, Compute};
 

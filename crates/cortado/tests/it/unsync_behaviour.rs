@@ -2,12 +2,10 @@
 //! scenarios checked on this front end only (its loading reads, memory estimate and eviction
 //! edge cases). Those it shares with `sync::Cache` are in `front_ends.rs`.
 
-mod common;
-
 use std::time::Duration;
 
-use common::front::{BuildLogged, Log};
-use common::{all_policies, key_clones, CountedKey};
+use crate::common::front::{BuildLogged, Log};
+use crate::common::{all_policies, key_clones, CountedKey};
 use cortado::notification::RemovalCause;
 use cortado::policy::EvictionPolicy;
 use cortado::time::ManualClock;

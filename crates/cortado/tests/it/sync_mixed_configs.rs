@@ -9,8 +9,6 @@
 //! A failure names its seed and the configuration drawn; `SEEDS` is fixed, so it reproduces up
 //! to thread scheduling.
 
-mod common;
-
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
@@ -18,10 +16,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
-use common::accounting::{
+use crate::common::accounting::{
     assert_every_cause_heard, assert_stats_count_causes, with_timeout, Heard,
 };
-use common::{all_policies, Rng};
+use crate::common::{all_policies, Rng};
 use cortado::notification::RemovalCause;
 use cortado::policy::EvictionPolicy;
 use cortado::sync::{Cache, Compute, Scheduler};

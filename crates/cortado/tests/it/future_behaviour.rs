@@ -4,15 +4,14 @@
 //! Every test runs under `tokio::time::timeout`, so a waiter that is never woken fails the test
 //! instead of hanging it.
 
-mod common;
-
 use std::future::Future;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{key_clones, CountedKey};
+use crate::common;
+use crate::common::{key_clones, CountedKey};
 use cortado::future::Cache;
 use cortado::sync::Compute;
 use cortado::time::ManualClock;

@@ -5,11 +5,10 @@
 //! `GetMut` changes a held value, and so its weight, in place through the unsync cache's
 //! `get_mut` (nothing is replaced); the sync cache, which has none, puts over a held value.
 
-mod common;
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::common;
 use cortado::notification::RemovalCause;
 use cortado::policy::EvictionPolicy;
 use cortado::sync::Compute;

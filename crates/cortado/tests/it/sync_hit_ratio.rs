@@ -1,12 +1,10 @@
 //! Admission must not lose accuracy under concurrency: the hit ratio of a Zipf stream replayed
 //! through `sync::Cache` by two threads stays within half a point of the single-threaded replay.
 
-mod common;
-
 use std::collections::hash_map::DefaultHasher;
 use std::hash::BuildHasherDefault;
 
-use common::{Rng, Zipf};
+use crate::common::{Rng, Zipf};
 use cortado::policy::EvictionPolicy;
 use cortado::sync::Cache;
 

@@ -3,12 +3,11 @@
 //! [`Budget`](cortado::budget::Budget) hold at most its capacity between them once they have
 //! settled what they owe.
 
-mod common;
-
 use std::collections::hash_map::DefaultHasher;
 use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex};
 
+use crate::common;
 use cortado::budget::Budget;
 use cortado::builder::BuildError;
 use cortado::notification::RemovalCause;
