@@ -290,8 +290,9 @@ pub(crate) struct Shard<K, V, S> {
     /// [`set_max_capacity`](Self::set_max_capacity) that bounds the shard.
     bounded_policy: Option<(EvictionPolicy, bool)>,
     /// The shard's place in a weight budget shared with other shards or caches, whose
-    /// allowance is the policy's maximum (see [`budget`](crate::budget) and `fit`).
-    budget: Option<Member>,
+    /// allowance is the policy's maximum (see [`budget`](crate::budget) and `fit`). Boxed: a
+    /// pointer keeps the shards of caches without a budget as small as before it.
+    budget: Option<Box<Member>>,
 }
 
 impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
@@ -331,15 +332,14 @@ where
     S: BuildHasher,
 {
     pub(crate) fn new(config: &ShardConfig<K, V>, hasher: S) -> Self {
-        let member = config
-            .budget
-            .as_ref()
-            .map(|budget| match config.max_capacity {
+        let member = config.budget.as_ref().map(|budget| {
+            Box::new(match config.max_capacity {
                 Some(wanted) => budget.join(wanted),
                 None => budget.join_equal(),
-            });
+            })
+        });
         let max_capacity = member
-            .as_ref()
+            .as_deref()
             .map(Member::allowance)
             .or(config.max_capacity);
         let mut policy = match max_capacity {
@@ -783,7 +783,7 @@ where
 
     /// The shard's member id in its weight budget, if it shares one.
     pub(crate) fn budget_member(&self) -> Option<usize> {
-        self.budget.as_ref().map(Member::id)
+        self.budget.as_deref().map(Member::id)
     }
 
     /// Whether the capacity counts entries (no weigher).

@@ -68,24 +68,40 @@ fn weight_of(value: u64, heavy: Option<u32>) -> u32 {
 /// A weighted `cortado::sync::Cache`: entries weigh 1 to 16 (8.5 on average), and the
 /// capacity is the spec's times 8.5, so it holds about as many entries as the unweighted one.
 /// Default shard count (with a weigher). Only `replay` names it.
-pub struct CortadoSyncWeighted(Cache<u64, u64, FixedState>);
+pub struct CortadoSyncWeighted(Cache<u64, u64, WeightedState>);
 
 /// [`CortadoSyncWeighted`] where one value in 512 weighs a quarter of the capacity: heavier
 /// than a shard's share under the default shard count from 8 shards up (2 CPUs), which the
 /// shards must make room for between them. Only `replay` names it.
-pub struct CortadoSyncHeavy(Cache<u64, u64, FixedState>);
+pub struct CortadoSyncHeavy(Cache<u64, u64, WeightedState>);
+
+/// The weighted adapters' hasher: [`FixedState`] under a type of its own, so that their cache
+/// is a type of its own too. Had they shared [`CortadoSync`]'s, its `get` and `insert` would
+/// have three callers in `replay`, and the compiler stopped inlining them into the passes:
+/// `cortado` A r75 counted about 4% more instructions (docs/decisions/0015).
+#[derive(Clone, Default)]
+pub struct WeightedState(FixedState);
+
+impl std::hash::BuildHasher for WeightedState {
+    type Hasher = <FixedState as std::hash::BuildHasher>::Hasher;
+
+    #[inline]
+    fn build_hasher(&self) -> Self::Hasher {
+        self.0.build_hasher()
+    }
+}
 
 fn build_weighted(
     spec: &CacheSpec,
     heavy: bool,
-) -> Result<Cache<u64, u64, FixedState>, BuildFailure> {
+) -> Result<Cache<u64, u64, WeightedState>, BuildFailure> {
     let capacity = spec.capacity * DOUBLE_AVERAGE_WEIGHT / 2;
     let heavy = heavy.then(|| u32::try_from(capacity / 4).unwrap_or(u32::MAX));
     let mut builder = Cache::<u64, u64>::builder()
         .max_capacity(capacity)
         .weigher(move |_, &value| weight_of(value, heavy))
         .eviction_policy(EvictionPolicy::tiny_lfu().with_seed(spec.seed))
-        .hasher(FixedState::with_seed(spec.seed));
+        .hasher(WeightedState(FixedState::with_seed(spec.seed)));
     if let Some(ttl) = spec.ttl {
         builder = builder.time_to_live(ttl);
     }

@@ -186,6 +186,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             loaders: Padded(AtomicUsize::new(0)),
             policy_mode: AtomicU8::new(NO_MODE),
             capacity_target: AtomicU64::new(config.max_capacity.unwrap_or(u64::MAX)),
+            works_after_writes: pacer.is_some() || budget.is_some(),
             pacer,
             budget,
         })

@@ -165,7 +165,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::shard_lock::{ReadGuard, ShardLock};
+use crate::shard_lock::{ReadGuard, ShardLock, WriteGuard};
 use std::time::{Duration, Instant};
 
 use hashbrown::DefaultHashBuilder;
@@ -262,6 +262,9 @@ pub(crate) struct Inner<K, V, S> {
     /// must keep an entry heavier than its allowance borrows from the others, which the writer
     /// then visits to give it back ([`collect_owed`](Self::collect_owed)).
     budget: Option<Budget>,
+    /// Whether a write has work after its shard's lock is released: with a pacer or a budget
+    /// ([`finish_write`](Self::finish_write)).
+    works_after_writes: bool,
 }
 
 /// A thread-safe bounded cache. See the [module docs](self).
@@ -448,7 +451,25 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         let holding = Holding::enter(&self.slots);
         self.maintain(slot, &mut core, now);
         let result = f(&mut core, now);
-        let mut removed = std::mem::take(&mut core.pending);
+        let removed = std::mem::take(&mut core.pending);
+        if self.works_after_writes {
+            return self.finish_write(core, holding, result, removed);
+        }
+        drop(holding);
+        drop(core);
+        (result, removed)
+    }
+
+    /// The end of [`write`](Self::write) in a cache with a pacer or a weight budget: wakes the
+    /// pacer for the shard's next expiration, and once the lock is released, collects what the
+    /// other shards owe the budget. One flag keeps caches with neither on the plain path.
+    fn finish_write<R>(
+        &self,
+        core: WriteGuard<'_, Shard<K, V, S>>,
+        holding: Holding,
+        result: R,
+        mut removed: Removed<K, V>,
+    ) -> (R, Removed<K, V>) {
         let next = self.pacer.as_ref().and_then(|_| core.next_expiration());
         drop(holding);
         drop(core);

@@ -170,18 +170,19 @@ impl Segments {
     /// Whether the window entry `i` stays in the window, past its bound if need be, rather than
     /// be judged by its own insert's eviction: it is the entry inserted last, no heavier than
     /// `window_keep`, and the maximum is a share of a larger capacity (whose unshared window
-    /// would have held it). It leaves the window with a later insert.
+    /// would have held it; `SHARED`, which [`evict_general`](Self::evict_general) checks once).
+    /// It leaves the window with a later insert.
     #[inline]
-    fn keeps_in_window(&self, i: u32) -> bool {
-        self.window_keep > self.window_max && i == self.newest && self.weight(i) <= self.window_keep
+    fn keeps_in_window<const SHARED: bool>(&self, i: u32) -> bool {
+        SHARED && i == self.newest && self.weight(i) <= self.window_keep
     }
 
     /// The window's entry nearest its eviction end that is not kept there
     /// ([`keeps_in_window`](Self::keeps_in_window)).
     #[inline]
-    fn window_front_unkept(&self) -> Option<u32> {
+    fn window_front_unkept<const SHARED: bool>(&self) -> Option<u32> {
         let front = self.window.front()?;
-        if !self.keeps_in_window(front) {
+        if !self.keeps_in_window::<SHARED>(front) {
             return Some(front);
         }
         let next = self.nodes[front as usize].next;
@@ -374,8 +375,24 @@ impl Segments {
     /// duel victims until the size fits ([`evict`](Self::evict) without
     /// [`evict_one`](Self::evict_one)'s shortcut; the tests compare the two).
     pub(super) fn evict_general(&mut self, admission: &mut Admission, evicted: &mut Vec<u32>) {
-        let candidate = self.evict_from_window();
-        self.evict_from_main(candidate, admission, evicted);
+        // Only a share of a larger capacity keeps its newest entry in the window: checked once
+        // here, so that the loops of a cache that shares nothing have no step for it.
+        if self.window_keep > self.window_max {
+            self.evict_window_then_main::<true>(admission, evicted);
+        } else {
+            self.evict_window_then_main::<false>(admission, evicted);
+        }
+    }
+
+    /// [`evict_general`](Self::evict_general) for a maximum that is (`SHARED`) or is not a
+    /// share of a larger capacity.
+    fn evict_window_then_main<const SHARED: bool>(
+        &mut self,
+        admission: &mut Admission,
+        evicted: &mut Vec<u32>,
+    ) {
+        let candidate = self.evict_from_window::<SHARED>();
+        self.evict_from_main::<SHARED>(candidate, admission, evicted);
     }
 
     /// The steady state of an unweighted cache, one insert over the maximum with the window
@@ -413,13 +430,13 @@ impl Segments {
     }
 
     /// Moves the window's overflow to probation; returns the first moved entry.
-    fn evict_from_window(&mut self) -> u32 {
+    fn evict_from_window<const SHARED: bool>(&mut self) -> u32 {
         let mut first = NIL;
         for _ in 0..QUEUE_TRANSFER_LIMIT {
             if self.window_weight <= self.window_max {
                 break;
             }
-            let Some(i) = self.window_front_unkept() else {
+            let Some(i) = self.window_front_unkept::<SHARED>() else {
                 break;
             };
             self.window_to_probation(i);
@@ -464,7 +481,7 @@ impl Segments {
 
     /// Candidates (from `candidate` towards probation's MRU end, then the window) duel the
     /// victims (probation's LRU end, then protected, then the window) until the size fits.
-    fn evict_from_main(
+    fn evict_from_main<const SHARED: bool>(
         &mut self,
         mut candidate: u32,
         admission: &mut Admission,
@@ -475,11 +492,11 @@ impl Segments {
         let mut victim = self.probation.front().unwrap_or(NIL);
         while self.weighted_size > self.maximum {
             if candidate == NIL && candidate_queue == Queue::Probation {
-                candidate = self.window_front_unkept().unwrap_or(NIL);
+                candidate = self.window_front_unkept::<SHARED>().unwrap_or(NIL);
                 candidate_queue = Queue::Window;
             } else if candidate_queue == Queue::Window
                 && candidate != NIL
-                && self.keeps_in_window(candidate)
+                && self.keeps_in_window::<SHARED>(candidate)
             {
                 // Walking the window, the candidates pass over the entry it keeps.
                 candidate = self.nodes[candidate as usize].next;
