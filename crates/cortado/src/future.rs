@@ -184,7 +184,8 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.cache.max_capacity()
     }
 
-    /// Entries held, including expired ones not yet removed.
+    /// The live entries, as [`sync::Cache::len`](crate::sync::Cache::len) counts them (not
+    /// the expired ones that maintenance has yet to remove).
     pub fn len(&self) -> usize {
         self.cache.len()
     }

@@ -852,6 +852,16 @@ where
         self.index.table.len()
     }
 
+    /// The entries live at `now`, those [`iter`](Self::iter) yields: the table's count while no
+    /// entry has had a deadline, otherwise each entry's deadline is checked (expired entries
+    /// stay in the table until the timer wheel reaches them).
+    pub(crate) fn live_len(&self, now: u64) -> usize {
+        if self.wheel.is_none() {
+            return self.len();
+        }
+        self.iter(now).count()
+    }
+
     pub(crate) fn weighted_size(&self) -> u64 {
         self.policy().weighted_size()
     }

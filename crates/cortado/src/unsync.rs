@@ -384,10 +384,12 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         removed.map(|(_, value)| value)
     }
 
-    /// Entries held, including expired ones not yet removed (see
-    /// [`run_pending_tasks`](Self::run_pending_tasks)).
+    /// The live entries: those [`iter`](Self::iter) yields, so not the expired ones that
+    /// [`run_pending_tasks`](Self::run_pending_tasks) has yet to remove. Without expiry, a
+    /// count; with it, linear in the entries held (each one's deadline is checked;
+    /// `docs/decisions/0016-len-counts-live-entries.md`).
     pub fn len(&self) -> usize {
-        self.shard.len()
+        self.shard.live_len(self.now())
     }
 
     /// Whether the cache holds no entry.

@@ -747,9 +747,17 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.inner.remove(key)
     }
 
-    /// Entries held, including expired ones not yet removed.
+    /// The live entries: those [`iter`](Self::iter) yields, so not the expired ones that
+    /// maintenance has yet to remove. Without expiry, a count per shard; with it, linear in
+    /// the entries held (each one's deadline is checked;
+    /// `docs/decisions/0016-len-counts-live-entries.md`).
     pub fn len(&self) -> usize {
-        self.inner.slots.iter().map(|s| read(&s.core).len()).sum()
+        let now = self.inner.now();
+        self.inner
+            .slots
+            .iter()
+            .map(|s| read(&s.core).live_len(now))
+            .sum()
     }
 
     /// Whether the cache holds no entry.
