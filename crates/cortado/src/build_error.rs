@@ -15,8 +15,14 @@ pub enum BuildError {
     /// `expire_after` was combined with `time_to_live` or `time_to_idle`; a custom
     /// [`Expiry`](crate::expiry::Expiry) decides every deadline by itself.
     ExpiryConflict,
-    /// A weigher needs `max_capacity` (the total weight it bounds).
+    /// A weigher needs `max_capacity` (the total weight it bounds), or a shared
+    /// [`Budget`](crate::budget::Budget).
     WeigherWithoutCapacity,
+    /// A [`Budget`](crate::budget::Budget) bounds a total weight: it needs a weigher.
+    BudgetWithoutWeigher,
+    /// A cache built with a [`Budget`](crate::budget::Budget) takes its capacity from it, so
+    /// `max_capacity` cannot be set too.
+    BudgetAndCapacity,
     /// Counting entries (no weigher), the capacity must be below `u32::MAX`: slots are named by
     /// `u32` indices.
     CapacityTooLarge {
@@ -70,7 +76,13 @@ impl fmt::Display for BuildError {
                     "expire_after cannot be combined with time_to_live or time_to_idle"
                 )
             }
-            Self::WeigherWithoutCapacity => write!(f, "a weigher needs max_capacity"),
+            Self::WeigherWithoutCapacity => write!(f, "a weigher needs max_capacity or a budget"),
+            Self::BudgetWithoutWeigher => write!(f, "a budget needs a weigher"),
+            Self::BudgetAndCapacity => write!(
+                f,
+                "a cache with a budget takes its capacity from the budget: max_capacity cannot \
+                 be set too"
+            ),
             Self::CapacityTooLarge { requested } => write!(
                 f,
                 "max_capacity {requested} is too large: at most {MAX_ENTRIES} entries"

@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::budget::Budget;
 pub use crate::build_error::BuildError;
 use crate::expiry::{Expiry, ExpiryRules};
 use crate::notification::{Listener, RemovalCause};
@@ -70,6 +71,7 @@ pub struct CacheBuilder<K, V, S, F> {
     pub(crate) scheduler: Scheduler,
     pub(crate) expiry_batch: Option<usize>,
     pub(crate) hasher: S,
+    pub(crate) budget: Option<Budget>,
     front: PhantomData<fn() -> F>,
 }
 
@@ -109,6 +111,7 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
             scheduler: Scheduler::None,
             expiry_batch: None,
             hasher: S::default(),
+            budget: None,
             front: PhantomData,
         }
     }
@@ -117,7 +120,8 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
 impl<K, V, S, F> CacheBuilder<K, V, S, F> {
     /// The most entries the cache holds, or with a [`weigher`](Self::weigher) the most total
     /// weight. Without it the cache is unbounded. The concurrent caches split it over their
-    /// shards (see [`sync`](crate::sync#capacity)).
+    /// shards, which with a weigher lend each other room for heavy entries (see
+    /// [`sync`](crate::sync#capacity)).
     pub fn max_capacity(mut self, max: u64) -> Self {
         self.max_capacity = Some(max);
         self
@@ -133,16 +137,20 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
     }
 
     /// Gives each entry a weight; the capacity then bounds the total weight. An entry heavier
-    /// than the capacity is evicted at once (cause `Size`); in a `sync` or `future` cache, so
-    /// is one heavier than its shard's share of the capacity (see
-    /// [Capacity](crate::sync#capacity): for a few very heavy entries, ask for fewer shards).
-    /// Under W-TinyLFU, once the cache is full, a new entry heavier than the admission window
-    /// (of each shard's share in a sharded cache: 3% at first under the default adaptive
-    /// policy, which then moves it, 1% under the static one; `window_capacity()` tells) leaves
-    /// the window at once and must win admission against the main space's victims, which a
-    /// key seen for the first time usually loses: it is then evicted as soon as it is inserted
-    /// (cause `Size`), as any candidate that loses admission is. Until the cache is full, it
-    /// is kept.
+    /// than the capacity is evicted at once (cause `Size`); any lighter one can be kept, also
+    /// in a `sync` or `future` cache, whose shards lend each other room for an entry heavier
+    /// than a shard's share (see [Capacity](crate::sync#capacity)). Under W-TinyLFU, once the
+    /// cache is full, a new entry heavier than the admission window (3% of the capacity at
+    /// first under the default adaptive policy, which then moves it, 1% under the static one;
+    /// `window_capacity()` tells) leaves the window at once and must win admission against the
+    /// main space's victims, which a key seen for the first time usually loses: it is then
+    /// evicted as soon as it is inserted (cause `Size`), as any candidate that loses admission
+    /// is. Until the cache is full, it is kept.
+    ///
+    /// The weigher runs under a shard's lock and must not use the cache it weighs for: in a
+    /// `sync` or `future` cache that use panics in builds with debug assertions, but in release
+    /// builds it deadlocks (checking there cost every operation about 4% more instructions:
+    /// see [Callbacks](crate::sync#callbacks)).
     pub fn weigher(mut self, weigher: impl Fn(&K, &V) -> u32 + Send + Sync + 'static) -> Self {
         self.weigher = Some(Arc::new(weigher));
         self
@@ -161,6 +169,10 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
     }
 
     /// Each entry's lifetime comes from `expiry` (not combinable with time to live or idle).
+    ///
+    /// Its methods run under a shard's lock and must not use the cache they decide for: in a
+    /// `sync` or `future` cache that use panics in builds with debug assertions, but in release
+    /// builds it deadlocks (see [Callbacks](crate::sync#callbacks)).
     pub fn expire_after(mut self, expiry: impl Expiry<K, V> + 'static) -> Self {
         self.expiry = Some(Arc::new(expiry));
         self
@@ -230,6 +242,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             scheduler: self.scheduler,
             expiry_batch: self.expiry_batch,
             hasher,
+            budget: self.budget,
             front: PhantomData,
         }
     }
@@ -239,7 +252,14 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
         if self.expiry.is_some() && (self.ttl.is_some() || self.tti.is_some()) {
             return Err(BuildError::ExpiryConflict);
         }
-        if self.weigher.is_some() && self.max_capacity.is_none() {
+        if self.budget.is_some() {
+            if self.weigher.is_none() {
+                return Err(BuildError::BudgetWithoutWeigher);
+            }
+            if self.max_capacity.is_some() {
+                return Err(BuildError::BudgetAndCapacity);
+            }
+        } else if self.weigher.is_some() && self.max_capacity.is_none() {
             return Err(BuildError::WeigherWithoutCapacity);
         }
         self.policy.check().map_err(BuildError::InvalidPolicy)?;
@@ -277,6 +297,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             follower: false,
             alarm: None,
             expiry_batch: self.expiry_batch.unwrap_or(usize::MAX),
+            budget: self.budget.clone(),
         })
     }
 }

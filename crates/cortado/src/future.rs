@@ -184,7 +184,8 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.cache.max_capacity()
     }
 
-    /// Entries held, including expired ones not yet removed.
+    /// The live entries, as [`sync::Cache::len`](crate::sync::Cache::len) counts them (not
+    /// the expired ones that maintenance has yet to remove).
     pub fn len(&self) -> usize {
         self.cache.len()
     }
@@ -393,7 +394,8 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
     /// Atomically reads the live value, asks `f` what to do, and does it; see
     /// [`sync::Entry::and_compute_with`]. The call is `async` because it first awaits a load of
     /// the key in flight (`f` then sees the loaded value); `f` itself is synchronous: it runs
-    /// under a shard's lock.
+    /// under a shard's lock, and must not use the cache (release builds deadlock if it does;
+    /// see [`sync::Entry::and_compute_with`]).
     ///
     /// # Panics
     ///

@@ -65,7 +65,6 @@
 //! | `entry(k).and_compute_with(\|entry\| Op::Put(v))`, a `CompResult` | `entry(k).and_compute_with(\|value\| Compute::Put(v))`, the value held after |
 //! | `future::Cache`: `get`, `insert`, `remove`, `run_pending_tasks` are `async` | only the loaders and the `entry(k)` and `entry_by_ref(&q)` methods are `async` (they may wait for a load); the rest is synchronous (a shard's short critical section) |
 //! | `future` `and_compute_with` takes an async closure | the closure is synchronous (it runs under a shard's lock); the call is `async` |
-//! | a weighted cache holds any entry up to `max_capacity` | the shards split the capacity: an entry heavier than its shard's share (`max_capacity / shards`) is not kept, and the default shard count grows with the CPU count (with a weigher 4 per CPU: 8 shards on 2 CPUs, 64 on 16); set `shards` where values may be heavy |
 //! | `expire_after` combines with `time_to_live` and `time_to_idle` | `expire_after` alone decides: with either of the others, `build()` returns `BuildError::ExpiryConflict` |
 //! | `and_compute_with`'s closure may read other keys | the compute, `retain` and the weigher and expiry callbacks run under a shard's lock and must not use the cache (see [Callbacks](crate::sync#callbacks)) |
 //!
@@ -126,6 +125,7 @@
 #![warn(missing_docs)]
 
 pub mod bloom;
+pub mod budget;
 mod build_error;
 pub mod builder;
 pub mod count_min;

@@ -63,6 +63,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 
 use hashbrown::HashTable;
 
+use crate::budget::{Budget, Member};
 use crate::expiry::ExpiryRules;
 use crate::notification::RemovalCause;
 use crate::policy::{Deferral, EvictionPolicy, Policy, MAX_DEFERRED};
@@ -116,6 +117,10 @@ pub(crate) struct ShardConfig<K, V> {
     pub(crate) alarm: Option<Arc<dyn Alarm>>,
     /// The most expired entries one write removes (`usize::MAX`: all).
     pub(crate) expiry_batch: usize,
+    /// The weight budget the shard shares with others (with a weigher only); its maximum is
+    /// then its allowance, `max_capacity` the allowance it asks for when it joins (`None`: an
+    /// equal share).
+    pub(crate) budget: Option<Budget>,
 }
 
 impl<K, V> ShardConfig<K, V> {
@@ -137,6 +142,7 @@ impl<K, V> ShardConfig<K, V> {
             follower: false,
             alarm: None,
             expiry_batch: usize::MAX,
+            budget: None,
         }
     }
 }
@@ -154,6 +160,7 @@ impl<K, V> Clone for ShardConfig<K, V> {
             follower: self.follower,
             alarm: self.alarm.clone(),
             expiry_batch: self.expiry_batch,
+            budget: self.budget.clone(),
         }
     }
 }
@@ -289,6 +296,10 @@ pub(crate) struct Shard<K, V, S> {
     bounded_policy: Option<(EvictionPolicy, bool)>,
     /// The most expired entries one write removes ([`ShardConfig::expiry_batch`]).
     expiry_batch: usize,
+    /// The shard's place in a weight budget shared with other shards or caches, whose
+    /// allowance is the policy's maximum (see [`budget`](crate::budget) and `fit`). Boxed: a
+    /// pointer keeps the shards of caches without a budget as small as before it.
+    budget: Option<Box<Member>>,
 }
 
 impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
@@ -328,7 +339,17 @@ where
     S: BuildHasher,
 {
     pub(crate) fn new(config: &ShardConfig<K, V>, hasher: S) -> Self {
-        let policy = match config.max_capacity {
+        let member = config.budget.as_ref().map(|budget| {
+            Box::new(match config.max_capacity {
+                Some(wanted) => budget.join(wanted),
+                None => budget.join_equal(),
+            })
+        });
+        let max_capacity = member
+            .as_deref()
+            .map(Member::allowance)
+            .or(config.max_capacity);
+        let mut policy = match max_capacity {
             Some(maximum) => Policy::new(
                 config.policy,
                 maximum,
@@ -338,6 +359,9 @@ where
             // Unbounded: nothing is ever evicted, so nothing is kept per entry.
             None => Policy::unbounded(),
         };
+        if let Some(member) = &member {
+            policy.set_allowance(member.allowance(), member.capacity());
+        }
         let mut shard = Self {
             index: Index {
                 table: HashTable::with_capacity(config.initial_capacity),
@@ -369,11 +393,11 @@ where
             full: false,
             buffers_reads: false,
             adopted_mode: None,
-            bounded_policy: config
-                .max_capacity
+            bounded_policy: max_capacity
                 .is_none()
                 .then_some((config.policy, config.follower)),
             expiry_batch: config.expiry_batch,
+            budget: member,
         };
         shard.policy_mut().reserve(config.initial_capacity);
         shard
@@ -764,6 +788,11 @@ where
         }
     }
 
+    /// The shard's member id in its weight budget, if it shares one.
+    pub(crate) fn budget_member(&self) -> Option<usize> {
+        self.budget.as_deref().map(Member::id)
+    }
+
     /// Whether the capacity counts entries (no weigher).
     pub(crate) fn counts_entries(&self) -> bool {
         self.weigher.is_none()
@@ -779,6 +808,11 @@ where
     /// unread (a quarter of the keys read 8 times kept, shrinking a full cache to a quarter, as
     /// many as of the unread ones).
     pub(crate) fn set_max_capacity(&mut self, maximum: u64) {
+        if let Some(member) = &self.budget {
+            // The budget's, which the shard's allowance follows.
+            member.set_capacity(maximum);
+            return self.settle_budget();
+        }
         let maximum = if self.weigher.is_none() {
             maximum.min(MAX_ENTRIES)
         } else {
@@ -831,12 +865,36 @@ where
         self.index.table.len()
     }
 
+    /// The entries live at `now`, those [`iter`](Self::iter) yields: the table's count while no
+    /// entry has had a deadline, otherwise each entry's deadline is checked (expired entries
+    /// stay in the table until the timer wheel reaches them).
+    pub(crate) fn live_len(&self, now: u64) -> usize {
+        if self.wheel.is_none() {
+            return self.len();
+        }
+        self.iter(now).count()
+    }
+
+    /// Whether any entry is live at `now`: [`live_len`](Self::live_len) is not 0, found by
+    /// stopping at the first live entry.
+    pub(crate) fn has_live(&self, now: u64) -> bool {
+        if self.wheel.is_none() {
+            return self.len() > 0;
+        }
+        self.len() > 0 && self.iter(now).next().is_some()
+    }
+
     pub(crate) fn weighted_size(&self) -> u64 {
         self.policy().weighted_size()
     }
 
+    /// The maximum weight; in a shard that shares a budget, the budget's capacity (the shard's
+    /// own maximum is its allowance, which moves).
     pub(crate) fn max_capacity(&self) -> u64 {
-        self.policy().maximum()
+        match &self.budget {
+            Some(member) => member.capacity(),
+            None => self.policy().maximum(),
+        }
     }
 
     pub(crate) fn stats(&self) -> CacheStats {

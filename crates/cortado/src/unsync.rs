@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use hashbrown::DefaultHashBuilder;
 
+use crate::budget::Budget;
 use crate::builder::{BuildError, CacheBuilder, Unsynchronized};
 use crate::loader::OnDrop;
 use crate::notification::{Hearing, Listener, RemovalCause};
@@ -83,6 +84,21 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     /// A builder for every setting.
     pub fn builder() -> CacheBuilder<K, V, DefaultHashBuilder, Unsynchronized> {
         CacheBuilder::default()
+    }
+}
+
+impl<K, V, S> CacheBuilder<K, V, S, Unsynchronized> {
+    /// Shares `budget`'s capacity with the other caches built with it, in place of a
+    /// `max_capacity` of its own (needs a [`weigher`](Self::weigher)): the caches together hold
+    /// at most the budget's capacity, however their entries fall, and one of them can keep any
+    /// entry up to that capacity, borrowing room from the others (see [`budget`](crate::budget)).
+    /// The cache joins with an equal share (the capacity over the members it makes), which the
+    /// others give up at their next write or [`run_pending_tasks`](Cache::run_pending_tasks).
+    /// Its [`max_capacity`](Cache::max_capacity) is then the budget's, and
+    /// [`set_max_capacity`](Cache::set_max_capacity) changes the budget's for every member.
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.budget = Some(budget);
+        self
     }
 }
 
@@ -368,15 +384,25 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         removed.map(|(_, value)| value)
     }
 
-    /// Entries held, including expired ones not yet removed (see
-    /// [`run_pending_tasks`](Self::run_pending_tasks)).
+    /// The live entries: those [`iter`](Self::iter) yields, so not the expired ones that
+    /// [`run_pending_tasks`](Self::run_pending_tasks) has yet to remove. Without expiry, a
+    /// count; with it, linear in the entries held (each one's deadline is checked;
+    /// `docs/decisions/0016-len-counts-live-entries.md`).
     pub fn len(&self) -> usize {
+        self.shard.live_len(self.now())
+    }
+
+    /// The entries held, counting the expired ones not yet removed: a count kept as entries
+    /// come and go, so it costs nothing however many entries have a deadline (where
+    /// [`len`](Self::len) checks each one). What a server reports as its size, as Redis's
+    /// `DBSIZE` does, between expiry passes.
+    pub fn len_including_expired(&self) -> usize {
         self.shard.len()
     }
 
-    /// Whether the cache holds no entry.
+    /// Whether no entry is live (`len() == 0`), found by stopping at the first live entry.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        !self.shard.has_live(self.now())
     }
 
     /// Total weight of the entries (their count without a weigher).
@@ -421,10 +447,12 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     }
 
     /// Removes expired entries now (otherwise done on writes), all of them whatever the
-    /// [`expiry_batch`](crate::builder::CacheBuilder::expiry_batch).
+    /// [`expiry_batch`](crate::builder::CacheBuilder::expiry_batch), and, in a cache that
+    /// shares a [`Budget`], gives up what it owes the budget (evicting to fit).
     pub fn run_pending_tasks(&mut self) {
         let now = self.now();
         self.shard.expire_due(now, usize::MAX);
+        self.shard.settle_budget();
         self.notify();
     }
 

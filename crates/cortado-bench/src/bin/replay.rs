@@ -14,7 +14,9 @@
 //! inlines the caches into the passes, so per-function figures need `--tree=calling` on the
 //! caches' own symbols, when they survive.
 //!
-//! Arguments: the cache (`cortado`, `quick_cache`, `moka`, `mini_moka`, `lru_mutex`), the
+//! Arguments: the cache (`cortado`, `quick_cache`, `moka`, `mini_moka`, `lru_mutex`; or
+//! `cortado_weighted` and `cortado_heavy`, Cortado with weights of 1 to 16 and a capacity of 8.5
+//! times the workload's, the second with one value in 512 weighing a quarter of it), the
 //! workload (`A`: 1,000,000 keys into 100,000; `B`: 100,000 into 100,000; as in `peers`), and
 //! the operations per pass (default 600,000), and the share of reads in percent (default 100;
 //! the rest are unconditional inserts, as in `peers`' r75 cells). It prints the hit ratio of
@@ -29,7 +31,7 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use cortado_bench::peers::cortado_sync::CortadoSync;
+use cortado_bench::peers::cortado_sync::{CortadoSync, CortadoSyncHeavy, CortadoSyncWeighted};
 use cortado_bench::peers::lru_mutex::LruMutex;
 use cortado_bench::peers::mini_moka_sync::MiniMokaSync;
 use cortado_bench::peers::moka_sync::MokaSync;
@@ -40,7 +42,8 @@ use cortado_bench::peers::{CacheSpec, ConcurrentCache, SEED};
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
-        "usage: replay cortado|quick_cache|moka|mini_moka|lru_mutex A|B [OPS [READ_PERCENT]]";
+        "usage: replay cortado|cortado_weighted|cortado_heavy|quick_cache|moka|mini_moka|lru_mutex \
+         A|B [OPS [READ_PERCENT]]";
     let (Some(cache), Some(workload)) = (args.first(), args.get(1)) else {
         eprintln!("{usage}");
         return ExitCode::FAILURE;
@@ -81,6 +84,8 @@ fn main() -> ExitCode {
     let spec = CacheSpec::new(workload.capacity);
     let result = match cache.as_str() {
         "cortado" => run::<CortadoSync>(&spec, &stream),
+        "cortado_weighted" => run::<CortadoSyncWeighted>(&spec, &stream),
+        "cortado_heavy" => run::<CortadoSyncHeavy>(&spec, &stream),
         "quick_cache" => run::<QuickCacheSync>(&spec, &stream),
         "moka" => run::<MokaSync>(&spec, &stream),
         "mini_moka" => run::<MiniMokaSync>(&spec, &stream),

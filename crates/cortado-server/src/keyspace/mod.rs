@@ -407,9 +407,13 @@ impl Shard {
         self.dbs[db].as_ref().map_or(0, |c| c.len_with_deadline())
     }
 
-    /// The number of keys in `db`.
+    /// The number of keys in `db`, as Redis's `DBSIZE` counts them: expired keys the expiry
+    /// cycle has yet to remove included (it runs every 10 ms), so the count is kept, not
+    /// computed.
     pub fn len(&self, db: usize) -> usize {
-        self.dbs[db].as_ref().map_or(0, |c| c.len())
+        self.dbs[db]
+            .as_ref()
+            .map_or(0, |c| c.len_including_expired())
     }
 
     /// Drops every key of `db`.
@@ -448,12 +452,12 @@ impl Shard {
             let Some(cache) = slot else {
                 continue;
             };
-            let before = cache.len();
+            let before = cache.len_including_expired();
             let finished = cache.remove_expired(EXPIRY_BATCH);
             done &= finished;
-            let gone = before - cache.len();
+            let gone = before - cache.len_including_expired();
             removed += gone as u64;
-            if cache.is_empty() {
+            if cache.len_including_expired() == 0 {
                 if let Some(cache) = slot.take() {
                     self.retired = self.retired.merge(&cache.stats());
                 }
@@ -462,7 +466,8 @@ impl Shard {
                 }
             } else if finished
                 && gone > 0
-                && cache.memory_bytes() > 4 * ENTRY_BYTES * cache.len() + SHRINK_FLOOR
+                && cache.memory_bytes()
+                    > 4 * ENTRY_BYTES * cache.len_including_expired() + SHRINK_FLOOR
             {
                 // A burst of expirations left most of the cache's room empty.
                 cache.shrink_to_fit();

@@ -72,6 +72,13 @@ impl Lfu {
         self.maximum
     }
 
+    /// Moves the maximum without forgetting the newest entry: the bound a shared budget
+    /// gives (see [`Policy::set_allowance`](crate::policy::Policy::set_allowance)) moves inside
+    /// a write, before the eviction that is still the newest entry's own.
+    pub(crate) fn set_allowance(&mut self, maximum: u64) {
+        self.maximum = maximum;
+    }
+
     pub(crate) fn set_maximum(&mut self, maximum: u64) {
         self.maximum = maximum;
         // The eviction that follows is not the newest entry's own.

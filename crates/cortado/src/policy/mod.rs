@@ -353,6 +353,22 @@ impl Policy {
         dispatch!(self, p => p.set_maximum(maximum), unbounded => {})
     }
 
+    /// Moves the maximum to `allowance`, this policy's share of a capacity of `shared` split
+    /// with others (a [`Budget`](crate::budget::Budget)'s), inside a write: cheaper than
+    /// [`set_maximum`](Self::set_maximum) (no sizing of the sketch), and the entry just
+    /// written is still the newest. W-TinyLFU's window keeps its newest entry up to the window
+    /// bound of `shared`, so that a share judges at once only what the whole capacity would.
+    pub(crate) fn set_allowance(&mut self, allowance: u64, shared: u64) {
+        match self {
+            Policy::TinyLfu(p) => p.set_allowance(allowance, shared),
+            Policy::Lru(p) => p.set_maximum(allowance),
+            Policy::Lfu(p) => p.set_allowance(allowance),
+            Policy::Sampled(p) => p.set_allowance(allowance),
+            // A shard with a budget is bounded by its allowance from the start.
+            Policy::Unbounded(_) => {}
+        }
+    }
+
     #[inline]
     pub(crate) fn weighted_size(&self) -> u64 {
         match self {

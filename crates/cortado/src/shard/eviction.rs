@@ -27,13 +27,86 @@ where
     /// as `evict_to_fit` is.
     #[inline(always)]
     pub(super) fn fit(&mut self, i: u32, weight: u32, fold: Fold) {
-        if self.weigher.is_some() && u64::from(weight) > self.policy_mut().maximum() {
-            // It could never fit: it goes at once, rather than the entries a policy would
-            // evict to make room for it (LRU's would empty the cache before reaching it).
-            // Unweighted, only a cache of capacity 0 gets here, and its eviction empties it.
+        if self.weigher.is_some() {
+            if self.budget.is_some() {
+                return self.fit_in_budget(i, weight, fold);
+            }
+            if u64::from(weight) > self.policy_mut().maximum() {
+                // It could never fit: it goes at once, rather than the entries a policy would
+                // evict to make room for it (LRU's would empty the cache before reaching it).
+                // Unweighted, only a cache of capacity 0 gets here, and its eviction empties it.
+                self.remove_index(i, RemovalCause::Size);
+            }
+        }
+        self.evict_to_fit(fold);
+    }
+
+    /// [`fit`](Self::fit) in a shard that shares a weight budget: first gives up what it owes,
+    /// draws what it lacks, or borrows for an entry heavier than its allowance (see
+    /// [`budget`](crate::budget)); an entry heavier than the whole budget goes at once. After the
+    /// eviction, a loan no longer needed goes back. Out of line: only weighted shards get here.
+    #[inline(never)]
+    fn fit_in_budget(&mut self, i: u32, weight: u32, fold: Fold) {
+        let size = self.policy_mut().weighted_size();
+        let member = self.budget.as_mut().expect("a shard in a budget");
+        member.settle();
+        let allowance = member.fit(size, u64::from(weight));
+        self.follow_allowance(false);
+        if u64::from(weight) > allowance {
             self.remove_index(i, RemovalCause::Size);
         }
         self.evict_to_fit(fold);
+        self.return_unused_loan();
+    }
+
+    /// Gives up what the shard owes its budget, if anything, evicting to fit, and returns a loan
+    /// it no longer needs (for maintenance: writes do both in [`fit`](Self::fit)).
+    pub(crate) fn settle_budget(&mut self) {
+        let Some(member) = &mut self.budget else {
+            return;
+        };
+        member.settle();
+        self.follow_allowance(true);
+        let Self {
+            policy,
+            index: Index { slots, .. },
+            full,
+            ..
+        } = self;
+        let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if *full && policy.weighted_size() > policy.maximum() {
+            // As a smaller capacity does (see `set_max_capacity`): the reads waiting on every
+            // entry count before evictions that go far past the queue ends.
+            policy.fold_all(|i| Self::take_deferred_mut(slots, i));
+        }
+        self.evict_to_fit(Fold::Needed);
+        self.return_unused_loan();
+    }
+
+    /// Gives the shard's loan back to its budget once it is no longer needed (the heavy entry
+    /// it was for has gone).
+    fn return_unused_loan(&mut self) {
+        let size = self.policy_mut().weighted_size();
+        if let Some(member) = &mut self.budget {
+            member.return_unused_loan(size);
+            self.follow_allowance(false);
+        }
+    }
+
+    /// Makes the policy's maximum the shard's allowance in its budget, if it moved (or
+    /// `always`, after the budget's capacity moved, which the policy's window follows).
+    fn follow_allowance(&mut self, always: bool) {
+        let Some(member) = &self.budget else {
+            return;
+        };
+        let (allowance, capacity) = (member.allowance(), member.capacity());
+        let policy = self
+            .policy
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if always || policy.maximum() != allowance {
+            policy.set_allowance(allowance, capacity);
+        }
     }
 
     /// Switches to the policy's new deferral. When no fold comes any more (a full cache shrunk

@@ -67,6 +67,13 @@ where
             policy.weighted_size(),
             policy.maximum()
         );
+        if let Some(member) = &self.budget {
+            assert_eq!(
+                policy.maximum(),
+                member.allowance(),
+                "maximum is not the allowance"
+            );
+        }
         drop(policy);
         // The read path's flags stand for the fields they let it skip.
         assert!(

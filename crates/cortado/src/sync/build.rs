@@ -10,6 +10,7 @@ use super::{
     Cache, Inner, Padded, Slot, MAX_SHARDS, MIN_SHARD_CAPACITY, NEGATIVES_UNBOUNDED, NO_MODE,
     SHARDS_PER_CPU, WEIGHTED_SHARDS_PER_CPU,
 };
+use crate::budget::Budget;
 use crate::builder::{BuildError, CacheBuilder, Concurrent, Synchronized};
 use crate::loader::Loading;
 use crate::policy::EvictionPolicy;
@@ -125,6 +126,15 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             None => default_shards(builder.max_capacity, builder.weigher.is_some()),
         };
         let pacer = PacerHandle::for_scheduler(builder.scheduler)?;
+        // With a weigher the shards share the capacity (see `crate::budget`); each joins with
+        // its share, in order, so that shard `i` is the budget's member `i`. One shard has
+        // nobody to share with: it is then exactly the single-threaded cache's core.
+        let budget = config
+            .weigher
+            .as_ref()
+            .and(config.max_capacity)
+            .filter(|_| shards > 1)
+            .map(Budget::new);
         let per_shard = |i: usize| -> ShardConfig<K, V> {
             let mut config = config.clone();
             // A custom expiry's read can bring an expiration forward under the read lock.
@@ -134,6 +144,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             // Shard 0 sees a hash-sampled share of the traffic: its adaptive policy chooses the
             // mode and the others adopt it (see `maintain`).
             config.follower = i > 0;
+            config.budget = budget.clone();
             config
         };
         let negatives = |i: usize| {
@@ -146,7 +157,11 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
         let slots = (0..shards)
             .map(|i| Slot {
                 core: ShardLock::new(
-                    Shard::new(&per_shard(i), builder.hasher.clone()),
+                    {
+                        let shard = Shard::new(&per_shard(i), builder.hasher.clone());
+                        debug_assert!(shard.budget_member().is_none_or(|id| id == i));
+                        shard
+                    },
                     reader_slots(),
                 ),
                 reads: ReadBuffer::default(),
@@ -171,7 +186,9 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             loaders: Padded(AtomicUsize::new(0)),
             policy_mode: AtomicU8::new(NO_MODE),
             capacity_target: AtomicU64::new(config.max_capacity.unwrap_or(u64::MAX)),
+            works_after_writes: pacer.is_some() || budget.is_some(),
             pacer,
+            budget,
         })
     }
 }

@@ -573,10 +573,11 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Entry<'_, K, V, S> {
 
     /// Atomically reads the live value (if any), asks `f` what to do, and does it: no other
     /// write to the key can come in between. Returns the value held afterwards (`None` when
-    /// removed, or when a new value was evicted at once, e.g. heavier than its shard's share).
+    /// removed, or when a new value was evicted at once, e.g. heavier than the capacity).
     ///
-    /// `f` runs under the shard's write lock: it must be quick and must not use the cache (see
-    /// [Callbacks](super#callbacks)). A
+    /// `f` runs under the shard's write lock: it must be quick and must not use the cache. If
+    /// it does, builds with debug assertions panic, but release builds deadlock: they do not
+    /// check (see [Callbacks](super#callbacks)). A
     /// load of the key in flight ([`Cache::get_with`] and its variants) comes first: the call
     /// waits for it (blocking the thread), and `f` sees the loaded value, as in Caffeine,
     /// where a compute waits for the load of its key. The wait ends early if an `insert`,

@@ -20,30 +20,31 @@
 //!
 //! # Capacity
 //!
-//! - **The bound has no slack.** Every write evicts inside its shard's lock, so at every moment
-//!   each shard holds at most its share and the cache at most its capacity:
-//!   `weighted_size() <= max_capacity()` holds between any two operations, not only after
-//!   [`run_pending_tasks`](Cache::run_pending_tasks). The one transient excess is while
-//!   [`set_max_capacity`](Cache::set_max_capacity) shrinks the cache: shards it has not reached
-//!   yet keep their old share until it returns, so the excess is at most the old capacity minus
-//!   the new one.
+//! - **The bound has no slack.** Every write evicts inside its shard's lock, so each shard holds
+//!   at most its share and the cache at most its capacity: `weighted_size() <= max_capacity()`
+//!   holds between any two operations, not only after
+//!   [`run_pending_tasks`](Cache::run_pending_tasks). Two transient excesses: while
+//!   [`set_max_capacity`](Cache::set_max_capacity) shrinks the cache, shards it has not reached
+//!   yet keep their old share until it returns (at most the old capacity minus the new one);
+//!   and, with a weigher, while a write of an entry heavier than its shard's share is in flight
+//!   (at most that entry's weight minus the share; see *Shares*).
 //! - **Weights of 0.** With a weigher, the capacity bounds the total weight only: entries that
 //!   weigh 0 take none of it, and any number of them is kept (up to the `u32::MAX - 1` a shard
 //!   can hold).
 //! - **Shares.** Shard `i` of `n` gets `capacity / n`, plus one if `i < capacity % n`, so the
-//!   shares add up to exactly the capacity (also after `set_max_capacity`).
-//! - **The cost of sharding.** An entry heavier than its shard's share is evicted at once
-//!   ([`RemovalCause::Size`]), even when it is lighter than the whole capacity; and keys spread
-//!   unevenly may fill one shard, which then evicts while others have room. The default shard count
-//!   keeps shares of at least [`MIN_SHARD_CAPACITY`] (256) units (a smaller cache is one shard),
-//!   and grows with the CPU count (see
-//!   *Shards* below), so the heaviest entry a cache keeps by default is smaller on a bigger
-//!   machine: a weighted cache of 1 MiB can keep no entry over 128 KiB on 2 CPUs (8 shards), nor
-//!   over 16 KiB on 16 (64 shards); once full, one heavier than its shard's window must also win
-//!   admission (see the weigher's docs). For heavy entries, choose the shard count
-//!   ([`shards(1)`](CacheBuilder::shards) behaves as one [`unsync`](crate::unsync) cache behind a
-//!   lock). A capacity below an explicit shard count is a [`BuildError`](crate::builder::BuildError); shrinking below the shard
-//!   count with `set_max_capacity` leaves some shards unable to hold anything.
+//!   shares add up to exactly the capacity (also after `set_max_capacity`). With a weigher the
+//!   shards share one [`Budget`]: a shard written an entry heavier than
+//!   its share borrows the difference from the others, which the same write then visits, one
+//!   at a time, to evict what they owe; the loan goes back to them once the entry has left. So
+//!   any entry up to the whole capacity is kept whatever the shard count, as by one unsharded
+//!   cache (once the cache is full, W-TinyLFU judges an entry heavier than its window at once,
+//!   sharded or not: see the weigher's docs).
+//! - **The cost of sharding.** Keys spread unevenly may fill one shard, which then evicts while
+//!   others have room. The default shard count keeps shares of at least [`MIN_SHARD_CAPACITY`]
+//!   (256) units (a smaller cache is one shard), and grows with the CPU count (see *Shards*
+//!   below). A capacity below an explicit shard count is a
+//!   [`BuildError`](crate::builder::BuildError); shrinking below the shard count with
+//!   `set_max_capacity` leaves some shards unable to hold anything.
 //!
 //! # Callbacks
 //!
@@ -67,8 +68,8 @@
 //!   single-threaded core) by bits 40..56 of their hash (the table itself uses the low bits and the
 //!   top seven). The default count is the smallest power of two at least [`SHARDS_PER_CPU`] (16)
 //!   times the number of CPUs, lowered so that every shard holds at least [`MIN_SHARD_CAPACITY`]
-//!   units; with a weigher, [`WEIGHTED_SHARDS_PER_CPU`] (4) per CPU, since a shard's share bounds
-//!   the heaviest entry it can keep (see [Capacity](self#capacity)). So many shards because of
+//!   units; with a weigher, [`WEIGHTED_SHARDS_PER_CPU`] (4) per CPU, since an entry heavier than
+//!   its shard's share costs a visit to the others (see [Capacity](self#capacity)). So many shards because of
 //!   skew, not of CPU count alone: under Zipf(0.99) the shard of the hottest keys takes a large
 //!   share of all operations, and even a read lock writes the lock's word, so threads on that
 //!   shard trade its cache line (measurements: `docs/decisions/0001-default-shard-count.md`).
@@ -164,11 +165,12 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::shard_lock::{ReadGuard, ShardLock};
+use crate::shard_lock::{ReadGuard, ShardLock, WriteGuard};
 use std::time::{Duration, Instant};
 
 use hashbrown::DefaultHashBuilder;
 
+use crate::budget::Budget;
 use crate::builder::CacheBuilder;
 pub use crate::builder::Synchronized;
 use crate::loader::Loading;
@@ -193,9 +195,9 @@ const NEGATIVES_UNBOUNDED: u64 = 1024;
 /// enough that the shard of the hottest keys under skew is not one lock word shared by every
 /// thread.
 pub const SHARDS_PER_CPU: usize = 16;
-/// Shards per CPU for a cache with a weigher: fewer, because an entry heavier than its shard's
-/// share is never kept (see [Capacity](self#capacity)), and the gain of more shards was
-/// measured on unit weights.
+/// Shards per CPU for a cache with a weigher: fewer, because a write of an entry heavier than
+/// its shard's share visits the other shards to borrow room (see [Capacity](self#capacity)),
+/// and the gain of more shards was measured on unit weights.
 pub const WEIGHTED_SHARDS_PER_CPU: usize = 4;
 /// The fewest units of capacity a shard gets when the shard count is chosen automatically,
 /// unless the whole capacity is smaller (the cache then has one shard): smaller shares cost
@@ -256,6 +258,13 @@ pub(crate) struct Inner<K, V, S> {
     /// stored last (with the shares of different calls, the total would be neither's).
     capacity_target: AtomicU64,
     pacer: Option<PacerHandle>,
+    /// With a weigher, the capacity the shards share (shard `i` is member `i`): a shard that
+    /// must keep an entry heavier than its allowance borrows from the others, which the writer
+    /// then visits to give it back ([`collect_owed`](Self::collect_owed)).
+    budget: Option<Budget>,
+    /// Whether a write has work after its shard's lock is released: with a pacer or a budget
+    /// ([`finish_write`](Self::finish_write)).
+    works_after_writes: bool,
 }
 
 /// A thread-safe bounded cache. See the [module docs](self).
@@ -443,13 +452,56 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
         self.maintain(slot, &mut core, now);
         let result = f(&mut core, now);
         let removed = std::mem::take(&mut core.pending);
+        if self.works_after_writes {
+            return self.finish_write(core, holding, result, removed);
+        }
+        drop(holding);
+        drop(core);
+        (result, removed)
+    }
+
+    /// The end of [`write`](Self::write) in a cache with a pacer or a weight budget: wakes the
+    /// pacer for the shard's next expiration, and once the lock is released, collects what the
+    /// other shards owe the budget. One flag keeps caches with neither on the plain path.
+    fn finish_write<R>(
+        &self,
+        core: WriteGuard<'_, Shard<K, V, S>>,
+        holding: Holding,
+        result: R,
+        mut removed: Removed<K, V>,
+    ) -> (R, Removed<K, V>) {
         let next = self.pacer.as_ref().and_then(|_| core.next_expiration());
         drop(holding);
         drop(core);
         if let (Some(pacer), Some(next)) = (&self.pacer, next) {
             pacer.wake_by(next);
         }
+        if let Some(budget) = &self.budget {
+            if budget.owed() != 0 {
+                self.collect_owed(budget, &mut removed);
+            }
+        }
         (result, removed)
+    }
+
+    /// Visits the shards that owe weight to the budget (lent to a shard for an entry heavier
+    /// than its allowance), one at a time and holding no other, so that each gives it up now,
+    /// evicting to fit (into `removed`): the write that borrowed returns with the capacity
+    /// holding again.
+    #[cold]
+    #[inline(never)]
+    fn collect_owed(&self, budget: &Budget, removed: &mut Removed<K, V>) {
+        let now = self.now();
+        for i in budget.owing_members() {
+            let slot = &self.slots[i];
+            let mut core = write(&slot.core);
+            let holding = Holding::enter(&self.slots);
+            self.maintain(slot, &mut core, now);
+            core.settle_budget();
+            removed.append(&mut core.pending);
+            drop(holding);
+            drop(core);
+        }
     }
 
     /// Runs `f` on every shard in turn, under its write lock after maintenance, notifying the
@@ -576,7 +628,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
     }
 
     pub(crate) fn run_pending_tasks(&self) {
-        self.each_shard(|_, _, _| {});
+        self.each_shard(|_, core, _| core.settle_budget());
     }
 
     /// The earliest time any shard may have an entry to expire.
@@ -695,14 +747,23 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         self.inner.remove(key)
     }
 
-    /// Entries held, including expired ones not yet removed.
+    /// The live entries: those [`iter`](Self::iter) yields, so not the expired ones that
+    /// maintenance has yet to remove. Without expiry, a count per shard; with it, linear in
+    /// the entries held (each one's deadline is checked;
+    /// `docs/decisions/0016-len-counts-live-entries.md`).
     pub fn len(&self) -> usize {
-        self.inner.slots.iter().map(|s| read(&s.core).len()).sum()
+        let now = self.inner.now();
+        self.inner
+            .slots
+            .iter()
+            .map(|s| read(&s.core).live_len(now))
+            .sum()
     }
 
-    /// Whether the cache holds no entry.
+    /// Whether no entry is live (`len() == 0`), found by stopping at the first live entry.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        let now = self.inner.now();
+        !self.inner.slots.iter().any(|s| read(&s.core).has_live(now))
     }
 
     /// Total weight of the entries (their count without a weigher); at most
@@ -717,6 +778,9 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
 
     /// The capacity (total weight with a weigher); `u64::MAX` when unbounded.
     pub fn max_capacity(&self) -> u64 {
+        if let Some(budget) = &self.inner.budget {
+            return budget.capacity();
+        }
         self.inner
             .slots
             .iter()
@@ -782,8 +846,20 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
         } else {
             u64::MAX
         };
-        inner.capacity_target.store(max_capacity, Ordering::SeqCst);
         let n = inner.slots.len();
+        if let Some(budget) = &inner.budget {
+            // The shards share the budget: each gives up its part of a smaller one now.
+            budget.set_capacity(max_capacity);
+            inner.each_shard(|i, core, _| {
+                core.settle_budget();
+                if let Some(negatives) = &inner.slots[i].negatives {
+                    let share = share(budget.capacity(), n, i);
+                    lock(negatives).set_max_capacity(negatives_capacity(Some(share), true));
+                }
+            });
+            return;
+        }
+        inner.capacity_target.store(max_capacity, Ordering::SeqCst);
         inner.each_shard(|i, core, _| {
             // Read under the shard's lock: a call that stored after this one has reached this
             // shard, or will reach it after this call and set its own share.
@@ -902,6 +978,9 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     #[doc(hidden)]
     pub fn validate(&self) {
         let inner = &self.inner;
+        if let Some(budget) = &inner.budget {
+            budget.validate();
+        }
         for (i, slot) in inner.slots.iter().enumerate() {
             let core = read(&slot.core);
             core.validate();

@@ -368,3 +368,20 @@ fn random_entry_sparse_slab_finds_every_live_entry() {
     }
     assert_eq!(seen.len(), 5);
 }
+
+#[test]
+fn len_including_expired_expired_not_removed_counted_until_removal() {
+    let (mut cache, clock) = cache();
+    cache.insert(1, 10);
+    cache.insert_with_ttl(2, 20, secs(1));
+    cache.insert_with_ttl(3, 30, secs(1));
+    clock.advance(secs(2));
+    assert_eq!(cache.len(), 1);
+    assert_eq!(cache.len_including_expired(), 3);
+    assert!(!cache.is_empty());
+    cache.remove(&1);
+    assert!(cache.is_empty(), "only expired entries are held");
+    assert_eq!(cache.len_including_expired(), 2);
+    cache.run_pending_tasks();
+    assert_eq!(cache.len_including_expired(), 0);
+}

@@ -210,6 +210,37 @@ both_front_ends! {
     }
 
     #[test]
+    fn len_expired_not_yet_removed_not_counted_as_iter_skips_them() {
+        let clock = ManualClock::new();
+        let (mut cache, log) = Cache::builder()
+            .max_capacity(100)
+            .shards_if_sync(4)
+            .time_to_idle(Duration::from_secs(5))
+            .time_to_live(Duration::from_secs(10))
+            .clock(clock.clone())
+            .build_logged();
+        for key in 0..6 {
+            cache.insert(key, key);
+        }
+        clock.advance(Duration::from_secs(4));
+        for key in 0..3 {
+            assert_eq!(got(cache.get(&key)), Some(key), "read at 4 s: idle until 9 s");
+        }
+        clock.advance(Duration::from_secs(2)); // t = 6: keys 3-5 idle for 6 s
+        assert_eq!(cache.len(), 3);
+        assert_eq!(cache.len(), cache.iter().count());
+        clock.advance(Duration::from_secs(4)); // t = 10: the time to live of all
+        assert_eq!(cache.len(), 0);
+        assert!(cache.is_empty());
+        assert!(cache.iter().next().is_none());
+        assert!(log.lock().unwrap().is_empty(), "nothing removed yet");
+        cache.run_pending_tasks();
+        assert_eq!(log.lock().unwrap().len(), 6);
+        assert_eq!(cache.len(), 0);
+        cache.validate();
+    }
+
+    #[test]
     fn time_to_idle_reads_extend_until_time_to_live() {
         let clock = ManualClock::new();
         let mut cache = Cache::builder()

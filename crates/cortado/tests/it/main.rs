@@ -23,3 +23,4 @@ mod sync_model;
 mod unsync_behaviour;
 mod unsync_model;
 mod weighted_model;
+mod weighted_shards;

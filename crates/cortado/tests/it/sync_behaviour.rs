@@ -272,7 +272,7 @@ fn set_max_capacity_below_shard_count_leaves_shards_empty() {
 }
 
 #[test]
-fn entry_heavier_than_its_shard_share_is_evicted_as_size() {
+fn entry_heavier_than_its_shard_share_kept_heavier_than_capacity_evicted_as_size() {
     let log: Arc<Mutex<Vec<(u32, RemovalCause)>>> = Arc::default();
     let sink = log.clone();
     let cache = Cache::builder()
@@ -284,12 +284,16 @@ fn entry_heavier_than_its_shard_share_is_evicted_as_size() {
         .build()
         .unwrap();
     cache.insert(1, 30);
-    cache.insert(2, 25);
-    assert!(!cache.contains_key(&1), "heavier than a share (25)");
-    assert_eq!(cache.get(&2), Some(25), "exactly a share fits");
-    assert_eq!(*log.lock().unwrap(), vec![(1, RemovalCause::Size)]);
+    cache.insert(2, 101);
+    assert_eq!(
+        cache.get(&1),
+        Some(30),
+        "heavier than a share (25): the shards share"
+    );
+    assert!(!cache.contains_key(&2), "heavier than the capacity");
+    assert_eq!(*log.lock().unwrap(), vec![(2, RemovalCause::Size)]);
     assert_eq!(cache.stats().evictions_size, 1);
-    assert_eq!(cache.weighted_size(), 25);
+    assert_eq!(cache.weighted_size(), 30);
     cache.validate();
 }
 
@@ -750,9 +754,9 @@ fn replacements_of_hot_keys_protect_them_from_a_scan() {
 
 #[test]
 fn weighted_default_shards_share_fits_entry_unit_default_would_not() {
-    // With a weigher the default shard count is 4 per CPU, not 16: a capacity of 1,024 weight
-    // units per weighted-default shard keeps an entry of weight 1,000, which the unweighted
-    // default (four times as many shards, shares of 256) would evict at once.
+    // With a weigher the default shard count is 4 per CPU, not 16 (shares of 1,024 weight units
+    // here, not 256); an entry of weight 1,000 is kept either way, the shards sharing the
+    // capacity.
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
     let weighted = (cpus * cortado::sync::WEIGHTED_SHARDS_PER_CPU).next_power_of_two();
     let unweighted = (cpus * cortado::sync::SHARDS_PER_CPU).next_power_of_two();

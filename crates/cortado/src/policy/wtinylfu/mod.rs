@@ -128,6 +128,8 @@ pub(crate) struct WTinyLfu {
     experts: Option<Box<Experts>>,
     /// Whether entries carry weights; if not, the capacity counts entries.
     weighted: bool,
+    /// The maximum the sketch, ghost and experts were last sized for.
+    sized_for: u64,
 }
 
 impl WTinyLfu {
@@ -148,6 +150,7 @@ impl WTinyLfu {
             mode_index: START_MODE as u8,
             experts: None,
             weighted,
+            sized_for: 0,
         }
     }
 
@@ -166,6 +169,24 @@ impl WTinyLfu {
     pub(crate) fn set_maximum(&mut self, maximum: u64) {
         self.segments.set_maximum(maximum);
         if self.admission.is_sized() {
+            if self.segments.weighted_size() >= maximum / 2 {
+                self.size_for_capacity();
+            } else {
+                self.admission.defer_sizing();
+            }
+        }
+    }
+
+    /// Moves the bounds to `maximum`, a share of a capacity of `shared` split with other
+    /// policies, without the sizing that [`set_maximum`](Self::set_maximum) may do: a shared
+    /// budget moves a shard's share often, by little (see `Segments::set_allowance`).
+    pub(crate) fn set_allowance(&mut self, maximum: u64, shared: u64) {
+        self.segments.set_allowance(maximum, shared);
+        // Sized again, as for a new capacity, once the share has doubled or halved since the
+        // sketch was sized: a shard that grows into its budget must not keep a small sketch.
+        if self.admission.is_sized()
+            && (maximum / 2 > self.sized_for || maximum < self.sized_for / 2)
+        {
             if self.segments.weighted_size() >= maximum / 2 {
                 self.size_for_capacity();
             } else {
@@ -194,6 +215,7 @@ impl WTinyLfu {
 
     /// Sizes the sketch, the ghost and the experts for the capacity.
     fn size_for_capacity(&mut self) {
+        self.sized_for = self.segments.maximum();
         let entries = self.entries_estimate();
         self.admission.ensure_capacity(entries);
         self.segments.size_ghost(entries);

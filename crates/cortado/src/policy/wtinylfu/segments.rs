@@ -70,6 +70,17 @@ pub(crate) struct Segments {
     pub(super) protected: Deque,
     maximum: u64,
     window_max: u64,
+    /// The heaviest entry the window keeps as its newest, past `window_max`: the window bound
+    /// of the whole capacity that this policy's maximum is a share of
+    /// ([`set_allowance`](Self::set_allowance)), so that a shard judges at once only the
+    /// entries the whole cache, unsharded, would; `window_max` itself otherwise.
+    window_keep: u64,
+    /// The whole capacity this policy's maximum is a share of (the maximum, unless shared).
+    shared_maximum: u64,
+    /// The entry inserted last: the one the window may keep past its bound (`window_keep`).
+    /// Not cleared when it is removed: only window entries are compared with it, and its slot
+    /// joins the window again only through an insert, which sets it.
+    newest: u32,
     pub(super) protected_max: u64,
     weighted_size: u64,
     window_weight: u64,
@@ -92,6 +103,9 @@ impl Segments {
             protected: Deque::default(),
             maximum: 0,
             window_max: 0,
+            window_keep: 0,
+            shared_maximum: 0,
+            newest: NIL,
             protected_max: 0,
             weighted_size: 0,
             window_weight: 0,
@@ -125,7 +139,15 @@ impl Segments {
 
     /// Resets the bounds for a new capacity (eviction happens on the next `evict`).
     pub(crate) fn set_maximum(&mut self, maximum: u64) {
+        self.set_allowance(maximum, maximum);
+    }
+
+    /// Resets the bounds for a maximum that is a share of a capacity of `shared` split with
+    /// other policies (eviction happens on the next `evict`): the bounds are the maximum's, but
+    /// the window keeps its newest entry up to the window bound of `shared` (`window_keep`).
+    pub(crate) fn set_allowance(&mut self, maximum: u64, shared: u64) {
         self.maximum = maximum;
+        self.shared_maximum = shared.max(maximum);
         self.apply_mode();
     }
 
@@ -139,7 +161,32 @@ impl Segments {
         let main = (self.maximum as f64 * (1.0 - self.mode.window)) as u64;
         self.window_max = self.maximum - main.min(self.maximum);
         self.protected_max = (main as f64 * PROTECTED_SHARE) as u64;
+        let shared_main = (self.shared_maximum as f64 * (1.0 - self.mode.window)) as u64;
+        let shared_window = self.shared_maximum - shared_main.min(self.shared_maximum);
+        self.window_keep = shared_window.clamp(self.window_max, self.maximum);
         self.demote_from_protected();
+    }
+
+    /// Whether the window entry `i` stays in the window, past its bound if need be, rather than
+    /// be judged by its own insert's eviction: it is the entry inserted last, no heavier than
+    /// `window_keep`, and the maximum is a share of a larger capacity (whose unshared window
+    /// would have held it; `SHARED`, which [`evict_general`](Self::evict_general) checks once).
+    /// It leaves the window with a later insert.
+    #[inline]
+    fn keeps_in_window<const SHARED: bool>(&self, i: u32) -> bool {
+        SHARED && i == self.newest && self.weight(i) <= self.window_keep
+    }
+
+    /// The window's entry nearest its eviction end that is not kept there
+    /// ([`keeps_in_window`](Self::keeps_in_window)).
+    #[inline]
+    fn window_front_unkept<const SHARED: bool>(&self) -> Option<u32> {
+        let front = self.window.front()?;
+        if !self.keeps_in_window::<SHARED>(front) {
+            return Some(front);
+        }
+        let next = self.nodes[front as usize].next;
+        (next != NIL).then_some(next)
     }
 
     /// Grows the node array so that `i` is a valid index.
@@ -190,6 +237,7 @@ impl Segments {
         self.weighted_size += weight;
         self.window_weight += weight;
         let returning = self.ghost.contains(u64::from(hash));
+        self.newest = i;
         let node = &mut self.nodes[i as usize];
         debug_assert_eq!(node.queue, Queue::None, "node {i} inserted twice");
         *node = Node {
@@ -198,7 +246,7 @@ impl Segments {
             hash,
             ..EMPTY
         };
-        if weight > self.window_max {
+        if weight > self.window_keep {
             self.window.push_front(&mut self.nodes, i);
         } else {
             self.window.push_back(&mut self.nodes, i);
@@ -327,8 +375,24 @@ impl Segments {
     /// duel victims until the size fits ([`evict`](Self::evict) without
     /// [`evict_one`](Self::evict_one)'s shortcut; the tests compare the two).
     pub(super) fn evict_general(&mut self, admission: &mut Admission, evicted: &mut Vec<u32>) {
-        let candidate = self.evict_from_window();
-        self.evict_from_main(candidate, admission, evicted);
+        // Only a share of a larger capacity keeps its newest entry in the window: checked once
+        // here, so that the loops of a cache that shares nothing have no step for it.
+        if self.window_keep > self.window_max {
+            self.evict_window_then_main::<true>(admission, evicted);
+        } else {
+            self.evict_window_then_main::<false>(admission, evicted);
+        }
+    }
+
+    /// [`evict_general`](Self::evict_general) for a maximum that is (`SHARED`) or is not a
+    /// share of a larger capacity.
+    fn evict_window_then_main<const SHARED: bool>(
+        &mut self,
+        admission: &mut Admission,
+        evicted: &mut Vec<u32>,
+    ) {
+        let candidate = self.evict_from_window::<SHARED>();
+        self.evict_from_main::<SHARED>(candidate, admission, evicted);
     }
 
     /// The steady state of an unweighted cache, one insert over the maximum with the window
@@ -366,13 +430,13 @@ impl Segments {
     }
 
     /// Moves the window's overflow to probation; returns the first moved entry.
-    fn evict_from_window(&mut self) -> u32 {
+    fn evict_from_window<const SHARED: bool>(&mut self) -> u32 {
         let mut first = NIL;
         for _ in 0..QUEUE_TRANSFER_LIMIT {
             if self.window_weight <= self.window_max {
                 break;
             }
-            let Some(i) = self.window.front() else {
+            let Some(i) = self.window_front_unkept::<SHARED>() else {
                 break;
             };
             self.window_to_probation(i);
@@ -417,7 +481,7 @@ impl Segments {
 
     /// Candidates (from `candidate` towards probation's MRU end, then the window) duel the
     /// victims (probation's LRU end, then protected, then the window) until the size fits.
-    fn evict_from_main(
+    fn evict_from_main<const SHARED: bool>(
         &mut self,
         mut candidate: u32,
         admission: &mut Admission,
@@ -428,8 +492,14 @@ impl Segments {
         let mut victim = self.probation.front().unwrap_or(NIL);
         while self.weighted_size > self.maximum {
             if candidate == NIL && candidate_queue == Queue::Probation {
-                candidate = self.window.front().unwrap_or(NIL);
+                candidate = self.window_front_unkept::<SHARED>().unwrap_or(NIL);
                 candidate_queue = Queue::Window;
+            } else if candidate_queue == Queue::Window
+                && candidate != NIL
+                && self.keeps_in_window::<SHARED>(candidate)
+            {
+                // Walking the window, the candidates pass over the entry it keeps.
+                candidate = self.nodes[candidate as usize].next;
             }
             if candidate == NIL && victim == NIL {
                 match victim_queue {
