@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use cortado_server::cmd::{docs, syntax};
 
 use crate::common::compare::{assert_same_replies, Pair};
-use crate::common::{Frame, RawClient, RealRedis, TestServer};
+use crate::common::{program_available, Frame, RawClient, RealRedis, TestServer};
 
 /// Every command name the server has, subcommands as `container|sub`.
 fn our_commands(client: &mut RawClient) -> Vec<String> {
@@ -486,15 +486,7 @@ fn strip_escapes(text: &str) -> String {
 /// `COMMAND DOCS` (so its hints, built from the same arguments, work too).
 #[test]
 fn redis_cli_help_shows_our_usage_and_summary() {
-    let available = |program: &str, arg: &str| {
-        Command::new(program)
-            .arg(arg)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok()
-    };
-    if !available("redis-cli", "--version") || !available("script", "--version") {
+    if !program_available("redis-cli", "--version") || !program_available("script", "--version") {
         eprintln!("note: redis-cli or script is missing; the help test is skipped");
         return;
     }

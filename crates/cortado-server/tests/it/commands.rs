@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::common::compare::{assert_same_replies, Pair};
-use crate::common::{Frame, RawClient, TestServer};
+use crate::common::{program_available, Frame, RawClient, TestServer};
 
 /// Both servers, with DEBUG allowed on redis-server as it is here by default.
 fn pair() -> Option<Pair> {
@@ -494,15 +494,7 @@ fn slow_monitor_is_bounded() {
 /// start for its hints) works against the server.
 #[test]
 fn redis_cli_interactive_session_works() {
-    let available = |program: &str, arg: &str| {
-        Command::new(program)
-            .arg(arg)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok()
-    };
-    if !available("redis-cli", "--version") || !available("script", "--version") {
+    if !program_available("redis-cli", "--version") || !program_available("script", "--version") {
         eprintln!("note: redis-cli or script is missing; the interactive test is skipped");
         return;
     }

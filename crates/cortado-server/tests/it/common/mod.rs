@@ -239,6 +239,17 @@ impl Drop for RealRedis {
 }
 
 /// A port nobody listens on right now.
+/// Whether `program` runs (started with `arg`, such as `--version`): tests that drive an
+/// installed tool skip, with a note, where it is missing.
+pub fn program_available(program: &str, arg: &str) -> bool {
+    Command::new(program)
+        .arg(arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
