@@ -100,6 +100,17 @@ impl<K, V, S> CacheBuilder<K, V, S, Unsynchronized> {
         self.budget = Some(budget);
         self
     }
+
+    /// Under the adaptive W-TinyLFU policy, runs none of the miniature caches that choose its
+    /// mode: the cache keeps the starting mode until told another with
+    /// [`adopt_policy_mode`](Cache::adopt_policy_mode). For caches that split one keyspace
+    /// (shards), which then pay for one set of miniatures: one cache leads, and the others take
+    /// its [`policy_mode`](Cache::policy_mode) now and then, as
+    /// [`sync::Cache`](crate::sync::Cache)'s shards do.
+    pub fn follow_policy_mode(mut self) -> Self {
+        self.follows_mode = true;
+        self
+    }
 }
 
 impl<K: Hash + Eq, V, S: BuildHasher> CacheBuilder<K, V, S, Unsynchronized> {
@@ -601,6 +612,19 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     /// ```
     pub fn scan(&self, cursor: usize, count: usize, visit: impl FnMut(&K, &V)) -> Option<usize> {
         self.shard.scan(cursor, count, self.now(), visit)
+    }
+
+    /// The adaptive W-TinyLFU policy's current mode, as an opaque code for
+    /// [`adopt_policy_mode`](Self::adopt_policy_mode) of caches built to
+    /// [follow](CacheBuilder::follow_policy_mode); `None` under other policies.
+    pub fn policy_mode(&mut self) -> Option<u8> {
+        self.shard.policy_mode()
+    }
+
+    /// Switches the adaptive policy to `mode`, a code another cache's
+    /// [`policy_mode`](Self::policy_mode) gave (a code already adopted is ignored).
+    pub fn adopt_policy_mode(&mut self, mode: u8) {
+        self.shard.adopt_policy_mode(mode);
     }
 
     /// Moves every live entry out of the cache, in the order its policy would evict them (the

@@ -457,3 +457,43 @@ fn drain_dropped_early_empties_cache_silently() {
     );
     cache.validate();
 }
+
+#[test]
+fn follow_policy_mode_runs_no_miniatures_adopts_leaders_mode() {
+    let build = |follows: bool| {
+        let builder = Cache::<u32, u32>::builder().max_capacity(2_000);
+        let builder = if follows {
+            builder.follow_policy_mode()
+        } else {
+            builder
+        };
+        builder.build().unwrap()
+    };
+    let (mut leader, mut follower) = (build(false), build(true));
+    for i in 0..4_000 {
+        leader.insert(i % 3_000, i);
+        follower.insert(i % 3_000, i);
+    }
+    assert!(
+        follower.memory_bytes() * 2 < leader.memory_bytes(),
+        "follower {} leader {}",
+        follower.memory_bytes(),
+        leader.memory_bytes()
+    );
+    let start = follower
+        .policy_mode()
+        .expect("adaptive W-TinyLFU has a mode");
+    let window = follower.window_capacity();
+    let other = if start == 0 { 1 } else { 0 };
+    follower.adopt_policy_mode(other);
+    assert_eq!(follower.policy_mode(), Some(other));
+    assert_ne!(
+        follower.window_capacity(),
+        window,
+        "the window follows the mode"
+    );
+    let leads = leader.policy_mode().unwrap();
+    follower.adopt_policy_mode(leads);
+    assert_eq!(follower.policy_mode(), Some(leads));
+    follower.validate();
+}
