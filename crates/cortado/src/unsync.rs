@@ -614,6 +614,20 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         self.shard.scan(cursor, count, self.now(), visit)
     }
 
+    /// How often the eviction policy counts `key` as used, for policies that count uses: the
+    /// logarithmic counter of [`redis_lfu`](crate::policy::EvictionPolicy::redis_lfu) (decayed
+    /// to now), the count of [`lfu`](crate::policy::EvictionPolicy::lfu), or W-TinyLFU's
+    /// frequency sketch estimate (0 to 15, aged). `None` if `key` is absent or expired, or if
+    /// the policy counts no uses (LRU, random, an unbounded cache).
+    pub fn frequency<Q>(&self, key: &Q) -> Option<u64>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let hash = self.shard.hash(key);
+        self.shard.frequency(hash, key, self.now())
+    }
+
     /// The adaptive W-TinyLFU policy's current mode, as an opaque code for
     /// [`adopt_policy_mode`](Self::adopt_policy_mode) of caches built to
     /// [follow](CacheBuilder::follow_policy_mode); `None` under other policies.

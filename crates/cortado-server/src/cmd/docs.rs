@@ -220,6 +220,7 @@ pub const DOCS: &[Doc] = &[
     doc("msetnx", EACH_KEY, "data=(key:key value)...").keys(OW | INSERT),
     doc("object", SUBCOMMANDS, NONE),
     doc("object|encoding", CONSTANT, "key:key").keys(RO),
+    doc("object|freq", CONSTANT, "key:key").keys(RO),
     doc("object|help", CONSTANT, NONE),
     doc("object|refcount", CONSTANT, "key:key").keys(RO),
     doc("persist", CONSTANT, "key:key").keys(RW | UPDATE),

@@ -78,6 +78,15 @@ const OBJECT: &[Command] = &[
         object_encoding,
     ),
     cmd(
+        "freq",
+        3,
+        READONLY,
+        SUB_KEY,
+        "Replies with how often the eviction policy counts a key as used",
+        "4.0.0",
+        object_freq,
+    ),
+    cmd(
         "help",
         2,
         LOADING | STALE,
@@ -577,6 +586,26 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
+/// `OBJECT FREQ key`: how often the policy counts the key as used: Redis's logarithmic
+/// counter under `allkeys-lfu`/`volatile-lfu`, the frequency sketch's estimate (0 to 15)
+/// under the W-TinyLFU policies; nil if missing, Redis's error under a policy that counts no
+/// uses.
+fn object_freq(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(2);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    match locked.shard(key).frequency(db, key) {
+        None => ctx.reply.null(),
+        Some(Some(n)) => ctx.reply.int(n as i64),
+        Some(None) => {
+            return Err(ErrorReply::err(
+                "An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+            ))
+        }
+    }
+    Ok(())
+}
+
 /// `OBJECT REFCOUNT key`: 1, or Redis's count for its shared small integers; nil if missing.
 fn object_refcount(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     match object_value(ctx, args) {
@@ -595,6 +624,9 @@ fn object_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
             "ENCODING <key>",
             "    Return the kind of internal representation used in order to store the value",
             "    associated with a <key>.",
+            "FREQ <key>",
+            "    How often the eviction policy counts <key> as used (LFU and W-TinyLFU",
+            "    policies only).",
             "REFCOUNT <key>",
             "    Return the number of references of the value associated with the specified",
             "    <key>.",

@@ -407,6 +407,14 @@ impl Shard {
         )
     }
 
+    /// How often the eviction policy counts `key` in `db` as used: `None` if it is missing,
+    /// `Some(None)` if the policy counts no uses.
+    pub fn frequency(&mut self, db: usize, key: &[u8]) -> Option<Option<u64>> {
+        self.sync(db);
+        let cache = self.dbs[db].as_ref()?;
+        cache.contains_key(key).then(|| cache.frequency(key))
+    }
+
     /// Keys of `db` with an expiry time.
     pub fn expiring(&self, db: usize) -> usize {
         self.dbs[db].as_ref().map_or(0, |c| c.len_with_deadline())

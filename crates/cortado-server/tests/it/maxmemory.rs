@@ -235,3 +235,41 @@ fn used_memory_agrees_with_heap_in_use_at_a_million_keys() {
         gap * 100.0
     );
 }
+
+#[test]
+fn object_freq_counts_uses_under_lfu_and_wtinylfu_errors_otherwise() {
+    let server =
+        ServerProcess::start(&["--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lfu"]);
+    let mut client = server.raw();
+    client.call(&["SET", "hot", "v"]);
+    client.call(&["SET", "cold", "v"]);
+    assert_eq!(
+        client.call(&["OBJECT", "FREQ", "cold"]),
+        Frame::Int(5),
+        "LFU_INIT"
+    );
+    for _ in 0..20 {
+        client.call(&["GET", "hot"]);
+    }
+    let Frame::Int(hot) = client.call(&["OBJECT", "FREQ", "hot"]) else {
+        panic!("OBJECT FREQ replies an integer")
+    };
+    assert!(hot > 5, "{hot}");
+    assert_eq!(client.call(&["OBJECT", "FREQ", "missing"]), Frame::Null);
+    client.call(&["CONFIG", "SET", "maxmemory-policy", "allkeys-wtinylfu"]);
+    for _ in 0..3 {
+        client.call(&["GET", "hot"]);
+    }
+    let Frame::Int(sketch) = client.call(&["OBJECT", "FREQ", "hot"]) else {
+        panic!("OBJECT FREQ replies an integer")
+    };
+    assert!((1..=15).contains(&sketch), "{sketch}");
+    client.call(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]);
+    let Frame::Error(e) = client.call(&["OBJECT", "FREQ", "hot"]) else {
+        panic!("an error under LRU")
+    };
+    assert!(
+        e.starts_with("ERR An LFU maxmemory policy is not selected"),
+        "{e}"
+    );
+}

@@ -158,6 +158,23 @@ where
         (start..slots.len()).chain(0..start).find_map(live)
     }
 
+    /// How often the policy counts `key`'s live entry as used (see `Policy::frequency`), its
+    /// reads not yet told to the policy included; `None` if absent, or if the policy counts
+    /// no uses.
+    pub(crate) fn frequency<Q>(&self, hash: u64, key: &Q, now: u64) -> Option<u64>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let i = self.find(hash, key).filter(|&i| !self.is_expired(i, now))?;
+        let deferred = self
+            .entry(i)
+            .reads
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let counted = self.policy().frequency(i, hash)?;
+        Some(counted + u64::from(deferred))
+    }
+
     /// The live slots in the order the policy would evict them, the coldest first (slab order
     /// when the policy keeps no order), with the reads deferred on them applied first.
     pub(crate) fn slots_by_eviction_order(&mut self) -> Vec<u32> {

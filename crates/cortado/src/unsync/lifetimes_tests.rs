@@ -497,3 +497,42 @@ fn follow_policy_mode_runs_no_miniatures_adopts_leaders_mode() {
     assert_eq!(follower.policy_mode(), Some(leads));
     follower.validate();
 }
+
+#[test]
+fn frequency_counts_uses_under_counting_policies_none_otherwise() {
+    use crate::policy::EvictionPolicy;
+    let build = |policy| {
+        Cache::<u32, u32>::builder()
+            .max_capacity(1_000)
+            .eviction_policy(policy)
+            .build()
+            .unwrap()
+    };
+    for policy in [
+        EvictionPolicy::tiny_lfu(),
+        EvictionPolicy::lfu(),
+        EvictionPolicy::redis_lfu(),
+    ] {
+        let mut cache = build(policy);
+        cache.insert(1, 1);
+        cache.insert(2, 2);
+        for _ in 0..5 {
+            cache.get(&1);
+        }
+        let (hot, cold) = (cache.frequency(&1).unwrap(), cache.frequency(&2).unwrap());
+        assert!(hot > cold, "{policy:?}: {hot} vs {cold}");
+        assert_eq!(cache.frequency(&3), None, "absent");
+    }
+    for policy in [
+        EvictionPolicy::lru(),
+        EvictionPolicy::redis_lru(),
+        EvictionPolicy::random(),
+    ] {
+        let mut cache = build(policy);
+        cache.insert(1, 1);
+        assert_eq!(cache.frequency(&1), None, "{policy:?}");
+    }
+    let mut unbounded: Cache<u32, u32> = Cache::builder().build().unwrap();
+    unbounded.insert(1, 1);
+    assert_eq!(unbounded.frequency(&1), None);
+}
