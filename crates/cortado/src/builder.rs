@@ -74,6 +74,8 @@ pub struct CacheBuilder<K, V, S, F> {
     pub(crate) budget: Option<Budget>,
     /// Whether the adaptive policy takes its mode from another cache (unsync only).
     pub(crate) follows_mode: bool,
+    /// Whether only entries with a deadline may be evicted for size (unsync only).
+    pub(crate) evicts_only_expiring: bool,
     front: PhantomData<fn() -> F>,
 }
 
@@ -115,6 +117,7 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
             hasher: S::default(),
             budget: None,
             follows_mode: false,
+            evicts_only_expiring: false,
             front: PhantomData,
         }
     }
@@ -247,6 +250,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             hasher,
             budget: self.budget,
             follows_mode: self.follows_mode,
+            evicts_only_expiring: self.evicts_only_expiring,
             front: PhantomData,
         }
     }
@@ -302,6 +306,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             alarm: None,
             expiry_batch: self.expiry_batch.unwrap_or(usize::MAX),
             budget: self.budget.clone(),
+            evicts_only_expiring: self.evicts_only_expiring,
         })
     }
 }

@@ -76,6 +76,7 @@ mod eviction;
 mod insert;
 mod invariants;
 mod lifetimes;
+mod pins;
 
 use deadlines::MovedDeadlines;
 use eviction::Fold;
@@ -121,6 +122,8 @@ pub(crate) struct ShardConfig<K, V> {
     /// then its allowance, `max_capacity` the allowance it asks for when it joins (`None`: an
     /// equal share).
     pub(crate) budget: Option<Budget>,
+    /// Whether only entries with a deadline may be evicted for size (see `pins`).
+    pub(crate) evicts_only_expiring: bool,
 }
 
 impl<K, V> ShardConfig<K, V> {
@@ -143,6 +146,7 @@ impl<K, V> ShardConfig<K, V> {
             alarm: None,
             expiry_batch: usize::MAX,
             budget: None,
+            evicts_only_expiring: false,
         }
     }
 }
@@ -161,6 +165,7 @@ impl<K, V> Clone for ShardConfig<K, V> {
             alarm: self.alarm.clone(),
             expiry_batch: self.expiry_batch,
             budget: self.budget.clone(),
+            evicts_only_expiring: self.evicts_only_expiring,
         }
     }
 }
@@ -300,6 +305,9 @@ pub(crate) struct Shard<K, V, S> {
     /// allowance is the policy's maximum (see [`budget`](crate::budget) and `fit`). Boxed: a
     /// pointer keeps the shards of caches without a budget as small as before it.
     budget: Option<Box<Member>>,
+    /// The entries kept out of the policy, in a bounded shard that evicts only entries with a
+    /// deadline (see `pins`).
+    pins: Option<Box<pins::Pins>>,
 }
 
 impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
@@ -397,6 +405,8 @@ where
                 .is_none()
                 .then_some((config.policy, config.follower)),
             expiry_batch: config.expiry_batch,
+            pins: (config.evicts_only_expiring && max_capacity.is_some())
+                .then(|| Box::new(pins::Pins::new(max_capacity.unwrap_or(u64::MAX)))),
             budget: member,
         };
         shard.policy_mut().reserve(config.initial_capacity);
@@ -532,7 +542,8 @@ where
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             Err(TryLockError::WouldBlock) => return,
         };
-        reads.drain(|batch| Self::replay(&self.index.slots, &mut policy, batch));
+        let pins = self.pins.as_deref();
+        reads.drain(|batch| Self::replay(&self.index.slots, pins, &mut policy, batch));
     }
 
     /// Tells the policy that the slots in `batch` were read (those that still hold entries).
@@ -540,19 +551,27 @@ where
         let Self {
             index: Index { slots, .. },
             policy,
+            pins,
             ..
         } = self;
         let policy = policy.get_mut().unwrap_or_else(PoisonError::into_inner);
-        Self::replay(slots, policy, batch);
+        Self::replay(slots, pins.as_deref(), policy, batch);
     }
 
     /// Hands the policy the reads in `batch` (at most one read buffer's worth) whose slots still
     /// hold entries.
-    fn replay(slots: &[Option<Entry<K, V>>], policy: &mut Policy, batch: &[u32]) {
+    fn replay(
+        slots: &[Option<Entry<K, V>>],
+        pins: Option<&pins::Pins>,
+        policy: &mut Policy,
+        batch: &[u32],
+    ) {
         let mut live = [0u32; crate::read_buffer::CAPACITY];
         let mut len = 0;
         for &i in batch {
-            if slots.get(i as usize).is_some_and(Option::is_some) {
+            if slots.get(i as usize).is_some_and(Option::is_some)
+                && !pins.is_some_and(|p| p.weight(i).is_some())
+            {
                 live[len] = i;
                 len += 1;
             }
@@ -610,7 +629,7 @@ where
     /// it on the entry if the policy lets it wait ([`defer_read_at`](Self::defer_read_at)).
     #[inline]
     pub(crate) fn record_use(&mut self, i: u32, hash: u64) {
-        if !self.defer_read_at(i, hash) {
+        if !self.defer_read_at(i, hash) && !self.is_pinned(i) {
             self.policy_mut().access(i);
         }
     }
@@ -639,10 +658,10 @@ where
     /// (as expired, not evicted for size: this one too, should it have expired since it was
     /// read), an entry heavier than the capacity goes, and eviction fits the rest.
     pub(crate) fn record_mutation(&mut self, i: u32, hash: u64, weight: u32, now: u64) {
-        if weight == self.policy_mut().weight_of(i) {
+        if weight == self.weight_of_slot(i) {
             return self.record_use(i, hash);
         }
-        self.policy_mut().update(i, weight);
+        self.set_weight_of_slot(i, weight);
         self.advance(now);
         if self.value_in(i).is_some() {
             self.fit(i, weight, Fold::Needed);
@@ -716,7 +735,7 @@ where
             self.remove_index(i, RemovalCause::Expired);
             return None;
         }
-        self.policy_mut().remove(i);
+        self.forget_slot(i);
         let entry = self.detach(i);
         if self.record_stats {
             self.stats.record_removal(RemovalCause::Explicit);
@@ -752,6 +771,11 @@ where
         self.read_deadlines.clear();
         self.write_deadlines.clear();
         self.policy_mut().clear();
+        if let Some(pins) = &mut self.pins {
+            let base = pins.base();
+            **pins = pins::Pins::new(base);
+            self.policy_mut().set_maximum(base);
+        }
         if let Some(wheel) = &mut self.wheel {
             wheel.clear();
         }
@@ -823,6 +847,7 @@ where
                 self.bound_policy(config, follower, maximum);
             }
         }
+        let maximum = self.policy_maximum(maximum);
         let Self {
             policy,
             index: Index { slots, .. },
@@ -885,7 +910,7 @@ where
     }
 
     pub(crate) fn weighted_size(&self) -> u64 {
-        self.policy().weighted_size()
+        self.policy().weighted_size() + self.pins.as_ref().map_or(0, |p| p.total())
     }
 
     /// The maximum weight; in a shard that shares a budget, the budget's capacity (the shard's
@@ -934,6 +959,7 @@ where
             + self.write_deadlines.capacity() * 8
             + self.policy().memory_bytes()
             + self.wheel.as_ref().map_or(0, TimerWheel::memory_bytes)
+            + self.pins.as_ref().map_or(0, |p| p.memory_bytes())
     }
 }
 

@@ -111,6 +111,16 @@ impl<K, V, S> CacheBuilder<K, V, S, Unsynchronized> {
         self.follows_mode = true;
         self
     }
+
+    /// Evicts for size only entries that have a deadline (Redis's `volatile-*` policies): the
+    /// policy sees only those, and an entry without one is never evicted for size, though its
+    /// weight counts against the capacity. When such entries alone fill the capacity, the
+    /// cache evicts every entry it may and stays over its capacity. Only a bounded cache
+    /// (`max_capacity` or a [`budget`](Self::budget)) evicts at all.
+    pub fn evict_only_expiring(mut self) -> Self {
+        self.evicts_only_expiring = true;
+        self
+    }
 }
 
 impl<K: Hash + Eq, V, S: BuildHasher> CacheBuilder<K, V, S, Unsynchronized> {

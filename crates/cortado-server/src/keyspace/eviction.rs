@@ -30,8 +30,13 @@
 //!   the new bounds ([`Keyspace::set_eviction`]), moving the entries across coldest first
 //!   ([`cortado::unsync::Cache::drain`]) so that what was recent stays recent: no key is lost
 //!   but those the new bounds evict. It holds every shard for the move, O(keys) once.
-//! - **volatile-\*.** Redis's `volatile-*` policies evict only keys with a lifetime. Here they
-//!   evict as their `allkeys-*` counterparts do (see `docs/decisions/0220-server-maxmemory.md`).
+//! - **volatile-\*.** As in Redis, only keys with a lifetime may be evicted: the caches are
+//!   built to [evict only expiring entries](cortado::builder::CacheBuilder::evict_only_expiring),
+//!   so the policy sees only those, while the others' weight still counts. When keys without a
+//!   lifetime fill the room on their own, the cron marks the keyspace overfull and writes get
+//!   `-OOM`, as Redis refuses them when it finds nothing to evict. `volatile-ttl` evicts by
+//!   Redis's sampled LRU among the keys with a lifetime: the library has no policy that orders
+//!   by deadline.
 
 use std::sync::atomic::Ordering;
 
@@ -77,8 +82,7 @@ impl Eviction {
             "lfu" => Some(lfu()),
             "random" => Some(EvictionPolicy::random()),
             "wtinylfu" => Some(EvictionPolicy::tiny_lfu()),
-            // volatile-ttl: the soonest deadline goes first, which a key's lifetime already
-            // orders; LRU among them is the nearest of the library's policies.
+            // volatile-ttl: no library policy orders by deadline (see the module docs).
             "ttl" => Some(EvictionPolicy::redis_lru().samples(samples)),
             _ => None,
         };
@@ -134,6 +138,11 @@ pub(super) fn build_cache(
                 .weigher(weigh)
                 .eviction_policy(bound.policy)
                 .budget(bound.budget.clone());
+            let builder = if bound.volatile {
+                builder.evict_only_expiring()
+            } else {
+                builder
+            };
             if leads {
                 builder.build()
             } else {
@@ -149,6 +158,8 @@ pub(super) fn build_cache(
 pub(super) struct Bound {
     pub policy: EvictionPolicy,
     pub budget: Budget,
+    /// Only keys with a lifetime may be evicted (`volatile-*`).
+    pub volatile: bool,
 }
 
 impl Keyspace {
@@ -171,7 +182,8 @@ impl Keyspace {
         if current.0 == eviction {
             return;
         }
-        let same_caches = current.0.policy == eviction.policy;
+        let same_caches =
+            current.0.policy == eviction.policy && current.0.volatile == eviction.volatile;
         current.0 = eviction.clone();
         if same_caches {
             drop(current);
@@ -180,6 +192,7 @@ impl Keyspace {
         let bound = eviction.policy.map(|policy| Bound {
             policy,
             budget: Budget::new(eviction.maxmemory),
+            volatile: eviction.volatile,
         });
         current.1 = bound.as_ref().map(|b| b.budget.clone());
         let mut locked = self.lock_all();
@@ -234,16 +247,20 @@ impl Keyspace {
         if budget.capacity() != capacity {
             budget.set_capacity(capacity);
         }
-        if budget.owed() == 0 {
-            return;
-        }
-        let now = self.time.now_nanos();
-        for i in 0..self.shards.len() {
-            let mut shard = self.lock_shard(i, now);
-            for slot in shard.dbs.iter_mut().flatten() {
-                slot.run_pending_tasks();
+        if budget.owed() > 0 {
+            let now = self.time.now_nanos();
+            for i in 0..self.shards.len() {
+                let mut shard = self.lock_shard(i, now);
+                for slot in shard.dbs.iter_mut().flatten() {
+                    slot.run_pending_tasks();
+                }
             }
         }
+        // Under `volatile-*`, keys without a lifetime are never evicted and can hold more
+        // than the keys' room on their own.
+        let overfull = eviction.volatile
+            && self.sum(|shard| shard.databases().map(|(_, c)| c.weighted_size()).sum()) > capacity;
+        self.overfull.store(overfull, Ordering::Relaxed);
     }
 
     /// Has every shard's caches adopt the W-TinyLFU mode shard 0's chose (database by
@@ -284,7 +301,9 @@ impl Keyspace {
         let limit = self.maxmemory.load(Ordering::Relaxed);
         limit != 0
             && used_memory > limit
-            && (!self.evicts.load(Ordering::Relaxed) || self.keys_room.load(Ordering::Relaxed) == 0)
+            && (!self.evicts.load(Ordering::Relaxed)
+                || self.keys_room.load(Ordering::Relaxed) == 0
+                || self.overfull.load(Ordering::Relaxed))
     }
 
     /// Keys evicted for memory since the start.

@@ -563,6 +563,8 @@ pub struct Keyspace {
     evicts: AtomicBool,
     /// The bytes the keys may take, as last computed by [`Keyspace::fit_memory`].
     keys_room: AtomicU64,
+    /// Whether keys that may not be evicted hold more than `keys_room` (`volatile-*`).
+    overfull: AtomicBool,
 }
 
 /// The shards a command holds, in increasing index order.
@@ -603,6 +605,7 @@ impl Keyspace {
             maxmemory: AtomicU64::new(0),
             evicts: AtomicBool::new(false),
             keys_room: AtomicU64::new(u64::MAX),
+            overfull: AtomicBool::new(false),
         }
     }
 

@@ -82,6 +82,10 @@ fn maxmemory_every_evicting_policy_keeps_used_memory_under_limit() {
         "allkeys-random",
         "allkeys-wtinylfu",
         "volatile-lru",
+        "volatile-lfu",
+        "volatile-random",
+        "volatile-ttl",
+        "volatile-wtinylfu",
     ] {
         let server = ServerProcess::start(&["--maxmemory", "8mb", "--maxmemory-policy", policy]);
         let mut client = server.raw();
@@ -272,4 +276,37 @@ fn object_freq_counts_uses_under_lfu_and_wtinylfu_errors_otherwise() {
         e.starts_with("ERR An LFU maxmemory policy is not selected"),
         "{e}"
     );
+}
+
+#[test]
+fn maxmemory_volatile_policies_evict_only_keys_with_a_lifetime_then_refuse_writes() {
+    for policy in ["volatile-lru", "volatile-wtinylfu", "volatile-random"] {
+        let server = ServerProcess::start(&["--maxmemory", "6mb", "--maxmemory-policy", policy]);
+        let mut client = server.raw();
+        // 10,000 keys without a lifetime (about 2 MB), then ten times as many with one.
+        assert!(fill(&mut client, 0, 10_000, None).is_empty());
+        assert!(fill(&mut client, 10_000, 110_000, Some("100000")).is_empty());
+        let used = used_memory_settles_under(&mut client, 6 << 20);
+        assert!(used <= 6 << 20, "{policy}: used_memory {used}");
+        let evicted = info_field(&mut client, "stats", "evicted_keys");
+        assert!(evicted > 50_000, "{policy}: evicted {evicted}");
+        for i in (0..10_000).step_by(97) {
+            let key = format!("key:{i}");
+            assert_eq!(
+                client.call(&["EXISTS", &key]),
+                Frame::Int(1),
+                "{policy}: {key}"
+            );
+        }
+        // Keys without a lifetime alone past the limit: nothing may go, so writes are refused.
+        let errors = fill(&mut client, 200_000, 260_000, None);
+        let oom = "OOM command not allowed when used memory > 'maxmemory'.";
+        assert!(!errors.is_empty(), "{policy}: no OOM");
+        assert!(
+            errors.iter().all(|e| e == oom),
+            "{policy}: {:?}",
+            &errors[..1]
+        );
+        assert_eq!(client.call(&["GET", "key:0"]), Frame::Bulk(VALUE.to_vec()));
+    }
 }

@@ -92,9 +92,12 @@ where
         // A replacement counts as a read, deferred like one; a weighed entry's new weight must
         // reach the policy now.
         if self.weigher.is_some() || !self.defer_read_at(i, hash) {
-            self.policy_mut().update(i, weight);
+            self.set_weight_of_slot(i, weight);
         }
         let born = self.set_write_deadlines(i, deadlines, now);
+        if self.pins.is_some() {
+            self.sync_pin(i, hash);
+        }
         let cause = if expired {
             RemovalCause::Expired
         } else {
@@ -107,6 +110,10 @@ where
             return i;
         }
         if self.weigher.is_none() {
+            if self.pins.is_some() {
+                self.fit_after_pin();
+                return i;
+            }
             // The weighted size did not change: there is nothing to evict. Nor can the deferral
             // that eviction refreshes have changed: the policy sizes itself (and starts
             // sampling) only on an insert of a new key or a new maximum.
@@ -159,7 +166,11 @@ where
         });
         let fold = self.fold_before_insert();
         self.policy_mut().insert(i, hash, weight);
-        if self.set_write_deadlines(i, deadlines, now) == Born::Expired {
+        let born = self.set_write_deadlines(i, deadlines, now);
+        if self.pins.is_some() {
+            self.sync_pin(i, hash);
+        }
+        if born == Born::Expired {
             self.expire_at_once(i);
             self.evict_to_fit(fold);
             return i;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use std::sync::PoisonError;
 
 use super::deadlines::Born;
-use super::Shard;
+use super::{hash_key, Shard};
 use crate::expiry::Deadlines;
 use crate::notification::RemovalCause;
 
@@ -69,6 +69,10 @@ where
         };
         if self.set_some_write_deadlines(i, deadlines, now) == Born::Expired {
             self.expire_at_once(i);
+        } else if self.pins.is_some() {
+            let hash = hash_key(&self.hasher, &self.entry(i).key);
+            self.sync_pin(i, hash);
+            self.fit_after_pin();
         }
         true
     }
@@ -185,10 +189,17 @@ where
         let slots = &mut self.index.slots;
         policy.fold_all(|i| Self::take_deferred_mut(slots, i));
         if policy.is_unbounded() {
-            self.live_slots()
-        } else {
-            policy.coldest()
+            return self.live_slots();
         }
+        let mut order = policy.coldest();
+        if let Some(pins) = &self.pins {
+            // Never evicted, so after every entry the policy may evict.
+            order.extend(
+                pins.slots()
+                    .filter(|&i| self.index.slots[i as usize].is_some()),
+            );
+        }
+        order
     }
 
     /// Takes slot `i`'s live entry out of the cache with its deadline, neither counted nor
@@ -201,7 +212,7 @@ where
             return None;
         }
         let deadline = self.deadline(i);
-        self.policy_mut().remove(i);
+        self.forget_slot(i);
         let entry = self.detach(i);
         Some((entry.key, entry.value, deadline))
     }

@@ -536,3 +536,99 @@ fn frequency_counts_uses_under_counting_policies_none_otherwise() {
     unbounded.insert(1, 1);
     assert_eq!(unbounded.frequency(&1), None);
 }
+
+/// A bounded cache of weighted entries that evicts only entries with a deadline.
+fn expiring_only(policy: crate::policy::EvictionPolicy, clock: &ManualClock) -> Cache<u32, u32> {
+    Cache::builder()
+        .max_capacity(100)
+        .weigher(|_: &u32, v: &u32| *v % 7 + 1)
+        .eviction_policy(policy)
+        .evict_only_expiring()
+        .clock(clock.clone())
+        .build()
+        .unwrap()
+}
+
+fn every_policy() -> Vec<crate::policy::EvictionPolicy> {
+    use crate::policy::EvictionPolicy;
+    vec![
+        EvictionPolicy::tiny_lfu(),
+        EvictionPolicy::tiny_lfu_static(),
+        EvictionPolicy::lru(),
+        EvictionPolicy::lfu(),
+        EvictionPolicy::redis_lru(),
+        EvictionPolicy::redis_lfu(),
+        EvictionPolicy::random(),
+    ]
+}
+
+#[test]
+fn evict_only_expiring_keeps_untimed_entries_evicts_timed_ones() {
+    for policy in every_policy() {
+        let clock = ManualClock::new();
+        let mut cache = expiring_only(policy, &clock);
+        for i in 0..10 {
+            cache.insert(i, 6); // weight 7 each: 70 untimed
+        }
+        for i in 100..200 {
+            cache.insert_with_ttl(i, 6, secs(100));
+        }
+        for i in 0..10 {
+            assert!(cache.contains_key(&i), "{policy:?}: untimed {i} evicted");
+        }
+        assert!(cache.weighted_size() <= 100, "{policy:?}");
+        assert!(cache.stats().evictions_size > 0 || cache.len() < 110);
+        // Untimed entries alone past the capacity: every timed one goes, and it stays over.
+        for i in 10..20 {
+            cache.insert(i, 6);
+        }
+        assert_eq!(cache.len_with_deadline(), 0, "{policy:?}");
+        assert_eq!(cache.len(), 20, "{policy:?}");
+        assert_eq!(cache.weighted_size(), 140);
+        // A lifetime makes an entry evictable; clearing it pins it again.
+        assert!(cache.set_expires_after(&0, Some(secs(10))));
+        cache.insert(300, 0);
+        assert!(
+            !cache.contains_key(&0),
+            "{policy:?}: now timed, so evictable"
+        );
+        cache.validate();
+    }
+}
+
+#[test]
+fn evict_only_expiring_random_operations_keep_invariants() {
+    for (round, policy) in every_policy().into_iter().enumerate() {
+        let clock = ManualClock::new();
+        clock.set(secs(1));
+        let mut cache = expiring_only(policy, &clock);
+        let mut rng = SmallRng::new(round as u64 + 7);
+        for step in 0..4_000 {
+            let key = (rng.next_u64() % 64) as u32;
+            let value = (rng.next_u64() % 50) as u32;
+            match rng.next_u64() % 8 {
+                0 | 1 => cache.insert(key, value),
+                2 | 3 => cache.insert_with_ttl(key, value, secs(1 + rng.next_u64() % 20)),
+                4 => {
+                    cache.get(&key);
+                }
+                5 => {
+                    let ttl = (rng.next_u64() % 2 == 0).then(|| secs(rng.next_u64() % 20));
+                    cache.set_expires_after(&key, ttl);
+                }
+                6 => {
+                    cache.remove(&key);
+                }
+                _ => clock.advance(secs(1)),
+            }
+            if step % 7 == 0 {
+                cache.validate();
+            }
+        }
+        cache.validate();
+        let drained: Vec<_> = cache.drain().collect();
+        assert!(cache.is_empty());
+        assert!(drained.len() <= 64);
+        cache.validate();
+    }
+}
