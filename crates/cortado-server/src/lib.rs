@@ -49,6 +49,7 @@ pub mod info;
 pub mod keyspace;
 pub mod memory;
 pub mod protocol;
+pub mod pubsub;
 pub mod server;
 pub mod stats;
 pub mod sys;

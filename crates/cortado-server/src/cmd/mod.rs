@@ -18,6 +18,7 @@ pub mod docs;
 pub mod expire;
 pub mod keyspace;
 pub mod keyspec;
+pub mod pubsub;
 pub mod server;
 pub mod strings;
 pub mod syntax;
@@ -202,6 +203,7 @@ fn families() -> impl Iterator<Item = &'static Command> {
         connection::COMMANDS,
         expire::COMMANDS,
         keyspace::COMMANDS,
+        pubsub::COMMANDS,
         server::COMMANDS,
         strings::COMMANDS,
     ]
@@ -358,8 +360,8 @@ pub fn wrong_type() -> ErrorReply {
 /// Runs one command for `client`, writing its reply. See the [module docs](self).
 ///
 /// The checks before a command runs are those Redis 7.0 makes, in its order: the
-/// command exists, its arity, authentication, then the refusal of keyspace commands from a
-/// monitor. A refused command is counted as `rejected_calls` of its entry (an unknown command
+/// command exists, its arity, authentication, the refusal of keyspace commands from a
+/// monitor, then of all but a few commands from a RESP2 client with a subscription. A refused command is counted as `rejected_calls` of its entry (an unknown command
 /// or subcommand has no entry), a command that ran and replied with an error as
 /// `failed_calls`.
 pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Args<'_>) {
@@ -404,6 +406,14 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
         && client.info.has_flag(crate::client::flag::MONITOR)
     {
         Some(ErrorReply::err("Replica can't interact with the keyspace"))
+    } else if client.resp == 2
+        && client.info.has_flag(crate::client::flag::PUBSUB)
+        && !pubsub::ALLOWED_WHILE_SUBSCRIBED.contains(&command.name)
+    {
+        Some(ErrorReply::err(format!(
+            "Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            entry.full_name
+        )))
     } else {
         None
     };

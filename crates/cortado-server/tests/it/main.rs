@@ -13,6 +13,7 @@ mod expiry_clock;
 mod info;
 mod process;
 mod protocol;
+mod pubsub;
 mod scan;
 mod security;
 mod smoke;
