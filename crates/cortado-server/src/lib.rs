@@ -48,6 +48,7 @@ pub mod glob;
 pub mod info;
 pub mod keyspace;
 pub mod memory;
+pub mod notify;
 pub mod protocol;
 pub mod pubsub;
 pub mod server;

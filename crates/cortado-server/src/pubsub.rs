@@ -191,6 +191,17 @@ pub struct Publisher<'a> {
     pub out: &'a mut Vec<u8>,
 }
 
+impl Publisher<'_> {
+    /// The same publisher, for one more call.
+    pub fn reborrow(&mut self) -> Publisher<'_> {
+        Publisher {
+            id: self.id,
+            resp3: self.resp3,
+            out: &mut *self.out,
+        }
+    }
+}
+
 /// One message, encoded for each protocol as first needed.
 struct Message {
     resp2: Bytes,

@@ -102,6 +102,9 @@ impl Server {
             Some(shards) => Keyspace::with_shards(settings.databases, time, shards),
             None => Keyspace::new(settings.databases, time),
         };
+        keyspace
+            .notifications()
+            .configure(&settings.notify_keyspace_events);
         Ok(Arc::new(Self {
             keyspace,
             port: AtomicUsize::new(settings.port as usize),
@@ -148,6 +151,9 @@ impl Server {
         self.slowlog
             .configure(settings.slowlog_slower_than, settings.slowlog_max_len);
         self.pubsub.configure(settings.output_limit_pubsub.hard);
+        self.keyspace
+            .notifications()
+            .configure(&settings.notify_keyspace_events);
         *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(settings);
         self.settings_version.fetch_add(1, Ordering::AcqRel);
     }
@@ -404,6 +410,12 @@ fn start_cron(server: Arc<Server>) -> Cron {
                 if server.active_expire.load(Ordering::Relaxed) {
                     let removed = server.keyspace.expire_cycle();
                     server.active_expired.fetch_add(removed, Ordering::Relaxed);
+                    if crate::notify::has_pending() {
+                        server
+                            .keyspace
+                            .notifications()
+                            .publish(&server.pubsub, None);
+                    }
                 }
                 if sampled.elapsed() >= RATE_PERIOD {
                     sampled = Instant::now();

@@ -328,6 +328,22 @@ impl Ctx<'_> {
     pub fn db(&self) -> usize {
         self.client.db
     }
+
+    /// Reports `event` (of [`class`](crate::notify::class) `class`) on `key` of the selected
+    /// database, published after the command if `notify-keyspace-events` asks for it.
+    #[inline]
+    pub fn notify(&self, class: u32, event: &'static str, key: &[u8]) {
+        self.notify_db(class, event, self.client.db, key);
+    }
+
+    /// [`notify`](Self::notify) for a key of database `db`.
+    #[inline]
+    pub fn notify_db(&self, class: u32, event: &'static str, db: usize, key: &[u8]) {
+        self.server
+            .keyspace
+            .notifications()
+            .key_event_at(class, event, db, key, self.reply.len());
+    }
 }
 
 /// Redis's arity error for the command named `name` in the table.
@@ -438,10 +454,40 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     }
     let client = ctx.client;
     let reply = ctx.reply;
+    if crate::notify::has_pending() {
+        publish_key_events(server, client, reply, mark);
+    }
     if command.flags & (flags::SKIP_MONITOR | flags::ADMIN) == 0 {
         server.monitors.feed(server, client, args, reply);
     }
     finish(server, client, reply, Some(id), started, mark, args);
+}
+
+/// Publishes the keyspace events of the command that just ran, its shards released; the
+/// client's own messages (a RESP3 client subscribed to them) go into its reply where the
+/// command reported them, as Redis sends them during the command (an event of the keyspace's
+/// where the previous one went, or before the reply).
+#[cold]
+fn publish_key_events(server: &Server, client: &Client, reply: &mut Reply, mark: usize) {
+    let mut own = crate::notify::OwnMessages {
+        id: client.id,
+        resp3: client.resp == 3,
+        messages: Vec::new(),
+    };
+    server
+        .keyspace
+        .notifications()
+        .publish(&server.pubsub, Some(&mut own));
+    let mut place = mark;
+    let mut placed = Vec::with_capacity(own.messages.len());
+    for (at, bytes) in own.messages {
+        place = at.unwrap_or(place).max(place);
+        placed.push((place, bytes));
+    }
+    // From the last: inserting there leaves the earlier places where they were.
+    for (place, bytes) in placed.iter().rev() {
+        reply.insert(*place, bytes);
+    }
 }
 
 /// Whether `enable-debug-command` lets `client` run `DEBUG`: `yes`, or `local` and a loopback

@@ -52,12 +52,14 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cortado::time::ManualClock;
 use cortado::unsync;
 use cortado::DefaultHashBuilder;
+
+use crate::notify::{class, Notifications};
 
 pub use value::{CompactBytes, Kind, Value, Written};
 
@@ -145,10 +147,13 @@ pub struct Shard {
     pub hits: u64,
     /// See `hits`.
     pub misses: u64,
+    /// The keyspace's notification classes (`new`, `keymiss`, and the caches' `expired` and
+    /// `evicted` are told from here).
+    notifications: Arc<Notifications>,
 }
 
 impl Shard {
-    fn new(databases: usize, source: TimeSource) -> Self {
+    fn new(databases: usize, source: TimeSource, notifications: Arc<Notifications>) -> Self {
         Self {
             dbs: (0..databases).map(|_| None).collect(),
             far: Vec::new(),
@@ -159,6 +164,7 @@ impl Shard {
             source,
             hits: 0,
             misses: 0,
+            notifications,
         }
     }
 
@@ -223,6 +229,10 @@ impl Shard {
                     .clock(self.clock.clone())
                     .record_stats()
                     .expiry_batch(EXPIRY_BATCH)
+                    .eviction_listener(crate::notify::removal_listener(
+                        db,
+                        self.notifications.clone(),
+                    ))
                     .build()
                     .expect("an unbounded cache with default settings builds"),
             );
@@ -239,6 +249,8 @@ impl Shard {
             self.hits += 1;
         } else {
             self.misses += 1;
+            self.notifications
+                .key_event(class::KEY_MISS, "keymiss", db, key);
         }
         found
     }
@@ -252,6 +264,8 @@ impl Shard {
             self.hits += 1;
         } else {
             self.misses += 1;
+            self.notifications
+                .key_event(class::KEY_MISS, "keymiss", db, key);
         }
         found
     }
@@ -283,9 +297,20 @@ impl Shard {
     }
 
     /// Writes `key` in `db` with the lifetime `expire` says. An expiry time not after the
-    /// shard's time deletes the key instead (counted as expired), as Redis does.
+    /// shard's time deletes the key instead (counted as expired), as Redis does. A key that was
+    /// not live is told as `new` (after the write, so after the `expired` of a key it replaces).
     #[inline]
     pub fn set(&mut self, db: usize, key: &[u8], value: Value, expire: Expire) {
+        if self.notifications.wants(class::NEW) && !self.contains(db, key) {
+            self.write(db, key, value, expire);
+            self.notifications.key_event(class::NEW, "new", db, key);
+        } else {
+            self.write(db, key, value, expire);
+        }
+    }
+
+    #[inline]
+    fn write(&mut self, db: usize, key: &[u8], value: Value, expire: Expire) {
         let now = match expire {
             Expire::AtMillis(_) => self.time(),
             Expire::Never | Expire::Keep => {
@@ -536,6 +561,7 @@ fn random_u64() -> u64 {
 /// Every database. See the [module docs](self).
 pub struct Keyspace {
     shards: Box<[Mutex<Shard>]>,
+    notifications: Arc<Notifications>,
     hasher: DefaultHashBuilder,
     databases: usize,
     time: TimeSource,
@@ -570,10 +596,12 @@ impl Keyspace {
     /// [`new`](Self::new) with `shards` shards (a power of two).
     pub fn with_shards(databases: usize, time: TimeSource, shards: usize) -> Self {
         assert!(shards.is_power_of_two(), "a power of two of shards");
+        let notifications = Arc::new(Notifications::default());
         Self {
             shards: (0..shards)
-                .map(|_| Mutex::new(Shard::new(databases, time.clone())))
+                .map(|_| Mutex::new(Shard::new(databases, time.clone(), notifications.clone())))
                 .collect(),
+            notifications,
             hasher: DefaultHashBuilder::default(),
             databases,
             time,
@@ -589,6 +617,11 @@ impl Keyspace {
     /// The number of shards.
     pub fn shard_count(&self) -> usize {
         self.shards.len()
+    }
+
+    /// The keyspace notifications asked for (see [`crate::notify`]).
+    pub fn notifications(&self) -> &Notifications {
+        &self.notifications
     }
 
     /// Where the keyspace reads the time.

@@ -10,7 +10,7 @@ use crate::common::{Frame, RawClient, TestServer};
 
 /// The frames a command brings back (a `SUBSCRIBE` of N channels brings N): everything read
 /// before the reply of a `PING` sent after it.
-fn frames(client: &mut RawClient, args: &[&str]) -> Vec<Frame> {
+pub fn frames(client: &mut RawClient, args: &[&str]) -> Vec<Frame> {
     let bytes: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
     client.send_command(&bytes);
     client.send_command(&[b"PING", b"end-of-reply"]);
@@ -32,7 +32,7 @@ fn frames(client: &mut RawClient, args: &[&str]) -> Vec<Frame> {
 /// Runs each step (a connection's index and a command) on both servers, comparing the frames
 /// each brings back (for `HELLO`, which names each server, only their number); `clients`
 /// connections each.
-fn same_frames(pair: &Pair, clients: usize, hello3: bool, steps: &[(usize, &[&str])]) {
+pub fn same_frames(pair: &Pair, clients: usize, hello3: bool, steps: &[(usize, &[&str])]) {
     let mut redis: Vec<RawClient> = (0..clients).map(|_| pair.redis.raw()).collect();
     let mut ours: Vec<RawClient> = (0..clients).map(|_| pair.server.raw()).collect();
     if hello3 {
