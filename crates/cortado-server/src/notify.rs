@@ -21,6 +21,11 @@
 //!   the caches leave it to active expiry (within a few milliseconds), so `keymiss` comes
 //!   first; a key written with an expiry time already past is removed as it is written, so its
 //!   `expired` comes before the command's `set`, where Redis tells it after.
+//! - Redis 7.0 shows `KEAn` as `AKE` (`n` is not part of `A`, and not written after it), so
+//!   the configuration's canonical value, which this server keeps, loses `n` there; name the
+//!   classes without `A` to have both.
+//!
+//! See `docs/decisions/0220-server-pubsub.md`.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -42,6 +42,10 @@
 //!   so a scan sees every key present from its start to its end, whatever is written meanwhile.
 //!   One call locks the shards it walks in increasing order and holds them to its end, so its
 //!   reply, like every command's, is one instant's.
+//! - **Notifications.** Each database's cache tells its removals to a listener, which records
+//!   `expired` and `evicted` keys for keyspace notifications; a write records `new` keys and a
+//!   read `keymiss`es. All of it only when asked for, published once the shards are released
+//!   (see [`crate::notify`]).
 //! - **Random keys.** [`Keyspace::random_key`] picks a shard with probability proportional to
 //!   its number of keys, then one of its keys at random (the library's `random_entry`), so every
 //!   key is about equally likely, as in Redis.
