@@ -247,23 +247,15 @@ fn slow_subscriber_over_hard_limit_is_closed_and_others_unaffected() {
     let payload = "x".repeat(64 * 1024);
     // 40 MB in all, far past what the slow client's socket buffers and the limit hold.
     let messages = 640;
-    let fast_reader = std::thread::spawn(move || {
-        let mut received = 0;
-        while received < messages {
-            match fast.read() {
-                Some(Frame::Array(parts)) if parts.len() == 3 => received += 1,
-                other => panic!("unexpected {other:?}"),
-            }
-        }
-        fast
-    });
+    // In lockstep with the fast subscriber, which so never has more than one message waiting.
     for _ in 0..messages {
         let n = publisher.call(&["PUBLISH", "news", &payload]).int();
         assert!((1..=2).contains(&n), "{n}");
+        match fast.read() {
+            Some(Frame::Array(parts)) if parts.len() == 3 => {}
+            other => panic!("the fast subscriber got {other:?}"),
+        }
     }
-    let mut fast = fast_reader
-        .join()
-        .expect("the fast subscriber got every message");
     assert_eq!(
         frames(&mut fast, &["PING"]),
         vec![Frame::Array(vec![Frame::bulk("pong"), Frame::bulk("")])]
@@ -293,4 +285,31 @@ fn slow_subscriber_over_hard_limit_is_closed_and_others_unaffected() {
     assert_eq!(publisher.call(&["PUBLISH", "news", "still here"]).int(), 1);
     let listed = publisher.call(&["CLIENT", "LIST"]).text();
     assert_eq!(listed.lines().count(), 2, "{listed}");
+}
+
+#[test]
+fn slow_subscriber_over_soft_limit_for_its_seconds_is_closed() {
+    // No hard limit; 256 KB soft limit held for 1 s. The subscriber never reads.
+    let server = TestServer::with_args(&["--client-output-buffer-limit", "pubsub 0 256kb 1"]);
+    let mut slow = server.raw();
+    frames(&mut slow, &["SUBSCRIBE", "news"]);
+    let mut publisher = server.raw();
+    let payload = "x".repeat(16 * 1024);
+    let start = Instant::now();
+    let mut closed_after = None;
+    // Keep it over the soft limit (its socket buffers fill first) for longer than 1 s.
+    while start.elapsed() < Duration::from_secs(10) {
+        publisher.call(&["PUBLISH", "news", &payload]);
+        let numsub = publisher.call(&["PUBSUB", "NUMSUB", "news"]);
+        if numsub == Frame::Array(vec![Frame::bulk("news"), Frame::Int(0)]) {
+            closed_after = Some(start.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let closed_after = closed_after.expect("the slow subscriber was never closed");
+    assert!(
+        closed_after >= Duration::from_secs(1),
+        "closed after {closed_after:?}, before its soft-limit seconds"
+    );
 }
