@@ -17,10 +17,11 @@
 //!   the caches' removals included, whichever shards they came from.
 //! - **Nothing is recorded unless asked for**: each report first reads the classes (one atomic
 //!   load), so a server without notifications, the default, copies no key.
-//! - Where Redis removes an expired key as a read finds it, and tells `expired` then `keymiss`,
-//!   the caches leave it to active expiry (within a few milliseconds), so `keymiss` comes
-//!   first; a key written with an expiry time already past is removed as it is written, so its
-//!   `expired` comes before the command's `set`, where Redis tells it after.
+//! - **Expired keys a command finds** are removed then, as Redis removes them: by the caches
+//!   on a write, and, while `expired` events are asked for, by the keyspace on a read (one more
+//!   lookup per read, only then), so `expired` comes before the read's `keymiss`. A key
+//!   written with an expiry time already past is removed as it is written, so its `expired`
+//!   comes before the command's `set`, where Redis tells it after.
 //! - Redis 7.0 shows `KEAn` as `AKE` (`n` is not part of `A`, and not written after it), so
 //!   the configuration's canonical value, which this server keeps, loses `n` there; name the
 //!   classes without `A` to have both.

@@ -188,3 +188,55 @@ fn expired_events_arrive_within_100ms_of_the_deadline() {
     eprintln!("expired events at most {latest:?} after the deadline");
     assert_eq!(client.call(&["DBSIZE"]).int(), 0);
 }
+
+#[test]
+fn reads_and_writes_finding_an_expired_key_tell_expired_first_as_redis() {
+    // Active expiry off on both: only a command finding the key removes it.
+    let args = [
+        "--notify-keyspace-events",
+        "KEAm",
+        "--enable-debug-command",
+        "yes",
+    ];
+    let Some(pair) = Pair::start(&args) else {
+        return;
+    };
+    let (mut redis, mut ours) = pair.clients();
+    let (mut redis_sub, mut our_sub) = pair.clients();
+    for (client, sub) in [(&mut redis, &mut redis_sub), (&mut ours, &mut our_sub)] {
+        assert_eq!(
+            client.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]),
+            Frame::Simple("OK".into())
+        );
+        sub.call(&["PSUBSCRIBE", "__key*__:*"]);
+        for key in ["a", "b", "c", "d", "e", "f"] {
+            events(client, sub, &["SET", key, "v", "PX", "30"]);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(80));
+    let mut differing = Vec::new();
+    let commands: &[&[&str]] = &[
+        &["GET", "a"],
+        &["GET", "a"],
+        &["EXISTS", "b"],
+        &["SET", "c", "v2"],
+        &["DEL", "d"],
+        &["INCR", "e"],
+        &["RENAME", "f", "g"],
+        &["DBSIZE"],
+    ];
+    for command in commands {
+        let want = events(&mut redis, &mut redis_sub, command);
+        let got = events(&mut ours, &mut our_sub, command);
+        if want != got {
+            differing.push(format!(
+                "{command:?}\n  redis:   {want:?}\n  cortado: {got:?}"
+            ));
+        }
+    }
+    assert!(
+        differing.is_empty(),
+        "events differ:\n{}",
+        differing.join("\n")
+    );
+}
