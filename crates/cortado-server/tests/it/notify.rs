@@ -240,3 +240,34 @@ fn reads_and_writes_finding_an_expired_key_tell_expired_first_as_redis() {
         differing.join("\n")
     );
 }
+
+#[test]
+fn config_set_takes_redis_letters_and_gives_them_back_canonical() {
+    let Some(pair) = Pair::start(&[]) else { return };
+    let (mut redis, mut ours) = pair.clients();
+    let values = [
+        "KEA", "KEAn", "AKEm", "Eng", "Ex$gd", "gx", "K", "E", "lshzt", "AK$", "", "zZ", "KEA ",
+        "e",
+    ];
+    for value in values {
+        for args in [
+            &["CONFIG", "SET", "notify-keyspace-events", value][..],
+            &["CONFIG", "GET", "notify-keyspace-events"][..],
+        ] {
+            assert_eq!(ours.call(args), redis.call(args), "{args:?}");
+        }
+    }
+    // A change takes effect at once.
+    let mut sub = pair.server.raw();
+    sub.call(&["SUBSCRIBE", "__keyevent@0__:set"]);
+    ours.call(&["CONFIG", "SET", "notify-keyspace-events", "E$"]);
+    ours.call(&["SET", "k", "v"]);
+    assert_eq!(
+        sub.read(),
+        Some(Frame::Array(vec![
+            Frame::bulk("message"),
+            Frame::bulk("__keyevent@0__:set"),
+            Frame::bulk("k")
+        ]))
+    );
+}
