@@ -161,9 +161,13 @@ impl ClientInfo {
     }
 
     /// Wakes the connection to look at what changed (its inbox, its kill flag, the server's
-    /// stop).
+    /// stop). A connection already woken and yet to look is not woken again: whoever raised
+    /// the flag woke it, and it looks at everything once it runs (a subscriber sent a burst of
+    /// messages takes the waker's lock once, not per message).
     pub fn wake(&self) {
-        self.woken.store(true, Ordering::SeqCst);
+        if self.woken.swap(true, Ordering::SeqCst) {
+            return;
+        }
         let waker = self.waker.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(waker) = waker {
             waker.wake();
