@@ -47,6 +47,8 @@ pub struct Server {
     pub slowlog: SlowLog,
     /// Clients in `MONITOR` mode.
     pub monitors: Monitors,
+    /// Channels and patterns and their subscribers.
+    pub pubsub: crate::pubsub::PubSub,
     shutdown: watch::Sender<bool>,
     /// Set once the server is asked to stop; connections read it when woken.
     stopping: AtomicBool,
@@ -94,6 +96,8 @@ impl Server {
             id.truncate(40);
             id
         };
+        let pubsub = crate::pubsub::PubSub::default();
+        pubsub.configure(settings.output_limit_pubsub.hard);
         let keyspace = match keyspace_shards_from_env()? {
             Some(shards) => Keyspace::with_shards(settings.databases, time, shards),
             None => Keyspace::new(settings.databases, time),
@@ -102,6 +106,9 @@ impl Server {
             crate::keyspace::Eviction::from_settings(&settings),
             crate::memory::used_memory(),
         );
+        keyspace
+            .notifications()
+            .configure(&settings.notify_keyspace_events);
         Ok(Arc::new(Self {
             keyspace,
             port: AtomicUsize::new(settings.port as usize),
@@ -113,6 +120,7 @@ impl Server {
             stats,
             clients: Clients::default(),
             monitors: Monitors::default(),
+            pubsub,
             shutdown,
             stopping: AtomicBool::new(false),
             started: Instant::now(),
@@ -146,6 +154,10 @@ impl Server {
         crate::config::set_log_level(&settings.loglevel);
         self.slowlog
             .configure(settings.slowlog_slower_than, settings.slowlog_max_len);
+        self.pubsub.configure(settings.output_limit_pubsub.hard);
+        self.keyspace
+            .notifications()
+            .configure(&settings.notify_keyspace_events);
         let eviction = crate::keyspace::Eviction::from_settings(&settings);
         *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(settings);
         self.settings_version.fetch_add(1, Ordering::AcqRel);
@@ -407,6 +419,12 @@ fn start_cron(server: Arc<Server>) -> Cron {
                 if server.active_expire.load(Ordering::Relaxed) {
                     let removed = server.keyspace.expire_cycle();
                     server.active_expired.fetch_add(removed, Ordering::Relaxed);
+                    if crate::notify::has_pending() {
+                        server
+                            .keyspace
+                            .notifications()
+                            .publish(&server.pubsub, None);
+                    }
                 }
                 server.keyspace.fit_memory(crate::memory::used_memory());
                 if sampled.elapsed() >= RATE_PERIOD {

@@ -12,6 +12,7 @@ use super::flags::*;
 use super::{syntax_error, Args, CmdResult, Command, Ctx, Keys, Run, KEY1, NO_KEYS};
 use crate::glob::glob_match;
 use crate::keyspace::{Expire, Value};
+use crate::notify::class::GENERIC;
 use crate::protocol::ErrorReply;
 
 const fn cmd(
@@ -273,10 +274,13 @@ fn del(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let keys = args.from(1);
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock_keys(keys.iter());
-    let removed = keys
-        .iter()
-        .filter(|key| locked.shard(key).remove(db, key).is_some())
-        .count();
+    let mut removed = 0;
+    for key in keys.iter() {
+        if locked.shard(key).remove(db, key).is_some() {
+            ctx.notify(GENERIC, "del", key);
+            removed += 1;
+        }
+    }
     ctx.reply.int(removed as i64);
     Ok(())
 }
@@ -478,7 +482,11 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: Args<'_>, nx: bool) -> CmdResult {
         return Ok(());
     }
     let (value, at) = take(&mut locked, db, src).expect("checked live");
+    // The old value of `dst` goes first, so the key is new as Redis tells it.
+    locked.shard(dst).remove(db, dst);
     locked.shard(dst).set(db, dst, value, expire_of(at));
+    ctx.notify(GENERIC, "rename_from", src);
+    ctx.notify(GENERIC, "rename_to", dst);
     if nx {
         ctx.reply.int(1);
     } else {
@@ -543,7 +551,9 @@ fn copy(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         ctx.reply.int(0);
         return Ok(());
     }
+    locked.shard(dst).remove(dst_db, dst);
     locked.shard(dst).set(dst_db, dst, value, expire_of(at));
+    ctx.notify_db(GENERIC, "copy_to", dst_db, dst);
     ctx.reply.int(1);
     Ok(())
 }
@@ -565,6 +575,8 @@ fn move_key(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     }
     let (value, at) = take(&mut locked, src_db, key).expect("checked live");
     locked.shard(key).set(dst_db, key, value, expire_of(at));
+    ctx.notify_db(GENERIC, "move_from", src_db, key);
+    ctx.notify_db(GENERIC, "move_to", dst_db, key);
     ctx.reply.int(1);
     Ok(())
 }

@@ -126,11 +126,16 @@ pub(super) fn build_cache(
     clock: &cortado::time::ManualClock,
     bound: Option<&Bound>,
     leads: bool,
+    listener: impl Fn(&CompactBytes, &Value, cortado::notification::RemovalCause)
+        + Send
+        + Sync
+        + 'static,
 ) -> Cache {
     let builder = Cache::builder()
         .clock(clock.clone())
         .record_stats()
-        .expiry_batch(EXPIRY_BATCH);
+        .expiry_batch(EXPIRY_BATCH)
+        .eviction_listener(listener);
     let built = match bound {
         None => builder.build(),
         Some(bound) => {
@@ -202,11 +207,14 @@ impl Keyspace {
         let fresh: Vec<Vec<Option<Cache>>> = shards
             .iter()
             .map(|(_, shard)| {
-                let build = |old: &Option<Cache>| {
-                    old.as_ref()
-                        .map(|_| build_cache(&shard.clock, bound.as_ref(), shard.leads))
+                let build = |(db, old): (usize, &Option<Cache>)| {
+                    old.as_ref().map(|_| {
+                        let listener =
+                            crate::notify::removal_listener(db, shard.notifications.clone());
+                        build_cache(&shard.clock, bound.as_ref(), shard.leads, listener)
+                    })
                 };
-                shard.dbs.iter().map(build).collect()
+                shard.dbs.iter().enumerate().map(build).collect()
             })
             .collect();
         for ((_, shard), fresh) in shards.iter_mut().zip(fresh) {

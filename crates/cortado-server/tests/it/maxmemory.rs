@@ -310,3 +310,32 @@ fn maxmemory_volatile_policies_evict_only_keys_with_a_lifetime_then_refuse_write
         assert_eq!(client.call(&["GET", "key:0"]), Frame::Bulk(VALUE.to_vec()));
     }
 }
+
+#[test]
+fn maxmemory_eviction_publishes_evicted_events() {
+    let server = ServerProcess::start(&[
+        "--maxmemory",
+        "4mb",
+        "--maxmemory-policy",
+        "allkeys-lru",
+        "--notify-keyspace-events",
+        "Ee",
+    ]);
+    let mut subscriber = server.raw();
+    subscriber.call(&["SUBSCRIBE", "__keyevent@0__:evicted"]);
+    let mut client = server.raw();
+    assert!(fill(&mut client, 0, 60_000, None).is_empty());
+    let evicted = info_field(&mut client, "stats", "evicted_keys");
+    assert!(evicted > 0);
+    for _ in 0..evicted.min(100) {
+        let Some(Frame::Array(message)) = subscriber.read() else {
+            panic!("a message")
+        };
+        assert_eq!(message[0], Frame::bulk("message"));
+        assert_eq!(message[1], Frame::bulk("__keyevent@0__:evicted"));
+        let Frame::Bulk(key) = &message[2] else {
+            panic!("a key")
+        };
+        assert!(key.starts_with(b"key:"), "{key:?}");
+    }
+}
