@@ -66,7 +66,7 @@ pub struct Server {
     pub startup_memory: u64,
     /// The keyspace's hits, misses and expired keys at the last `CONFIG RESETSTAT`, which
     /// `INFO` subtracts (the keyspace counts them itself).
-    pub keyspace_baseline: Mutex<[u64; 3]>,
+    pub keyspace_baseline: Mutex<[u64; 4]>,
 }
 
 impl Server {
@@ -98,6 +98,10 @@ impl Server {
             Some(shards) => Keyspace::with_shards(settings.databases, time, shards),
             None => Keyspace::new(settings.databases, time),
         };
+        keyspace.set_eviction(
+            crate::keyspace::Eviction::from_settings(&settings),
+            crate::memory::used_memory(),
+        );
         Ok(Arc::new(Self {
             keyspace,
             port: AtomicUsize::new(settings.port as usize),
@@ -117,7 +121,7 @@ impl Server {
             active_expired: AtomicU64::new(0),
             active_expire: AtomicBool::new(true),
             startup_memory: crate::memory::used_memory(),
-            keyspace_baseline: Mutex::new([0; 3]),
+            keyspace_baseline: Mutex::new([0; 4]),
         }))
     }
 
@@ -142,8 +146,11 @@ impl Server {
         crate::config::set_log_level(&settings.loglevel);
         self.slowlog
             .configure(settings.slowlog_slower_than, settings.slowlog_max_len);
+        let eviction = crate::keyspace::Eviction::from_settings(&settings);
         *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(settings);
         self.settings_version.fetch_add(1, Ordering::AcqRel);
+        self.keyspace
+            .set_eviction(eviction, crate::memory::used_memory());
     }
 
     /// `CONFIG RESETSTAT`: the counters of `INFO stats`, `commandstats` and `errorstats`
@@ -156,23 +163,25 @@ impl Server {
             .unwrap_or_else(|p| p.into_inner()) = self.keyspace_raw_counts();
     }
 
-    /// The keyspace's hits, misses and expired keys since the start.
-    fn keyspace_raw_counts(&self) -> [u64; 3] {
+    /// The keyspace's hits, misses, expired and evicted keys since the start.
+    fn keyspace_raw_counts(&self) -> [u64; 4] {
         [
             self.keyspace.sum(|s| s.hits),
             self.keyspace.sum(|s| s.misses),
             self.keyspace.expired_keys(),
+            self.keyspace.evicted_keys(),
         ]
     }
 
-    /// The keyspace's hits, misses and expired keys since the last `CONFIG RESETSTAT`.
-    pub fn keyspace_counts(&self) -> [u64; 3] {
+    /// The keyspace's hits, misses, expired and evicted keys since the last `CONFIG
+    /// RESETSTAT`.
+    pub fn keyspace_counts(&self) -> [u64; 4] {
         let raw = self.keyspace_raw_counts();
         let base = *self
             .keyspace_baseline
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        [0, 1, 2].map(|i| raw[i].saturating_sub(base[i]))
+        [0, 1, 2, 3].map(|i| raw[i].saturating_sub(base[i]))
     }
 
     /// Asks the server to stop: the listeners close, and every connection writes what it has
@@ -399,6 +408,7 @@ fn start_cron(server: Arc<Server>) -> Cron {
                     let removed = server.keyspace.expire_cycle();
                     server.active_expired.fetch_add(removed, Ordering::Relaxed);
                 }
+                server.keyspace.fit_memory(crate::memory::used_memory());
                 if sampled.elapsed() >= RATE_PERIOD {
                     sampled = Instant::now();
                     server.stats.rates.sample(&server.stats);

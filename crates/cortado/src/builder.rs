@@ -72,6 +72,8 @@ pub struct CacheBuilder<K, V, S, F> {
     pub(crate) expiry_batch: Option<usize>,
     pub(crate) hasher: S,
     pub(crate) budget: Option<Budget>,
+    /// Whether the adaptive policy takes its mode from another cache (unsync only).
+    pub(crate) follows_mode: bool,
     front: PhantomData<fn() -> F>,
 }
 
@@ -112,6 +114,7 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
             expiry_batch: None,
             hasher: S::default(),
             budget: None,
+            follows_mode: false,
             front: PhantomData,
         }
     }
@@ -243,6 +246,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             expiry_batch: self.expiry_batch,
             hasher,
             budget: self.budget,
+            follows_mode: self.follows_mode,
             front: PhantomData,
         }
     }
@@ -294,7 +298,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             },
             record_stats: self.record_stats,
             notify: self.listener.is_some(),
-            follower: false,
+            follower: self.follows_mode,
             alarm: None,
             expiry_batch: self.expiry_batch.unwrap_or(usize::MAX),
             budget: self.budget.clone(),

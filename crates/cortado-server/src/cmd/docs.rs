@@ -211,6 +211,7 @@ pub const DOCS: &[Doc] = &[
     .keys(RO | ACCESS),
     doc("memory", SUBCOMMANDS, NONE),
     doc("memory|help", CONSTANT, NONE),
+    doc("memory|malloc-stats", "O(1): the C library's summary", NONE),
     doc("memory|usage", CONSTANT, "key:key [SAMPLES count:integer]").keys(RO),
     doc("mget", EACH_KEY, "key:key...").keys(RO | ACCESS),
     doc("monitor", CONSTANT, NONE),

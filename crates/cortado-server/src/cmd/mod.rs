@@ -404,6 +404,12 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
         && client.info.has_flag(crate::client::flag::MONITOR)
     {
         Some(ErrorReply::err("Replica can't interact with the keyspace"))
+    } else if command.flags & flags::DENYOOM != 0
+        && server.keyspace.refuses_writes(crate::memory::used_memory())
+    {
+        Some(ErrorReply::new(
+            "OOM command not allowed when used memory > 'maxmemory'.",
+        ))
     } else {
         None
     };

@@ -46,12 +46,13 @@
 //!   its number of keys, then one of its keys at random (the library's `random_entry`), so every
 //!   key is about equally likely, as in Redis.
 
+pub mod eviction;
 pub mod value;
 
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -59,6 +60,7 @@ use cortado::time::ManualClock;
 use cortado::unsync;
 use cortado::DefaultHashBuilder;
 
+pub use eviction::Eviction;
 pub use value::{CompactBytes, Kind, Value, Written};
 
 /// One database's share of a shard.
@@ -141,6 +143,10 @@ pub struct Shard {
     current: bool,
     /// Where the time is read.
     source: TimeSource,
+    /// How new caches are bounded (`None`: unbounded), as [`eviction`] set it.
+    bound: Option<eviction::Bound>,
+    /// Whether this shard's caches choose the W-TinyLFU mode for the others (shard 0).
+    leads: bool,
     /// Lookups by reading commands that found their key, and that did not.
     pub hits: u64,
     /// See `hits`.
@@ -148,7 +154,7 @@ pub struct Shard {
 }
 
 impl Shard {
-    fn new(databases: usize, source: TimeSource) -> Self {
+    fn new(databases: usize, source: TimeSource, leads: bool) -> Self {
         Self {
             dbs: (0..databases).map(|_| None).collect(),
             far: Vec::new(),
@@ -157,6 +163,8 @@ impl Shard {
             retired: cortado::stats::CacheStats::default(),
             current: false,
             source,
+            bound: None,
+            leads,
             hits: 0,
             misses: 0,
         }
@@ -218,14 +226,11 @@ impl Shard {
     #[inline]
     pub fn db_mut(&mut self, db: usize) -> &mut Cache {
         if self.dbs[db].is_none() {
-            self.dbs[db] = Some(
-                Cache::builder()
-                    .clock(self.clock.clone())
-                    .record_stats()
-                    .expiry_batch(EXPIRY_BATCH)
-                    .build()
-                    .expect("an unbounded cache with default settings builds"),
-            );
+            self.dbs[db] = Some(eviction::build_cache(
+                &self.clock,
+                self.bound.as_ref(),
+                self.leads,
+            ));
         }
         self.dbs[db].as_mut().expect("built above")
     }
@@ -542,6 +547,14 @@ pub struct Keyspace {
     /// Keys removed by active expiry (the library counts those it expires lazily too; see
     /// [`Keyspace::expired_keys`]).
     expire_cycles: AtomicU64,
+    /// The bounds in force and, under an evicting policy, the caches' shared budget.
+    eviction: Mutex<(Eviction, Option<cortado::budget::Budget>)>,
+    /// `maxmemory`, for a look without the lock.
+    maxmemory: AtomicU64,
+    /// Whether a policy evicts, for a look without the lock.
+    evicts: AtomicBool,
+    /// The bytes the keys may take, as last computed by [`Keyspace::fit_memory`].
+    keys_room: AtomicU64,
 }
 
 /// The shards a command holds, in increasing index order.
@@ -572,12 +585,16 @@ impl Keyspace {
         assert!(shards.is_power_of_two(), "a power of two of shards");
         Self {
             shards: (0..shards)
-                .map(|_| Mutex::new(Shard::new(databases, time.clone())))
+                .map(|i| Mutex::new(Shard::new(databases, time.clone(), i == 0)))
                 .collect(),
             hasher: DefaultHashBuilder::default(),
             databases,
             time,
             expire_cycles: AtomicU64::new(0),
+            eviction: Mutex::new((Eviction::none(), None)),
+            maxmemory: AtomicU64::new(0),
+            evicts: AtomicBool::new(false),
+            keys_room: AtomicU64::new(u64::MAX),
         }
     }
 

@@ -11,6 +11,7 @@ mod diff_strings;
 mod differential;
 mod expiry_clock;
 mod info;
+mod maxmemory;
 mod memory_discipline;
 mod process;
 mod protocol;

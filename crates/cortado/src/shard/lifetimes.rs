@@ -5,9 +5,12 @@ use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 use std::time::Duration;
 
+use std::sync::PoisonError;
+
 use super::deadlines::Born;
 use super::Shard;
 use crate::expiry::Deadlines;
+use crate::notification::RemovalCause;
 
 impl<K, V, S> Shard<K, V, S>
 where
@@ -153,5 +156,36 @@ where
         }
         let start = (rng.next_u64() % slots.len() as u64) as usize;
         (start..slots.len()).chain(0..start).find_map(live)
+    }
+
+    /// The live slots in the order the policy would evict them, the coldest first (slab order
+    /// when the policy keeps no order), with the reads deferred on them applied first.
+    pub(crate) fn slots_by_eviction_order(&mut self) -> Vec<u32> {
+        let policy = self
+            .policy
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        let slots = &mut self.index.slots;
+        policy.fold_all(|i| Self::take_deferred_mut(slots, i));
+        if policy.is_unbounded() {
+            self.live_slots()
+        } else {
+            policy.coldest()
+        }
+    }
+
+    /// Takes slot `i`'s live entry out of the cache with its deadline, neither counted nor
+    /// told to the listener as a removal (it moves elsewhere); an expired entry is removed as
+    /// expired instead, and a free slot gives `None`.
+    pub(crate) fn take_slot(&mut self, i: u32, now: u64) -> Option<(K, V, Option<u64>)> {
+        self.index.slots.get(i as usize)?.as_ref()?;
+        if self.is_expired(i, now) {
+            self.remove_index(i, RemovalCause::Expired);
+            return None;
+        }
+        let deadline = self.deadline(i);
+        self.policy_mut().remove(i);
+        let entry = self.detach(i);
+        Some((entry.key, entry.value, deadline))
     }
 }

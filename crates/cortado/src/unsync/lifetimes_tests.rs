@@ -385,3 +385,115 @@ fn len_including_expired_expired_not_removed_counted_until_removal() {
     cache.run_pending_tasks();
     assert_eq!(cache.len_including_expired(), 0);
 }
+
+#[test]
+fn drain_lru_cache_yields_coldest_first_and_empties_it() {
+    let mut cache = Cache::builder()
+        .max_capacity(4)
+        .eviction_policy(crate::policy::EvictionPolicy::lru())
+        .build()
+        .unwrap();
+    for i in 0..4u32 {
+        cache.insert(i, i * 10);
+    }
+    cache.get(&1);
+    cache.get(&0);
+    let drained: Vec<(u32, u32, Option<Duration>)> = cache.drain().collect();
+    assert_eq!(
+        drained,
+        vec![(2, 20, None), (3, 30, None), (1, 10, None), (0, 0, None)]
+    );
+    assert!(cache.is_empty());
+    assert_eq!(cache.weighted_size(), 0);
+    cache.insert(9, 90);
+    assert_eq!(cache.get(&9), Some(&90), "usable after draining");
+    cache.validate();
+}
+
+#[test]
+fn drain_timed_entries_keep_lifetime_left_expired_removed_as_expired() {
+    let clock = ManualClock::new();
+    clock.set(secs(1));
+    let removed = Arc::new(Mutex::new(Vec::new()));
+    let heard = removed.clone();
+    let mut cache = Cache::builder()
+        .clock(clock.clone())
+        .record_stats()
+        .eviction_listener(move |k: &u32, _v: &u32, cause| heard.lock().unwrap().push((*k, cause)))
+        .build()
+        .unwrap();
+    cache.insert_with_ttl(1, 10, secs(10));
+    cache.insert_with_ttl(2, 20, secs(60));
+    cache.insert(3, 30);
+    clock.advance(secs(15));
+    let mut drained: Vec<_> = cache.drain().collect();
+    drained.sort();
+    assert_eq!(drained, vec![(2, 20, Some(secs(45))), (3, 30, None)]);
+    assert_eq!(*removed.lock().unwrap(), vec![(1, RemovalCause::Expired)]);
+    assert_eq!(cache.stats().evictions_expired, 1);
+    assert_eq!(cache.len_with_deadline(), 0);
+    cache.validate();
+}
+
+#[test]
+fn drain_dropped_early_empties_cache_silently() {
+    let removed = Arc::new(Mutex::new(0));
+    let heard = removed.clone();
+    let mut cache = Cache::builder()
+        .max_capacity(100)
+        .eviction_listener(move |_: &u32, _: &u32, _| *heard.lock().unwrap() += 1)
+        .build()
+        .unwrap();
+    for i in 0..50 {
+        cache.insert(i, i);
+    }
+    let first: Vec<_> = cache.drain().take(5).collect();
+    assert_eq!(first.len(), 5);
+    assert!(cache.is_empty());
+    assert_eq!(
+        *removed.lock().unwrap(),
+        0,
+        "drained entries are not removals"
+    );
+    cache.validate();
+}
+
+#[test]
+fn follow_policy_mode_runs_no_miniatures_adopts_leaders_mode() {
+    let build = |follows: bool| {
+        let builder = Cache::<u32, u32>::builder().max_capacity(2_000);
+        let builder = if follows {
+            builder.follow_policy_mode()
+        } else {
+            builder
+        };
+        builder.build().unwrap()
+    };
+    let (mut leader, mut follower) = (build(false), build(true));
+    for i in 0..4_000 {
+        leader.insert(i % 3_000, i);
+        follower.insert(i % 3_000, i);
+    }
+    assert!(
+        follower.memory_bytes() * 2 < leader.memory_bytes(),
+        "follower {} leader {}",
+        follower.memory_bytes(),
+        leader.memory_bytes()
+    );
+    let start = follower
+        .policy_mode()
+        .expect("adaptive W-TinyLFU has a mode");
+    let window = follower.window_capacity();
+    let other = if start == 0 { 1 } else { 0 };
+    follower.adopt_policy_mode(other);
+    assert_eq!(follower.policy_mode(), Some(other));
+    assert_ne!(
+        follower.window_capacity(),
+        window,
+        "the window follows the mode"
+    );
+    let leads = leader.policy_mode().unwrap();
+    follower.adopt_policy_mode(leads);
+    assert_eq!(follower.policy_mode(), Some(leads));
+    follower.validate();
+}
