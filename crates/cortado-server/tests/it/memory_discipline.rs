@@ -35,10 +35,7 @@ impl CellResult {
     }
 }
 
-// Until `maxmemory` evicts (branch `maxmem`), cortado-server grows past the bound, so this test
-// fails; it is ignored until then.
 #[test]
-#[ignore = "needs maxmemory eviction (issue 35, branch maxmem): cortado-server does not evict yet"]
 fn memory_discipline_fifty_clients_rss_within_bound_and_no_wrong_value() {
     let policies = ["allkeys-lru", "allkeys-wtinylfu", "noeviction"];
     let output = Command::new(env!("CARGO_BIN_EXE_server-memory"))
