@@ -76,6 +76,8 @@ pub struct CacheBuilder<K, V, S, F> {
     pub(crate) follows_mode: bool,
     /// Whether only entries with a deadline may be evicted for size (unsync only).
     pub(crate) evicts_only_expiring: bool,
+    /// Whether the listener hears only evictions (unsync only).
+    pub(crate) listens_only_to_evictions: bool,
     front: PhantomData<fn() -> F>,
 }
 
@@ -118,6 +120,7 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
             budget: None,
             follows_mode: false,
             evicts_only_expiring: false,
+            listens_only_to_evictions: false,
             front: PhantomData,
         }
     }
@@ -251,6 +254,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             budget: self.budget,
             follows_mode: self.follows_mode,
             evicts_only_expiring: self.evicts_only_expiring,
+            listens_only_to_evictions: self.listens_only_to_evictions,
             front: PhantomData,
         }
     }
@@ -302,6 +306,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             },
             record_stats: self.record_stats,
             notify: self.listener.is_some(),
+            notify_only_evictions: self.listens_only_to_evictions,
             follower: self.follows_mode,
             alarm: None,
             expiry_batch: self.expiry_batch.unwrap_or(usize::MAX),

@@ -111,6 +111,8 @@ pub(crate) struct ShardConfig<K, V> {
     pub(crate) record_stats: bool,
     /// Whether removed entries are queued for a listener.
     pub(crate) notify: bool,
+    /// Whether only evictions (for size, or expiry) are queued, not removals or replacements.
+    pub(crate) notify_only_evictions: bool,
     /// Whether an adaptive policy takes its mode from another shard (see
     /// [`adopt_policy_mode`](Shard::adopt_policy_mode)) instead of choosing it.
     pub(crate) follower: bool,
@@ -142,6 +144,7 @@ impl<K, V> ShardConfig<K, V> {
             },
             record_stats: false,
             notify: false,
+            notify_only_evictions: false,
             follower: false,
             alarm: None,
             expiry_batch: usize::MAX,
@@ -161,6 +164,7 @@ impl<K, V> Clone for ShardConfig<K, V> {
             rules: self.rules.clone(),
             record_stats: self.record_stats,
             notify: self.notify,
+            notify_only_evictions: self.notify_only_evictions,
             follower: self.follower,
             alarm: self.alarm.clone(),
             expiry_batch: self.expiry_batch,
@@ -272,6 +276,8 @@ pub(crate) struct Shard<K, V, S> {
     hasher: S,
     record_stats: bool,
     notify: bool,
+    /// Whether only evictions are queued for the listener ([`ShardConfig`]'s).
+    notify_only_evictions: bool,
     /// The cache has been full at least once.
     full: bool,
     /// Whether the policy has ever had reads replayed (a [`Deferral`] other than `Always`), so
@@ -395,6 +401,7 @@ where
             stats: CacheStats::default(),
             record_stats: config.record_stats,
             notify: config.notify,
+            notify_only_evictions: config.notify_only_evictions,
             pending: Vec::new(),
             scratch: Vec::new(),
             deferral: Deferral::Never,
@@ -570,7 +577,7 @@ where
         let mut len = 0;
         for &i in batch {
             if slots.get(i as usize).is_some_and(Option::is_some)
-                && !pins.is_some_and(|p| p.weight(i).is_some())
+                && pins.is_none_or(|p| p.weight(i).is_none())
             {
                 live[len] = i;
                 len += 1;
@@ -718,7 +725,7 @@ where
         if self.record_stats {
             self.stats.record_removal(cause);
         }
-        if self.notify {
+        if self.notify && (!self.notify_only_evictions || cause.was_evicted()) {
             self.pending.push((key, value, cause));
         }
     }

@@ -39,6 +39,9 @@ pub struct Cache<K, V, S = DefaultHashBuilder> {
     listener: Option<Listener<K, V>>,
     /// Whether time is read at all: only once some entry can have a deadline.
     uses_time: bool,
+    /// Whether the listener hears explicit removals (see
+    /// [`listen_only_to_evictions`](CacheBuilder::listen_only_to_evictions)).
+    hears_removals: bool,
 }
 
 // As for `sync::Cache`: a panicking callback leaves the cache consistent
@@ -121,6 +124,16 @@ impl<K, V, S> CacheBuilder<K, V, S, Unsynchronized> {
         self.evicts_only_expiring = true;
         self
     }
+
+    /// Has the [`eviction_listener`](Self::eviction_listener) hear only entries evicted for
+    /// size or expired ([`RemovalCause::was_evicted`]), not those the caller removed or
+    /// replaced (Caffeine's `evictionListener`, beside its `removalListener`): a cache whose
+    /// writes often replace values then pays nothing to hand each old value to a listener
+    /// that would ignore it.
+    pub fn listen_only_to_evictions(mut self) -> Self {
+        self.listens_only_to_evictions = true;
+        self
+    }
 }
 
 impl<K: Hash + Eq, V, S: BuildHasher> CacheBuilder<K, V, S, Unsynchronized> {
@@ -131,6 +144,7 @@ impl<K: Hash + Eq, V, S: BuildHasher> CacheBuilder<K, V, S, Unsynchronized> {
             uses_time: config.rules.is_active(),
             shard: Shard::new(&config, self.hasher),
             clock: self.clock,
+            hears_removals: !self.listens_only_to_evictions,
             listener: self.listener,
         })
     }
@@ -398,7 +412,9 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         let removed = self.shard.remove(hash, key, now);
         let mut hearing = Hearing::default();
         self.hear_pending(&mut hearing);
-        if let (Some(listener), Some((key, value))) = (&self.listener, &removed) {
+        if let (Some(listener), Some((key, value)), true) =
+            (&self.listener, &removed, self.hears_removals)
+        {
             hearing.hear(listener, key, value, RemovalCause::Explicit);
         }
         hearing.finish();

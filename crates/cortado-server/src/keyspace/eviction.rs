@@ -47,7 +47,7 @@ use super::{Cache, CompactBytes, Keyspace, Value, ENTRY_BYTES, EXPIRY_BATCH};
 use crate::config::Settings;
 
 /// What one entry costs beside its key's and value's heap blocks: the cache's slot, index and
-/// control byte ([`ENTRY_BYTES`]), and the policy's node for it (at most 16 bytes: W-TinyLFU's
+/// control byte (64 bytes), and the policy's node for it (at most 16 bytes: W-TinyLFU's
 /// links and segment, the sampled policies' dense position and stamp).
 pub const ENTRY_WEIGHT: usize = ENTRY_BYTES + 16;
 
@@ -135,7 +135,8 @@ pub(super) fn build_cache(
         .clock(clock.clone())
         .record_stats()
         .expiry_batch(EXPIRY_BATCH)
-        .eviction_listener(listener);
+        .eviction_listener(listener)
+        .listen_only_to_evictions();
     let built = match bound {
         None => builder.build(),
         Some(bound) => {

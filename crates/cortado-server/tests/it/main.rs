@@ -12,6 +12,7 @@ mod differential;
 mod expiry_clock;
 mod info;
 mod maxmemory;
+mod memory_discipline;
 mod notify;
 mod process;
 mod protocol;

@@ -632,3 +632,37 @@ fn evict_only_expiring_random_operations_keep_invariants() {
         cache.validate();
     }
 }
+
+#[test]
+fn listen_only_to_evictions_hears_expired_and_size_not_removed_or_replaced() {
+    let clock = ManualClock::new();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let log = heard.clone();
+    let mut cache = Cache::builder()
+        .max_capacity(2)
+        .clock(clock.clone())
+        .eviction_policy(crate::policy::EvictionPolicy::lru())
+        .eviction_listener(move |k: &u32, _: &u32, cause| log.lock().unwrap().push((*k, cause)))
+        .listen_only_to_evictions()
+        .record_stats()
+        .build()
+        .unwrap();
+    cache.insert(1, 1);
+    cache.insert(1, 2); // replaced: not heard
+    cache.remove(&1); // removed: not heard
+    cache.insert_with_ttl(2, 2, secs(1));
+    cache.insert(3, 3);
+    cache.insert(4, 4); // evicts 2 (LRU) for size
+    cache.insert_with_ttl(5, 5, secs(1));
+    clock.advance(secs(2));
+    cache.run_pending_tasks(); // 5 expires
+    cache.retain(|_, _| false); // removed: not heard
+    let heard = heard.lock().unwrap().clone();
+    assert_eq!(heard.len(), 3, "{heard:?}");
+    assert!(
+        heard.iter().all(|(_, cause)| cause.was_evicted()),
+        "{heard:?}"
+    );
+    assert!(heard.contains(&(5, RemovalCause::Expired)), "{heard:?}");
+    assert_eq!(cache.stats().replacements, 1, "counted though not heard");
+}
