@@ -168,7 +168,12 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         hearing.finish();
     }
 
+    #[inline]
     fn hear_pending(&mut self, hearing: &mut Hearing) {
+        // Most writes remove nothing: no drain to build and drop then.
+        if self.shard.pending.is_empty() {
+            return;
+        }
         if let Some(listener) = &self.listener {
             for (key, value, cause) in self.shard.pending.drain(..) {
                 hearing.hear(listener, &key, &value, cause);
