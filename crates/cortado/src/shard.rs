@@ -76,9 +76,11 @@ mod eviction;
 mod insert;
 mod invariants;
 mod lifetimes;
+mod write_times;
 
 use deadlines::MovedDeadlines;
 use eviction::Fold;
+pub(crate) use write_times::RefreshTrigger;
 
 /// Computes an entry's weight.
 pub(crate) type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u32 + Send + Sync>;
@@ -121,6 +123,9 @@ pub(crate) struct ShardConfig<K, V> {
     /// then its allowance, `max_capacity` the allowance it asks for when it joins (`None`: an
     /// equal share).
     pub(crate) budget: Option<Budget>,
+    /// Refresh after write: each entry's last write time is kept ([`Shard::written_at`]),
+    /// and a read of an entry due for a reload starts one through the trigger.
+    pub(crate) refresh: Option<Arc<RefreshTrigger<K, V>>>,
 }
 
 impl<K, V> ShardConfig<K, V> {
@@ -136,6 +141,7 @@ impl<K, V> ShardConfig<K, V> {
                 ttl: None,
                 tti: None,
                 custom: None,
+                jitter: None,
             },
             record_stats: false,
             notify: false,
@@ -143,6 +149,7 @@ impl<K, V> ShardConfig<K, V> {
             alarm: None,
             expiry_batch: usize::MAX,
             budget: None,
+            refresh: None,
         }
     }
 }
@@ -161,6 +168,7 @@ impl<K, V> Clone for ShardConfig<K, V> {
             alarm: self.alarm.clone(),
             expiry_batch: self.expiry_batch,
             budget: self.budget.clone(),
+            refresh: self.refresh.clone(),
         }
     }
 }
@@ -300,6 +308,12 @@ pub(crate) struct Shard<K, V, S> {
     /// allowance is the policy's maximum (see [`budget`](crate::budget) and `fit`). Boxed: a
     /// pointer keeps the shards of caches without a budget as small as before it.
     budget: Option<Box<Member>>,
+    /// Whether writes record their time in `write_times` (with `refresh`).
+    keeps_write_times: bool,
+    /// The time of each slot's last write, by slot, kept only for refresh after write.
+    write_times: Vec<u64>,
+    /// Starts the reload of an entry a read finds due ([`ShardConfig::refresh`]).
+    refresh: Option<Arc<RefreshTrigger<K, V>>>,
 }
 
 impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
@@ -366,7 +380,8 @@ where
             index: Index {
                 table: HashTable::with_capacity(config.initial_capacity),
                 slots: Vec::with_capacity(config.initial_capacity),
-                timed: false,
+                // Refresh after write checks entries' ages where reads check deadlines.
+                timed: config.refresh.is_some(),
                 defers_all: false,
             },
             free: Vec::new(),
@@ -398,6 +413,9 @@ where
                 .then_some((config.policy, config.follower)),
             expiry_batch: config.expiry_batch,
             budget: member,
+            keeps_write_times: config.refresh.is_some(),
+            write_times: Vec::new(),
+            refresh: config.refresh.clone(),
         };
         shard.policy_mut().reserve(config.initial_capacity);
         shard
@@ -458,12 +476,17 @@ where
         let i = self.find(hash, key)?;
         if self.index.timed {
             if !self.read_deadlines.is_empty() {
-                return self.get_shared_and_move_deadline(i, now);
+                let hit = self.get_shared_and_move_deadline(i, now);
+                if hit.is_some() {
+                    self.refresh_if_due(i, hash, now);
+                }
+                return hit;
             }
             if self.is_expired(i, now) {
                 // Left for `advance`, which removes it and queues the notification.
                 return None;
             }
+            self.refresh_if_due(i, hash, now);
         }
         Some(Hit::new(i, self.entry(i)))
     }
@@ -692,6 +715,22 @@ where
     {
         let i = self.find(hash, key)?;
         (!self.is_expired(i, now)).then(|| &self.entry(i).value)
+    }
+
+    /// The slot of `key`'s live entry, with no effect on the policy, expiry or stats.
+    pub(crate) fn live_slot<Q>(&self, hash: u64, key: &Q, now: u64) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let i = self.find(hash, key)?;
+        (!self.is_expired(i, now)).then_some(i)
+    }
+
+    /// The key and value in the live slot `i`.
+    pub(crate) fn entry_at(&self, i: u32) -> (&K, &V) {
+        let entry = self.entry(i);
+        (&entry.key, &entry.value)
     }
 
     /// Counts the removal of an entry (its key and value given) and queues it for the listener.
@@ -932,6 +971,7 @@ where
             + self.free.capacity() * 4
             + self.read_deadlines.capacity() * 8
             + self.write_deadlines.capacity() * 8
+            + self.write_times.capacity() * 8
             + self.policy().memory_bytes()
             + self.wheel.as_ref().map_or(0, TimerWheel::memory_bytes)
     }
