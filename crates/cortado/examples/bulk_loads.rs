@@ -52,3 +52,8 @@ fn main() {
     assert_eq!(again, page);
     assert_eq!(store.queries.load(Ordering::Relaxed), 1);
 }
+
+#[test]
+fn bulk_loads_example_runs() {
+    main();
+}

@@ -82,3 +82,8 @@ fn main() {
     assert_eq!((ttl_waited, ttl_loads), (6, 6));
     assert_eq!((refresh_waited, refresh_loads), (1, 12));
 }
+
+#[test]
+fn refresh_after_write_example_runs() {
+    main();
+}

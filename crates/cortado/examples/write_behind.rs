@@ -90,3 +90,8 @@ fn main() {
     assert!(lost.contains(&13));
     assert!(round_trips.load(Ordering::Relaxed) < 100, "batched");
 }
+
+#[test]
+fn write_behind_example_runs() {
+    main();
+}

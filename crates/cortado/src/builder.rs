@@ -329,7 +329,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
                 jitter: self
                     .ttl
                     .zip(self.ttl_jitter)
-                    .map(|(ttl, fraction)| Jitter::new(duration_nanos(ttl), fraction)),
+                    .map(|(ttl, fraction)| Box::new(Jitter::new(duration_nanos(ttl), fraction))),
             },
             record_stats: self.record_stats,
             notify: self.listener.is_some(),

@@ -46,7 +46,8 @@ pub(crate) struct ExpiryRules<K, V> {
     pub(crate) tti: Option<u64>,
     pub(crate) custom: Option<Arc<dyn Expiry<K, V>>>,
     /// Takes a random share off the time to live of each write (`time_to_live_jitter`).
-    pub(crate) jitter: Option<Jitter>,
+    /// Boxed: the rules stay as small as before it for the caches without one.
+    pub(crate) jitter: Option<Box<Jitter>>,
 }
 
 /// Draws how much of the time to live to take off an entry's lifetime: uniform in
@@ -265,7 +266,7 @@ mod tests {
     #[test]
     fn on_write_jitter_spreads_lifetimes_within_the_fraction() {
         let mut r = rules(Some(1_000_000), None);
-        r.jitter = Some(Jitter::new(1_000_000, 0.1));
+        r.jitter = Some(Box::new(Jitter::new(1_000_000, 0.1)));
         let lifetimes: Vec<u64> = (0..10_000)
             .map(|_| r.effective(r.on_write(&1, &1, 0, None, None)).unwrap())
             .collect();

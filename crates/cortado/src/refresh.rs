@@ -34,9 +34,10 @@
 //!
 //! - **Write times.** With the setting, each shard keeps the time of each slot's last write
 //!   (8 bytes per slot, in an array beside the slab; none without it), which a read compares
-//!   with the interval under the shard's read lock. A read of a cache without the setting
-//!   tests one field of the cache for it; the instruction counts with and without are in
-//!   `docs/decisions/0017-refresh-after-write.md`.
+//!   with the interval under the shard's read lock, where it checks deadlines: a read of a
+//!   cache with neither expiry nor refresh tests nothing new, one with expiry a flag. A
+//!   refreshing cache reads the clock on every operation, as a cache with a time to live
+//!   does. Instruction counts with and without: `docs/decisions/0017-refresh-after-write.md`.
 //! - **One reload per key.** A reload is a load in the shard's map of loads in flight (the
 //!   `loader` module), registered by the reader that found the entry due, under the shard's
 //!   read lock, then run elsewhere: a second due read finds it there and starts nothing, and

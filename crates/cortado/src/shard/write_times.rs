@@ -42,25 +42,26 @@ impl<K, V> RefreshTrigger<K, V> {
 }
 
 impl<K: Hash + Eq, V, S: BuildHasher> Shard<K, V, S> {
-    /// After a read found the live slot `i` (its key hashing to `hash`) at `now`: starts a
-    /// reload if the entry is due for one.
+    /// Whether the shard refreshes entries after write (and keeps their write times).
     #[inline]
+    pub(super) fn refreshes(&self) -> bool {
+        self.keeps_write_times
+    }
+
+    /// After a read found the live slot `i` (its key hashing to `hash`) at `now`: starts a
+    /// reload if the entry is due for one. Out of line, so that the reads of timed caches
+    /// without the setting keep their code as it was, but for a flag test.
+    #[inline(never)]
     pub(super) fn refresh_if_due(&self, i: u32, hash: u64, now: u64) {
         if let Some(refresh) = &self.refresh {
             if self
                 .written_at(i)
                 .is_some_and(|written| now.saturating_sub(written) >= refresh.after)
             {
-                self.start_refresh(refresh, i, hash);
+                let (key, value) = self.entry_at(i);
+                refresh.start(key, value, hash);
             }
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn start_refresh(&self, refresh: &RefreshTrigger<K, V>, i: u32, hash: u64) {
-        let (key, value) = self.entry_at(i);
-        refresh.start(key, value, hash);
     }
 }
 
