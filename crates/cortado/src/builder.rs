@@ -2,7 +2,9 @@
 //! hasher and policy, checked once in `build()`.
 
 use std::fmt;
+use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +13,6 @@ pub use crate::build_error::BuildError;
 use crate::expiry::{Expiry, ExpiryRules, Jitter};
 use crate::notification::{Listener, RemovalCause};
 use crate::policy::EvictionPolicy;
-use crate::refresh::RefreshSettings;
 use crate::scheduler::Scheduler;
 use crate::shard::{RefreshTrigger, ShardConfig, Weigher, MAX_ENTRIES};
 use crate::time::{duration_nanos, Clock};
@@ -342,5 +343,36 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
                 .as_ref()
                 .map(|refresh| Arc::new(RefreshTrigger::new(duration_nanos(refresh.after)))),
         })
+    }
+}
+
+/// A future that can move to another thread.
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// The reloader, type-erased: the key and the old value in, the new value out (`None`: the
+/// reload failed).
+pub(crate) type Reload<K, V> = Arc<dyn Fn(K, V) -> BoxFuture<Option<V>> + Send + Sync>;
+
+/// Runs a reload somewhere else than the reader's thread.
+pub(crate) type Spawn = Arc<dyn Fn(BoxFuture<()>) + Send + Sync>;
+
+/// What `refresh_after_write` configured (the methods are in [`crate::refresh`]).
+pub(crate) struct RefreshSettings<K, V> {
+    /// The age at which a read starts a reload.
+    pub(crate) after: Duration,
+    pub(crate) reload: Reload<K, V>,
+    pub(crate) spawn: Spawn,
+    /// `K::clone`, captured where `K: Clone` is known: the cache's read path does not ask it.
+    pub(crate) clone_key: fn(&K) -> K,
+}
+
+impl<K, V> Clone for RefreshSettings<K, V> {
+    fn clone(&self) -> Self {
+        Self {
+            after: self.after,
+            reload: self.reload.clone(),
+            spawn: self.spawn.clone(),
+            clone_key: self.clone_key,
+        }
     }
 }

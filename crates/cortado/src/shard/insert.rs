@@ -95,7 +95,6 @@ where
             self.policy_mut().update(i, weight);
         }
         let born = self.set_write_deadlines(i, deadlines, now);
-        self.record_write_time(i, now);
         let cause = if expired {
             RemovalCause::Expired
         } else {
@@ -160,7 +159,6 @@ where
         });
         let fold = self.fold_before_insert();
         self.policy_mut().insert(i, hash, weight);
-        self.record_write_time(i, now);
         if self.set_write_deadlines(i, deadlines, now) == Born::Expired {
             self.expire_at_once(i);
             self.evict_to_fit(fold);

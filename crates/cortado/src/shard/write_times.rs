@@ -67,13 +67,14 @@ impl<K: Hash + Eq, V, S: BuildHasher> Shard<K, V, S> {
 
 impl<K, V, S> Shard<K, V, S> {
     /// Records that the live slot `i` was written at `now`, if write times are kept.
-    #[inline]
+    #[inline(always)]
     pub(super) fn record_write_time(&mut self, i: u32, now: u64) {
         if self.keeps_write_times {
             self.set_write_time(i, now);
         }
     }
 
+    #[inline(never)]
     fn set_write_time(&mut self, i: u32, now: u64) {
         let i = i as usize;
         if i >= self.write_times.len() {

@@ -196,7 +196,7 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             refresh: builder
                 .refresh
                 .zip(config.refresh)
-                .map(|(settings, trigger)| super::refresh::Refresh { settings, trigger }),
+                .map(|(settings, trigger)| Box::new(super::refresh::Refresh { settings, trigger })),
         })
     }
 }

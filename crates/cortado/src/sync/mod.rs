@@ -267,8 +267,9 @@ pub(crate) struct Inner<K, V, S> {
     /// Whether a write has work after its shard's lock is released: with a pacer or a budget
     /// ([`finish_write`](Self::finish_write)).
     works_after_writes: bool,
-    /// Refresh after write, if configured.
-    refresh: Option<refresh::Refresh<K, V>>,
+    /// Refresh after write, if configured. Boxed: the fields beside it keep the layout they
+    /// had before it (decision 0017).
+    refresh: Option<Box<refresh::Refresh<K, V>>>,
 }
 
 /// A thread-safe bounded cache. See the [module docs](self).

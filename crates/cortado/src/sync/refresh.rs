@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{read, Cache, Inner};
+use crate::builder::{BoxFuture, RefreshSettings};
 use crate::loader::{Outcome, Started};
-use crate::refresh::RefreshSettings;
 use crate::shard::{hash_key, RefreshTrigger};
 
 /// Refresh after write in a built cache.
@@ -82,7 +82,7 @@ struct Pending<K: Hash + Eq, V: Clone, S: BuildHasher> {
 }
 
 impl<K: Hash + Eq, V: Clone, S: BuildHasher> Pending<K, V, S> {
-    async fn run(mut self, reload: crate::refresh::BoxFuture<Option<V>>) {
+    async fn run(mut self, reload: BoxFuture<Option<V>>) {
         let reloaded = reload.await;
         let cache = &self.cache;
         let guard = self
