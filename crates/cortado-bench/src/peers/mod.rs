@@ -275,7 +275,10 @@ mod tests {
     #[test]
     fn ttl_spec_builds_exactly_for_crates_with_expiry() {
         for peer in Peer::ALL {
-            let expected_ttl = matches!(peer, Peer::Cortado | Peer::Moka | Peer::MiniMoka);
+            let expected_ttl = matches!(
+                peer,
+                Peer::Cortado | Peer::CortadoRefresh | Peer::Moka | Peer::MiniMoka
+            );
             match peer.visit(Ttl) {
                 Ok(()) => assert!(expected_ttl, "{peer} built with a TTL"),
                 Err(BuildFailure::NoTtl) => assert!(!expected_ttl, "{peer} refused a TTL"),
