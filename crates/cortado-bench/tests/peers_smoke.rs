@@ -49,7 +49,10 @@ fn memory_child_ttl_is_unsupported_exactly_without_expiry() {
     for peer in Peer::ALL {
         let measured = measure_in_child(exe(), peer, Scenario::Ttl, 1_000)
             .unwrap_or_else(|e| panic!("{peer}: {e}"));
-        let has_ttl = matches!(peer, Peer::Cortado | Peer::Moka | Peer::MiniMoka);
+        let has_ttl = matches!(
+            peer,
+            Peer::Cortado | Peer::CortadoRefresh | Peer::Moka | Peer::MiniMoka
+        );
         assert_eq!(measured.is_some(), has_ttl, "{peer}");
     }
 }

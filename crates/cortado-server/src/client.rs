@@ -4,8 +4,8 @@
 //! A connection owns its [`Client`] (the selected database, the protocol version, whether it
 //! authenticated) and shares a [`ClientInfo`] with the registry: the figures other clients may
 //! read (`CLIENT LIST`), the flag that asks it to close (`CLIENT KILL`), and its inbox, where
-//! other connections leave what it must send without being asked (`MONITOR`'s lines, and
-//! pub/sub messages later).
+//! other connections leave what it must send without being asked (`MONITOR`'s lines, pub/sub
+//! messages).
 //!
 //! # Design
 //!
@@ -65,6 +65,8 @@ pub struct Client {
     /// Positions of the running command's arguments that `MONITOR` and the slow log must not
     /// show (passwords), as Redis redacts them.
     pub redacted: Vec<usize>,
+    /// The channels and patterns it is subscribed to.
+    pub subscriptions: crate::pubsub::Subscriptions,
 }
 
 impl Client {
@@ -80,6 +82,7 @@ impl Client {
             reply_mode: ReplyMode::On,
             shutdown: false,
             redacted: Vec::new(),
+            subscriptions: Default::default(),
         }
     }
 
@@ -131,6 +134,8 @@ pub struct ClientInfo {
     pub query_buffer: AtomicUsize,
     /// Bytes waiting in the output buffer.
     pub output_buffer: AtomicUsize,
+    /// How many channels and patterns it is subscribed to.
+    pub subscriptions: crate::pubsub::Counts,
     /// Set by `CLIENT KILL` and by senders finding the client over its output limit.
     killed: AtomicBool,
     /// Set when the connection has something to look at: it was killed, its inbox has
@@ -156,9 +161,13 @@ impl ClientInfo {
     }
 
     /// Wakes the connection to look at what changed (its inbox, its kill flag, the server's
-    /// stop).
+    /// stop). A connection already woken and yet to look is not woken again: whoever raised
+    /// the flag woke it, and it looks at everything once it runs (a subscriber sent a burst of
+    /// messages takes the waker's lock once, not per message).
     pub fn wake(&self) {
-        self.woken.store(true, Ordering::SeqCst);
+        if self.woken.swap(true, Ordering::SeqCst) {
+            return;
+        }
         let waker = self.waker.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(waker) = waker {
             waker.wake();
@@ -303,6 +312,7 @@ impl Clients {
             flags: AtomicU8::new(0),
             query_buffer: AtomicUsize::new(0),
             output_buffer: AtomicUsize::new(0),
+            subscriptions: Default::default(),
             killed: AtomicBool::new(false),
             woken: AtomicBool::new(false),
             waker: Mutex::new(None),

@@ -74,6 +74,7 @@ pub async fn run(server: &Server, stream: TcpStream, client: Client) {
         soft_since: None,
     };
     connection.serve().await;
+    server.pubsub.unsubscribe_all(&mut connection.client);
     let _ = connection.stream.shutdown().await;
 }
 
@@ -159,6 +160,7 @@ impl Connection<'_> {
         }
         let reply = &mut self.reply;
         info.take_inbox(|bytes| reply.raw(bytes));
+        info.output_buffer.store(reply.len(), Ordering::Relaxed);
         self.check_output_limits()
     }
 

@@ -206,7 +206,7 @@ fn write_section(server: &Server, name: &str, out: &mut String) -> Result<(), Er
         }
         "stats" => {
             let stats = &server.stats;
-            let [hits, misses, expired] = server.keyspace_counts();
+            let [hits, misses, expired, evicted] = server.keyspace_counts();
             let rates = &stats.rates;
             write!(
                 out,
@@ -230,15 +230,15 @@ fn write_section(server: &Server, name: &str, out: &mut String) -> Result<(), Er
                  expired_stale_perc:0.00\r\n\
                  expired_time_cap_reached_count:0\r\n\
                  expire_cycle_cpu_milliseconds:0\r\n\
-                 evicted_keys:{}\r\n\
+                 evicted_keys:{evicted}\r\n\
                  evicted_clients:0\r\n\
                  total_eviction_exceeded_time:0\r\n\
                  current_eviction_exceeded_time:0\r\n\
                  keyspace_hits:{hits}\r\n\
                  keyspace_misses:{misses}\r\n\
-                 pubsub_channels:0\r\n\
-                 pubsub_patterns:0\r\n\
-                 pubsubshard_channels:0\r\n\
+                 pubsub_channels:{}\r\n\
+                 pubsub_patterns:{}\r\n\
+                 pubsubshard_channels:{}\r\n\
                  latest_fork_usec:0\r\n\
                  total_forks:0\r\n\
                  migrate_cached_sockets:0\r\n\
@@ -269,7 +269,9 @@ fn write_section(server: &Server, name: &str, out: &mut String) -> Result<(), Er
                 rates.per_second(Rate::NetInput) / 1024.0,
                 rates.per_second(Rate::NetOutput) / 1024.0,
                 stats.get(Counter::RejectedConnections),
-                stats.get(Counter::EvictedKeys),
+                server.pubsub.channel_count(crate::pubsub::Namespace::Plain),
+                server.pubsub.pattern_count(),
+                server.pubsub.channel_count(crate::pubsub::Namespace::Shard),
                 stats.get(Counter::ErrorReplies),
                 stats.get(Counter::ReadsProcessed),
                 stats.get(Counter::WritesProcessed),

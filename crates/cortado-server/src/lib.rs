@@ -35,6 +35,9 @@
 //!   one cache line. With 16 shards per CPU, two threads want the same shard in about one
 //!   command in 32 on uniform keys. The measurements behind this choice are in
 //!   `docs/decisions/0200-server-concurrency.md`.
+//! - **Pub/sub** ([`pubsub`]) reaches subscribers through their inboxes, under the pubsub
+//!   output limit; keyspace notifications ([`notify`]) are published after the command that
+//!   caused them released its shards.
 //! - **Commands** live in files by family under [`cmd`], each listed in one table that drives
 //!   dispatch, arity errors, authentication, `COMMAND` and the statistics.
 //! - **Unsafe code** is confined to [`sys`]: the counting allocator and one call into C.
@@ -48,7 +51,9 @@ pub mod glob;
 pub mod info;
 pub mod keyspace;
 pub mod memory;
+pub mod notify;
 pub mod protocol;
+pub mod pubsub;
 pub mod server;
 pub mod stats;
 pub mod sys;

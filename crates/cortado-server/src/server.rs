@@ -47,6 +47,8 @@ pub struct Server {
     pub slowlog: SlowLog,
     /// Clients in `MONITOR` mode.
     pub monitors: Monitors,
+    /// Channels and patterns and their subscribers.
+    pub pubsub: crate::pubsub::PubSub,
     shutdown: watch::Sender<bool>,
     /// Set once the server is asked to stop; connections read it when woken.
     stopping: AtomicBool,
@@ -66,7 +68,7 @@ pub struct Server {
     pub startup_memory: u64,
     /// The keyspace's hits, misses and expired keys at the last `CONFIG RESETSTAT`, which
     /// `INFO` subtracts (the keyspace counts them itself).
-    pub keyspace_baseline: Mutex<[u64; 3]>,
+    pub keyspace_baseline: Mutex<[u64; 4]>,
 }
 
 impl Server {
@@ -94,10 +96,19 @@ impl Server {
             id.truncate(40);
             id
         };
+        let pubsub = crate::pubsub::PubSub::default();
+        pubsub.configure(settings.output_limit_pubsub.hard);
         let keyspace = match keyspace_shards_from_env()? {
             Some(shards) => Keyspace::with_shards(settings.databases, time, shards),
             None => Keyspace::new(settings.databases, time),
         };
+        keyspace.set_eviction(
+            crate::keyspace::Eviction::from_settings(&settings),
+            crate::memory::used_memory(),
+        );
+        keyspace
+            .notifications()
+            .configure(&settings.notify_keyspace_events);
         Ok(Arc::new(Self {
             keyspace,
             port: AtomicUsize::new(settings.port as usize),
@@ -109,6 +120,7 @@ impl Server {
             stats,
             clients: Clients::default(),
             monitors: Monitors::default(),
+            pubsub,
             shutdown,
             stopping: AtomicBool::new(false),
             started: Instant::now(),
@@ -117,7 +129,7 @@ impl Server {
             active_expired: AtomicU64::new(0),
             active_expire: AtomicBool::new(true),
             startup_memory: crate::memory::used_memory(),
-            keyspace_baseline: Mutex::new([0; 3]),
+            keyspace_baseline: Mutex::new([0; 4]),
         }))
     }
 
@@ -142,8 +154,15 @@ impl Server {
         crate::config::set_log_level(&settings.loglevel);
         self.slowlog
             .configure(settings.slowlog_slower_than, settings.slowlog_max_len);
+        self.pubsub.configure(settings.output_limit_pubsub.hard);
+        self.keyspace
+            .notifications()
+            .configure(&settings.notify_keyspace_events);
+        let eviction = crate::keyspace::Eviction::from_settings(&settings);
         *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(settings);
         self.settings_version.fetch_add(1, Ordering::AcqRel);
+        self.keyspace
+            .set_eviction(eviction, crate::memory::used_memory());
     }
 
     /// `CONFIG RESETSTAT`: the counters of `INFO stats`, `commandstats` and `errorstats`
@@ -156,23 +175,25 @@ impl Server {
             .unwrap_or_else(|p| p.into_inner()) = self.keyspace_raw_counts();
     }
 
-    /// The keyspace's hits, misses and expired keys since the start.
-    fn keyspace_raw_counts(&self) -> [u64; 3] {
+    /// The keyspace's hits, misses, expired and evicted keys since the start.
+    fn keyspace_raw_counts(&self) -> [u64; 4] {
         [
             self.keyspace.sum(|s| s.hits),
             self.keyspace.sum(|s| s.misses),
             self.keyspace.expired_keys(),
+            self.keyspace.evicted_keys(),
         ]
     }
 
-    /// The keyspace's hits, misses and expired keys since the last `CONFIG RESETSTAT`.
-    pub fn keyspace_counts(&self) -> [u64; 3] {
+    /// The keyspace's hits, misses, expired and evicted keys since the last `CONFIG
+    /// RESETSTAT`.
+    pub fn keyspace_counts(&self) -> [u64; 4] {
         let raw = self.keyspace_raw_counts();
         let base = *self
             .keyspace_baseline
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        [0, 1, 2].map(|i| raw[i].saturating_sub(base[i]))
+        [0, 1, 2, 3].map(|i| raw[i].saturating_sub(base[i]))
     }
 
     /// Asks the server to stop: the listeners close, and every connection writes what it has
@@ -398,7 +419,14 @@ fn start_cron(server: Arc<Server>) -> Cron {
                 if server.active_expire.load(Ordering::Relaxed) {
                     let removed = server.keyspace.expire_cycle();
                     server.active_expired.fetch_add(removed, Ordering::Relaxed);
+                    if crate::notify::has_pending() {
+                        server
+                            .keyspace
+                            .notifications()
+                            .publish(&server.pubsub, None);
+                    }
                 }
+                server.keyspace.fit_memory(crate::memory::used_memory());
                 if sampled.elapsed() >= RATE_PERIOD {
                     sampled = Instant::now();
                     server.stats.rates.sample(&server.stats);

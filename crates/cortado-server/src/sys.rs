@@ -1,9 +1,12 @@
 //! The server's one module of `unsafe` code: its interfaces to the system.
 //!
 //! - [`CountingAllocator`], the global allocator the binary installs so that `INFO`'s
-//!   `used_memory` is the bytes allocated, as Redis reports it (`unsafe` because
-//!   `GlobalAlloc` is an unsafe trait: each method passes the call on to the system allocator
-//!   unchanged).
+//!   `used_memory` is the bytes allocated, as Redis reports it: the usable size of each block
+//!   (what `malloc_usable_size` says, rounding included), which `maxmemory` limits (`unsafe`
+//!   because `GlobalAlloc` is an unsafe trait: each method passes the call on to the system
+//!   allocator unchanged).
+//! - [`heap_in_use`], the C library's own count of the heap in use (`mallinfo2`), which tests
+//!   and `MEMORY MALLOC-STATS` set beside `used_memory`.
 //! - [`add_long_double`], a call into `csrc/long_double.c` for the sums Redis computes in C's
 //!   `long double`, a type Rust does not have.
 //!
@@ -29,7 +32,8 @@ unsafe impl GlobalAlloc for CountingAllocator {
         // SAFETY: the caller's `layout` is valid for `alloc`, as `GlobalAlloc::alloc` requires.
         let ptr = unsafe { System.alloc(layout) };
         if !ptr.is_null() {
-            count(layout.size() as isize);
+            // SAFETY: `ptr` is a live block just allocated by `System` for `layout`.
+            count(unsafe { usable_size(ptr, layout.size()) } as isize);
         }
         ptr
     }
@@ -38,25 +42,90 @@ unsafe impl GlobalAlloc for CountingAllocator {
         // SAFETY: as in `alloc`.
         let ptr = unsafe { System.alloc_zeroed(layout) };
         if !ptr.is_null() {
-            count(layout.size() as isize);
+            // SAFETY: as in `alloc`.
+            count(unsafe { usable_size(ptr, layout.size()) } as isize);
         }
         ptr
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` is a live block allocated by `System` (through this allocator) with
+        // `layout`, read before it is freed.
+        let size = unsafe { usable_size(ptr, layout.size()) };
         // SAFETY: `ptr` was allocated by `System` (through this allocator) with `layout`.
         unsafe { System.dealloc(ptr, layout) };
-        count(-(layout.size() as isize));
+        count(-(size as isize));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: `ptr` is a live block allocated by `System` with `layout`.
+        let old = unsafe { usable_size(ptr, layout.size()) };
         // SAFETY: `ptr` was allocated by `System` with `layout`, and `new_size` is valid, as
         // `GlobalAlloc::realloc` requires of the caller.
         let new = unsafe { System.realloc(ptr, layout, new_size) };
         if !new.is_null() {
-            count(new_size as isize - layout.size() as isize);
+            // SAFETY: `new` is a live block just returned by `System` for `new_size` bytes.
+            count(unsafe { usable_size(new, new_size) } as isize - old as isize);
         }
         new
+    }
+}
+
+/// The usable size of the live block `ptr` of `size` requested bytes: what the C library
+/// rounded it up to, where it says (glibc), else `size`.
+///
+/// # Safety
+///
+/// `ptr` must be a live block from the system allocator.
+#[inline]
+unsafe fn usable_size(ptr: *mut u8, size: usize) -> usize {
+    #[cfg(all(target_os = "linux", target_env = "gnu", not(miri)))]
+    {
+        // SAFETY: `ptr` is a live block of the C library's allocator, as the caller promises.
+        unsafe { malloc_usable_size(ptr.cast()) }.max(size)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu", not(miri))))]
+    {
+        let _ = ptr;
+        size
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu", not(miri)))]
+extern "C" {
+    fn malloc_usable_size(ptr: *mut std::ffi::c_void) -> usize;
+    fn mallinfo2() -> MallInfo2;
+}
+
+/// glibc's `struct mallinfo2` (the whole layout; two fields are read).
+#[cfg(all(target_os = "linux", target_env = "gnu", not(miri)))]
+#[repr(C)]
+#[allow(dead_code)]
+struct MallInfo2 {
+    arena: usize,
+    ordblks: usize,
+    smblks: usize,
+    hblks: usize,
+    hblkhd: usize,
+    usmblks: usize,
+    fsmblks: usize,
+    uordblks: usize,
+    fordblks: usize,
+    keepcost: usize,
+}
+
+/// The bytes of heap the C library counts in use (its small blocks and its mapped ones, block
+/// headers included), or `None` where it does not say (not glibc).
+pub fn heap_in_use() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu", not(miri)))]
+    {
+        // SAFETY: `mallinfo2` takes no argument and returns a plain struct by value.
+        let info = unsafe { mallinfo2() };
+        Some((info.uordblks + info.hblkhd) as u64)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu", not(miri))))]
+    {
+        None
     }
 }
 
@@ -148,8 +217,11 @@ mod tests {
         // SAFETY: a non-zero size, checked for null, freed once with its layout.
         let p = unsafe { CountingAllocator.alloc(layout) };
         assert!(!p.is_null());
-        assert_eq!(ALLOCATED.load(Ordering::Relaxed), before + 1_000);
-        assert!(PEAK.load(Ordering::Relaxed) >= before + 1_000);
+        // SAFETY: `p` is live, from the system allocator.
+        let usable = unsafe { usable_size(p, 1_000) };
+        assert!((1_000..1_100).contains(&usable), "{usable}");
+        assert_eq!(ALLOCATED.load(Ordering::Relaxed), before + usable);
+        assert!(PEAK.load(Ordering::Relaxed) >= before + usable);
         // SAFETY: `p` came from this allocator with `layout`.
         unsafe { CountingAllocator.dealloc(p, layout) };
         assert_eq!(ALLOCATED.load(Ordering::Relaxed), before);

@@ -50,6 +50,9 @@ pub enum BuildError {
     },
     /// A parameter of the [`EvictionPolicy`](crate::policy::EvictionPolicy) is out of range.
     InvalidPolicy(PolicyError),
+    /// [`time_to_live_jitter`](crate::builder::CacheBuilder::time_to_live_jitter) needs a
+    /// time to live and a fraction from 0 to 1.
+    InvalidJitter,
     /// [`Scheduler::Tokio`](crate::sync::Scheduler::Tokio) was asked for, but `build()` was
     /// not called from within a tokio runtime.
     #[cfg(feature = "tokio")]
@@ -103,6 +106,9 @@ impl fmt::Display for BuildError {
                 1u64 << (63 - (*capacity).max(1).leading_zeros())
             ),
             Self::InvalidPolicy(error) => write!(f, "invalid eviction policy: {error}"),
+            Self::InvalidJitter => {
+                f.write_str("time_to_live_jitter needs a time_to_live and a fraction from 0 to 1")
+            }
             #[cfg(feature = "tokio")]
             Self::NoTokioRuntime => write!(
                 f,

@@ -2,17 +2,19 @@
 //! hasher and policy, checked once in `build()`.
 
 use std::fmt;
+use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::budget::Budget;
 pub use crate::build_error::BuildError;
-use crate::expiry::{Expiry, ExpiryRules};
+use crate::expiry::{Expiry, ExpiryRules, Jitter};
 use crate::notification::{Listener, RemovalCause};
 use crate::policy::EvictionPolicy;
 use crate::scheduler::Scheduler;
-use crate::shard::{ShardConfig, Weigher, MAX_ENTRIES};
+use crate::shard::{RefreshTrigger, ShardConfig, Weigher, MAX_ENTRIES};
 use crate::time::{duration_nanos, Clock};
 
 /// Builds the [`unsync::Cache`](crate::unsync::Cache) (marker for [`CacheBuilder`]).
@@ -72,6 +74,16 @@ pub struct CacheBuilder<K, V, S, F> {
     pub(crate) expiry_batch: Option<usize>,
     pub(crate) hasher: S,
     pub(crate) budget: Option<Budget>,
+    /// Whether the adaptive policy takes its mode from another cache (unsync only).
+    pub(crate) follows_mode: bool,
+    /// Whether only entries with a deadline may be evicted for size (unsync only).
+    pub(crate) evicts_only_expiring: bool,
+    /// Whether the listener hears only evictions (unsync only).
+    pub(crate) listens_only_to_evictions: bool,
+    /// `refresh_after_write` (on the concurrent caches' builders, in [`crate::refresh`]).
+    pub(crate) refresh: Option<RefreshSettings<K, V>>,
+    /// `time_to_live_jitter`: the largest share of the time to live taken off an entry's.
+    pub(crate) ttl_jitter: Option<f64>,
     front: PhantomData<fn() -> F>,
 }
 
@@ -112,6 +124,11 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
             expiry_batch: None,
             hasher: S::default(),
             budget: None,
+            follows_mode: false,
+            evicts_only_expiring: false,
+            listens_only_to_evictions: false,
+            refresh: None,
+            ttl_jitter: None,
             front: PhantomData,
         }
     }
@@ -159,6 +176,27 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
     /// Entries expire this long after they were inserted or last replaced.
     pub fn time_to_live(mut self, ttl: Duration) -> Self {
         self.ttl = Some(ttl);
+        self
+    }
+
+    /// Takes up to `fraction` of the [time to live](Self::time_to_live) off each entry's
+    /// lifetime, at random (uniformly, drawn at each write): entries written together then
+    /// expire spread over the last `fraction` of the time to live instead of all at once, and
+    /// their reloads do not all reach the backing store in the same instant (a cache
+    /// avalanche). No entry lives longer than the time to live. `fraction` is from 0 to 1
+    /// (`build()` reports anything else, or a jitter without a time to live, as
+    /// [`BuildError::InvalidJitter`]); it applies to the cache's time to live only, not to
+    /// `insert_with_ttl`'s lifetimes, a time to idle or an `expire_after`.
+    ///
+    /// # Design
+    ///
+    /// The draw is the shard's own counter through a SplitMix64 finalizer, seeded at random
+    /// per shard: one relaxed increment on the write path, under the shard's lock, and no
+    /// state per entry. Lifetimes are only shortened, so the time to live stays a bound on
+    /// staleness. The distribution with and without, on the timer wheel: the `ttl_jitter`
+    /// example.
+    pub fn time_to_live_jitter(mut self, fraction: f64) -> Self {
+        self.ttl_jitter = Some(fraction);
         self
     }
 
@@ -243,6 +281,11 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             expiry_batch: self.expiry_batch,
             hasher,
             budget: self.budget,
+            follows_mode: self.follows_mode,
+            evicts_only_expiring: self.evicts_only_expiring,
+            listens_only_to_evictions: self.listens_only_to_evictions,
+            refresh: self.refresh,
+            ttl_jitter: self.ttl_jitter,
             front: PhantomData,
         }
     }
@@ -263,6 +306,11 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             return Err(BuildError::WeigherWithoutCapacity);
         }
         self.policy.check().map_err(BuildError::InvalidPolicy)?;
+        if let Some(fraction) = self.ttl_jitter {
+            if !(0.0..=1.0).contains(&fraction) || self.ttl.is_none() {
+                return Err(BuildError::InvalidJitter);
+            }
+        }
         if let Some(max) = self.max_capacity {
             if self.weigher.is_none() && max > MAX_ENTRIES {
                 return Err(BuildError::CapacityTooLarge { requested: max });
@@ -291,13 +339,54 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
                 ttl: self.ttl.map(duration_nanos),
                 tti: self.tti.map(duration_nanos),
                 custom: self.expiry.clone(),
+                jitter: self
+                    .ttl
+                    .zip(self.ttl_jitter)
+                    .map(|(ttl, fraction)| Box::new(Jitter::new(duration_nanos(ttl), fraction))),
             },
             record_stats: self.record_stats,
             notify: self.listener.is_some(),
-            follower: false,
+            notify_only_evictions: self.listens_only_to_evictions,
+            follower: self.follows_mode,
             alarm: None,
             expiry_batch: self.expiry_batch.unwrap_or(usize::MAX),
             budget: self.budget.clone(),
+            evicts_only_expiring: self.evicts_only_expiring,
+            refresh: self
+                .refresh
+                .as_ref()
+                .map(|refresh| Arc::new(RefreshTrigger::new(duration_nanos(refresh.after)))),
         })
+    }
+}
+
+/// A future that can move to another thread.
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// The reloader, type-erased: the key and the old value in, the new value out (`None`: the
+/// reload failed).
+pub(crate) type Reload<K, V> = Arc<dyn Fn(K, V) -> BoxFuture<Option<V>> + Send + Sync>;
+
+/// Runs a reload somewhere else than the reader's thread.
+pub(crate) type Spawn = Arc<dyn Fn(BoxFuture<()>) + Send + Sync>;
+
+/// What `refresh_after_write` configured (the methods are in [`crate::refresh`]).
+pub(crate) struct RefreshSettings<K, V> {
+    /// The age at which a read starts a reload.
+    pub(crate) after: Duration,
+    pub(crate) reload: Reload<K, V>,
+    pub(crate) spawn: Spawn,
+    /// `K::clone`, captured where `K: Clone` is known: the cache's read path does not ask it.
+    pub(crate) clone_key: fn(&K) -> K,
+}
+
+impl<K, V> Clone for RefreshSettings<K, V> {
+    fn clone(&self) -> Self {
+        Self {
+            after: self.after,
+            reload: self.reload.clone(),
+            spawn: self.spawn.clone(),
+            clone_key: self.clone_key,
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! A cache computes each entry's deadline from these rules on create, update and read; an entry
 //! whose deadline has passed is never returned, even before maintenance removes it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,6 +45,48 @@ pub(crate) struct ExpiryRules<K, V> {
     pub(crate) ttl: Option<u64>,
     pub(crate) tti: Option<u64>,
     pub(crate) custom: Option<Arc<dyn Expiry<K, V>>>,
+    /// Takes a random share off the time to live of each write (`time_to_live_jitter`).
+    /// Boxed: the rules stay as small as before it for the caches without one.
+    pub(crate) jitter: Option<Box<Jitter>>,
+}
+
+/// Draws how much of the time to live to take off an entry's lifetime: uniform in
+/// `0..=max_nanos`, from a counter of draws through a SplitMix64 finalizer (see
+/// `time_to_live_jitter`'s design).
+#[derive(Debug)]
+pub(crate) struct Jitter {
+    max_nanos: u64,
+    draws: AtomicU64,
+}
+
+impl Jitter {
+    /// Up to `fraction` (from 0 to 1) of `ttl` nanoseconds, seeded at random.
+    pub(crate) fn new(ttl: u64, fraction: f64) -> Self {
+        Self {
+            max_nanos: (ttl as f64 * fraction) as u64,
+            draws: AtomicU64::new(crate::random::random_seed()),
+        }
+    }
+
+    /// The lifetime of one write: `ttl` less a draw.
+    fn lifetime(&self, ttl: u64) -> u64 {
+        let draw = crate::random::mix64(self.draws.fetch_add(1, Ordering::Relaxed));
+        let cut = match self.max_nanos.checked_add(1) {
+            Some(span) => draw % span,
+            None => draw,
+        };
+        ttl - cut.min(ttl)
+    }
+}
+
+/// Each clone draws from a seed of its own (each shard's rules are a clone).
+impl Clone for Jitter {
+    fn clone(&self) -> Self {
+        Self {
+            max_nanos: self.max_nanos,
+            draws: AtomicU64::new(crate::random::random_seed()),
+        }
+    }
 }
 
 impl<K, V> Clone for ExpiryRules<K, V> {
@@ -52,6 +95,7 @@ impl<K, V> Clone for ExpiryRules<K, V> {
             ttl: self.ttl,
             tti: self.tti,
             custom: self.custom.clone(),
+            jitter: self.jitter.clone(),
         }
     }
 }
@@ -103,6 +147,15 @@ impl<K, V> ExpiryRules<K, V> {
         self.ttl.is_some() || self.tti.is_some() || self.custom.is_some()
     }
 
+    /// The time to live of one write, less the jitter's draw, if any.
+    #[inline]
+    fn lifetime(&self, ttl: u64) -> u64 {
+        match &self.jitter {
+            Some(jitter) => jitter.lifetime(ttl),
+            None => ttl,
+        }
+    }
+
     /// Whether reads can move deadlines.
     pub(crate) fn reads_matter(&self) -> bool {
         self.tti.is_some() || self.custom.is_some()
@@ -149,7 +202,7 @@ impl<K, V> ExpiryRules<K, V> {
             };
         }
         Deadlines {
-            write: explicit.or(self.ttl.map(|ttl| after(now, ttl))),
+            write: explicit.or(self.ttl.map(|ttl| after(now, self.lifetime(ttl)))),
             read: self.tti.map(|tti| after(now, tti)),
         }
     }
@@ -181,6 +234,7 @@ mod tests {
             ttl,
             tti,
             custom: None,
+            jitter: None,
         }
     }
 
@@ -207,6 +261,30 @@ mod tests {
         let r = rules(Some(100), None);
         let d = r.on_write(&1, &1, 0, None, None);
         assert_eq!(r.on_read(&1, &1, 50, r.effective(d)), None);
+    }
+
+    #[test]
+    fn on_write_jitter_spreads_lifetimes_within_the_fraction() {
+        let mut r = rules(Some(1_000_000), None);
+        r.jitter = Some(Box::new(Jitter::new(1_000_000, 0.1)));
+        let lifetimes: Vec<u64> = (0..10_000)
+            .map(|_| r.effective(r.on_write(&1, &1, 0, None, None)).unwrap())
+            .collect();
+        assert!(lifetimes
+            .iter()
+            .all(|&l| (900_000..=1_000_000).contains(&l)));
+        // Uniform over the last tenth: each hundredth of it (1,000 ns) gets about 1%.
+        let mut buckets = [0u32; 100];
+        for l in &lifetimes {
+            buckets[((1_000_000 - l) / 1_000).min(99) as usize] += 1;
+        }
+        assert!(
+            buckets.iter().all(|&b| (40..=200).contains(&b)),
+            "{buckets:?}"
+        );
+        // An explicit lifetime is not jittered.
+        let d = r.on_write(&1, &1, 0, Some(Duration::from_nanos(7)), None);
+        assert_eq!(r.effective(d), Some(7));
     }
 
     #[test]
@@ -246,6 +324,7 @@ mod tests {
         let r = ExpiryRules::<u32, u32> {
             ttl: None,
             tti: None,
+            jitter: None,
             custom: Some(Arc::new(Unasked)),
         };
         let ttl = Some(Duration::from_nanos(7));
@@ -261,6 +340,7 @@ mod tests {
         let r = ExpiryRules::<u32, u32> {
             ttl: None,
             tti: None,
+            jitter: None,
             custom: Some(Arc::new(ByValue)),
         };
         assert_eq!(r.effective(r.on_write(&1, &0, 10, None, None)), None);

@@ -209,9 +209,32 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher> Cache<K, V, S> {
     pub fn stats(&self) -> CacheStats {
         self.cache.stats()
     }
+
+    /// Starts a reload of `key` on the cache's spawner (see
+    /// [`sync::Cache::refresh`](crate::sync::Cache::refresh)); true if one was started.
+    pub fn refresh<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.cache.refresh(key)
+    }
 }
 
 impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Cache<K, V, S> {
+    /// The values of `keys`, the missing ones from one awaited call of `load(missing keys)`;
+    /// see [`sync::Cache::get_all_with`](crate::sync::Cache::get_all_with).
+    pub async fn get_all_with<F>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+        load: impl FnMut(Vec<K>) -> F,
+    ) -> std::collections::HashMap<K, V>
+    where
+        F: Future<Output = std::collections::HashMap<K, V>>,
+    {
+        self.inner().load_all(keys, load).await
+    }
+
     /// The value of `key`; on a miss exactly one caller per key awaits `init` and caches its
     /// value while concurrent callers wait (without blocking their thread). If the loading
     /// future panics or is dropped, the waiters retry (one of them loads). A write to the key

@@ -142,6 +142,7 @@ pub mod notification;
 pub mod policy;
 mod random;
 mod read_buffer;
+pub mod refresh;
 pub mod rotating;
 mod scheduler;
 mod shard;
@@ -153,6 +154,7 @@ pub mod sync;
 pub mod time;
 pub mod timer_wheel;
 pub mod unsync;
+pub mod write_behind;
 
 /// The hasher every cache uses unless given another (`hasher(...)` on the builders): hashbrown's
 /// default, re-exported so that the caches' and builders' types can be written out without a

@@ -348,23 +348,64 @@ impl<K: Hash + Eq + Clone, V: Clone> Loading<K, V> {
     /// The key is cloned before the map is locked: a `Clone` is the user's code, and the map's
     /// lock is taken under a shard's lock by every write that watches loads.
     pub(crate) fn join(&self, key: &K) -> Role<'_, K, V> {
+        match self.register(key, K::clone) {
+            Ok(started) => Role::Load(started.attach(self)),
+            Err(waiter) => Role::Wait(Wait::new(waiter)),
+        }
+    }
+}
+
+impl<K: Hash + Eq, V: Clone> Loading<K, V> {
+    /// Starts a load of `key` to be run elsewhere (a background refresh), or `None` if one is
+    /// in flight: the caller does not wait for it. `clone` clones the key (callers that cannot
+    /// name `K: Clone` pass the cache's own). The load is in the map until the
+    /// [`Started`] is [attached](Started::attach) to this map and its guard completed or
+    /// dropped: whoever holds it must attach it, also when the run is given up.
+    pub(crate) fn start(&self, key: &K, clone: impl Fn(&K) -> K) -> Option<Started<K, V>> {
+        self.register(key, clone).ok()
+    }
+
+    /// Puts a new load of `key` in the map, or hands back the waiter of the one in flight.
+    fn register(&self, key: &K, clone: impl Fn(&K) -> K) -> Result<Started<K, V>, Arc<Waiter<V>>> {
         if let Some(waiter) = lock(&self.in_flight).get(key) {
-            return Role::Wait(Wait::new(waiter.clone()));
+            return Err(waiter.clone());
         }
         // A load to start, unless another caller starts it while the key is cloned.
-        let (in_map, in_guard) = (key.clone(), key.clone());
+        let (in_map, in_guard) = (clone(key), clone(key));
         let mut in_flight = lock(&self.in_flight);
         if let Some(waiter) = in_flight.get(key) {
-            return Role::Wait(Wait::new(waiter.clone()));
+            return Err(waiter.clone());
         }
         let waiter = Arc::new(Waiter::new());
         in_flight.insert(in_map, waiter.clone());
-        Role::Load(LoadGuard {
-            loading: self,
+        Ok(Started {
             key: in_guard,
             waiter,
-            done: false,
         })
+    }
+}
+
+/// A load in the map whose [`LoadGuard`] is not made yet: it can move to another thread or
+/// task, which [attaches](Self::attach) it to the map it came from.
+pub(crate) struct Started<K, V> {
+    key: K,
+    waiter: Arc<Waiter<V>>,
+}
+
+impl<K: Hash + Eq, V: Clone> Started<K, V> {
+    /// The guard of this load, which must be `loading`, the map that started it.
+    pub(crate) fn attach(self, loading: &Loading<K, V>) -> LoadGuard<'_, K, V> {
+        LoadGuard {
+            loading,
+            key: self.key,
+            waiter: self.waiter,
+            done: false,
+        }
+    }
+
+    /// [`LoadGuard::look`], before the guard is made.
+    pub(crate) fn look(&self) {
+        lock(&self.waiter.state).looked = true;
     }
 }
 
@@ -553,6 +594,58 @@ mod tests {
             assert_eq!(two.superseded(), Some(RemovalCause::Explicit));
             assert_eq!(loading.len(), 0);
             drop((again, two));
+        });
+    }
+
+    /// A background refresh: a load started under the "shard lock" (a mutex over the cached
+    /// value) by one thread and run by another, racing a write of the key and a reader that
+    /// tries to start a second refresh. The write comes after the start, so it must win: the
+    /// reload caches its value only if no write superseded it, which it checks under the same
+    /// lock; and the key is free once every load of it has ended.
+    #[test]
+    fn started_load_run_elsewhere_racing_write_never_overwrites_it() {
+        model_threads(|| {
+            let loading = Arc::new(Loading::<u32, u32>::default());
+            let shard = Arc::new(Mutex::new(1u32));
+            let started = {
+                let _shard = lock(&shard);
+                let started = loading.start(&1, u32::clone).expect("nothing in flight");
+                started.look();
+                started
+            };
+            let reload = {
+                let (loading, shard) = (loading.clone(), shard.clone());
+                thread::spawn(move || {
+                    let guard = started.attach(&loading);
+                    let mut cached = lock(&shard);
+                    if guard.superseded().is_none() {
+                        *cached = 2;
+                    }
+                    drop(cached);
+                    guard.complete(Outcome::Value(2));
+                })
+            };
+            let second = {
+                let loading = loading.clone();
+                thread::spawn(move || {
+                    // A second due read: starts nothing while the first is in flight.
+                    if let Some(again) = loading.start(&1, u32::clone) {
+                        drop(again.attach(&loading));
+                        true
+                    } else {
+                        false
+                    }
+                })
+            };
+            {
+                let mut cached = lock(&shard);
+                *cached = 3;
+                loading.supersede(&1, RemovalCause::Replaced);
+            }
+            reload.join().unwrap();
+            second.join().unwrap();
+            assert_eq!(*lock(&shard), 3, "the reload overwrote a later write");
+            assert_eq!(loading.len(), 0, "a load left in flight");
         });
     }
 

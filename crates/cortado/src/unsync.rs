@@ -39,6 +39,9 @@ pub struct Cache<K, V, S = DefaultHashBuilder> {
     listener: Option<Listener<K, V>>,
     /// Whether time is read at all: only once some entry can have a deadline.
     uses_time: bool,
+    /// Whether the listener hears explicit removals (see
+    /// [`listen_only_to_evictions`](CacheBuilder::listen_only_to_evictions)).
+    hears_removals: bool,
 }
 
 // As for `sync::Cache`: a panicking callback leaves the cache consistent
@@ -100,6 +103,37 @@ impl<K, V, S> CacheBuilder<K, V, S, Unsynchronized> {
         self.budget = Some(budget);
         self
     }
+
+    /// Under the adaptive W-TinyLFU policy, runs none of the miniature caches that choose its
+    /// mode: the cache keeps the starting mode until told another with
+    /// [`adopt_policy_mode`](Cache::adopt_policy_mode). For caches that split one keyspace
+    /// (shards), which then pay for one set of miniatures: one cache leads, and the others take
+    /// its [`policy_mode`](Cache::policy_mode) now and then, as
+    /// [`sync::Cache`](crate::sync::Cache)'s shards do.
+    pub fn follow_policy_mode(mut self) -> Self {
+        self.follows_mode = true;
+        self
+    }
+
+    /// Evicts for size only entries that have a deadline (Redis's `volatile-*` policies): the
+    /// policy sees only those, and an entry without one is never evicted for size, though its
+    /// weight counts against the capacity. When such entries alone fill the capacity, the
+    /// cache evicts every entry it may and stays over its capacity. Only a bounded cache
+    /// (`max_capacity` or a [`budget`](Self::budget)) evicts at all.
+    pub fn evict_only_expiring(mut self) -> Self {
+        self.evicts_only_expiring = true;
+        self
+    }
+
+    /// Has the [`eviction_listener`](Self::eviction_listener) hear only entries evicted for
+    /// size or expired ([`RemovalCause::was_evicted`]), not those the caller removed or
+    /// replaced (Caffeine's `evictionListener`, beside its `removalListener`): a cache whose
+    /// writes often replace values then pays nothing to hand each old value to a listener
+    /// that would ignore it.
+    pub fn listen_only_to_evictions(mut self) -> Self {
+        self.listens_only_to_evictions = true;
+        self
+    }
 }
 
 impl<K: Hash + Eq, V, S: BuildHasher> CacheBuilder<K, V, S, Unsynchronized> {
@@ -110,6 +144,7 @@ impl<K: Hash + Eq, V, S: BuildHasher> CacheBuilder<K, V, S, Unsynchronized> {
             uses_time: config.rules.is_active(),
             shard: Shard::new(&config, self.hasher),
             clock: self.clock,
+            hears_removals: !self.listens_only_to_evictions,
             listener: self.listener,
         })
     }
@@ -133,7 +168,12 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         hearing.finish();
     }
 
+    #[inline]
     fn hear_pending(&mut self, hearing: &mut Hearing) {
+        // Most writes remove nothing: no drain to build and drop then.
+        if self.shard.pending.is_empty() {
+            return;
+        }
         if let Some(listener) = &self.listener {
             for (key, value, cause) in self.shard.pending.drain(..) {
                 hearing.hear(listener, &key, &value, cause);
@@ -377,7 +417,9 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         let removed = self.shard.remove(hash, key, now);
         let mut hearing = Hearing::default();
         self.hear_pending(&mut hearing);
-        if let (Some(listener), Some((key, value))) = (&self.listener, &removed) {
+        if let (Some(listener), Some((key, value)), true) =
+            (&self.listener, &removed, self.hears_removals)
+        {
             hearing.hear(listener, key, value, RemovalCause::Explicit);
         }
         hearing.finish();
@@ -603,6 +645,74 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         self.shard.scan(cursor, count, self.now(), visit)
     }
 
+    /// How often the eviction policy counts `key` as used, for policies that count uses: the
+    /// logarithmic counter of [`redis_lfu`](crate::policy::EvictionPolicy::redis_lfu) (decayed
+    /// to now), the count of [`lfu`](crate::policy::EvictionPolicy::lfu), or W-TinyLFU's
+    /// frequency sketch estimate (0 to 15, aged). `None` if `key` is absent or expired, or if
+    /// the policy counts no uses (LRU, random, an unbounded cache).
+    pub fn frequency<Q>(&self, key: &Q) -> Option<u64>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let hash = self.shard.hash(key);
+        self.shard.frequency(hash, key, self.now())
+    }
+
+    /// The adaptive W-TinyLFU policy's current mode, as an opaque code for
+    /// [`adopt_policy_mode`](Self::adopt_policy_mode) of caches built to
+    /// [follow](CacheBuilder::follow_policy_mode); `None` under other policies.
+    pub fn policy_mode(&mut self) -> Option<u8> {
+        self.shard.policy_mode()
+    }
+
+    /// Switches the adaptive policy to `mode`, a code another cache's
+    /// [`policy_mode`](Self::policy_mode) gave (a code already adopted is ignored).
+    pub fn adopt_policy_mode(&mut self, mode: u8) {
+        self.shard.adopt_policy_mode(mode);
+    }
+
+    /// Moves every live entry out of the cache, in the order its policy would evict them (the
+    /// coldest first; insertion order in a cache that keeps no order), each with the lifetime it
+    /// has left. Drained entries are not removals: the listener and the statistics do not see
+    /// them; expired entries met on the way are removed as expired.
+    ///
+    /// Refilling another cache in this order carries the entries' recency over, which is how a
+    /// cache changes its eviction policy or capacity settings without losing what it holds.
+    /// Dropping the iterator before its end drains the rest silently.
+    ///
+    /// ```
+    /// use cortado::policy::EvictionPolicy;
+    /// use cortado::unsync::Cache;
+    ///
+    /// let mut lru = Cache::builder()
+    ///     .max_capacity(3)
+    ///     .eviction_policy(EvictionPolicy::lru())
+    ///     .build()
+    ///     .unwrap();
+    /// for i in 0..3 {
+    ///     lru.insert(i, i);
+    /// }
+    /// lru.get(&0);
+    /// let mut tiny_lfu = Cache::new(3);
+    /// for (key, value, ttl) in lru.drain() {
+    ///     match ttl {
+    ///         Some(ttl) => tiny_lfu.insert_with_ttl(key, value, ttl),
+    ///         None => tiny_lfu.insert(key, value),
+    ///     }
+    /// }
+    /// assert!(lru.is_empty());
+    /// assert_eq!(tiny_lfu.len(), 3);
+    /// ```
+    pub fn drain(&mut self) -> Drain<'_, K, V, S> {
+        let order = self.shard.slots_by_eviction_order();
+        Drain {
+            now: self.now(),
+            cache: self,
+            order: order.into_iter(),
+        }
+    }
+
     /// A live entry picked at random (each about equally likely), or `None` if there is none.
     pub fn random_entry(&self) -> Option<(&K, &V)> {
         self.shard
@@ -613,6 +723,47 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     #[doc(hidden)]
     pub fn validate(&self) {
         self.shard.validate();
+    }
+}
+
+/// The entries of a [`Cache`], moved out coldest first: see [`Cache::drain`].
+pub struct Drain<'a, K: Hash + Eq, V, S: BuildHasher = DefaultHashBuilder> {
+    cache: &'a mut Cache<K, V, S>,
+    order: std::vec::IntoIter<u32>,
+    now: u64,
+}
+
+impl<K: Hash + Eq, V, S: BuildHasher> Iterator for Drain<'_, K, V, S> {
+    /// A key, its value and the lifetime it has left (`None`: it never expires).
+    type Item = (K, V, Option<Duration>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        for i in self.order.by_ref() {
+            if let Some((key, value, deadline)) = self.cache.shard.take_slot(i, self.now) {
+                let left = deadline.map(|d| Duration::from_nanos(d.saturating_sub(self.now)));
+                return Some((key, value, left));
+            }
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.order.len()))
+    }
+}
+
+impl<K: Hash + Eq, V, S: BuildHasher> Drop for Drain<'_, K, V, S> {
+    fn drop(&mut self) {
+        for _ in self.by_ref() {}
+        self.cache.notify();
+    }
+}
+
+impl<K: Hash + Eq, V, S: BuildHasher> std::fmt::Debug for Drain<'_, K, V, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Drain")
+            .field("left", &self.order.len())
+            .finish_non_exhaustive()
     }
 }
 

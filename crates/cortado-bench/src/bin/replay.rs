@@ -15,6 +15,7 @@
 //! caches' own symbols, when they survive.
 //!
 //! Arguments: the cache (`cortado`, `quick_cache`, `moka`, `mini_moka`, `lru_mutex`; or
+//! `cortado_refresh`, Cortado with a refresh after write that is never due; or
 //! `cortado_weighted` and `cortado_heavy`, Cortado with weights of 1 to 16 and a capacity of 8.5
 //! times the workload's, the second with one value in 512 weighing a quarter of it), the
 //! workload (`A`: 1,000,000 keys into 100,000; `B`: 100,000 into 100,000; as in `peers`), and
@@ -31,7 +32,9 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use cortado_bench::peers::cortado_sync::{CortadoSync, CortadoSyncHeavy, CortadoSyncWeighted};
+use cortado_bench::peers::cortado_sync::{
+    CortadoSync, CortadoSyncHeavy, CortadoSyncRefresh, CortadoSyncWeighted,
+};
 use cortado_bench::peers::lru_mutex::LruMutex;
 use cortado_bench::peers::mini_moka_sync::MiniMokaSync;
 use cortado_bench::peers::moka_sync::MokaSync;
@@ -42,7 +45,7 @@ use cortado_bench::peers::{CacheSpec, ConcurrentCache, SEED};
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
-        "usage: replay cortado|cortado_weighted|cortado_heavy|quick_cache|moka|mini_moka|lru_mutex \
+        "usage: replay cortado|cortado_weighted|cortado_heavy|cortado_refresh|quick_cache|moka|mini_moka|lru_mutex \
          A|B [OPS [READ_PERCENT]]";
     let (Some(cache), Some(workload)) = (args.first(), args.get(1)) else {
         eprintln!("{usage}");
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
         "cortado" => run::<CortadoSync>(&spec, &stream),
         "cortado_weighted" => run::<CortadoSyncWeighted>(&spec, &stream),
         "cortado_heavy" => run::<CortadoSyncHeavy>(&spec, &stream),
+        "cortado_refresh" => run::<CortadoSyncRefresh>(&spec, &stream),
         "quick_cache" => run::<QuickCacheSync>(&spec, &stream),
         "moka" => run::<MokaSync>(&spec, &stream),
         "mini_moka" => run::<MiniMokaSync>(&spec, &stream),

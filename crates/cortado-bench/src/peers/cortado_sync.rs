@@ -1,6 +1,8 @@
 //! `cortado::sync::Cache` with its default W-TinyLFU policy (adaptive window), the policy's
-//! seed and the hasher fixed; and two weighted variants for `replay` ([`CortadoSyncWeighted`],
-//! [`CortadoSyncHeavy`]), which the peers have no counterpart of.
+//! seed and the hasher fixed; the same with refresh after write configured but never due
+//! ([`CortadoSyncRefresh`], the cost of the setting on hits); and two weighted variants for
+//! `replay` ([`CortadoSyncWeighted`], [`CortadoSyncHeavy`]), which the peers have no
+//! counterpart of.
 //!
 //! Cortado evicts inside every insert, so the capacity holds without maintenance;
 //! `sync_maintenance` calls `run_pending_tasks` anyway, which replays buffered reads into the
@@ -142,3 +144,61 @@ macro_rules! weighted_adapter {
 
 weighted_adapter!(CortadoSyncWeighted, "cortado_weighted", false);
 weighted_adapter!(CortadoSyncHeavy, "cortado_heavy", true);
+
+/// [`CortadoSync`] built with `refresh_after_write` of an hour, which no run reaches: each hit
+/// checks its entry's age and starts nothing, the cost that the setting adds to a read (the
+/// `peers` row `cortado_refresh` beside `cortado`; docs/decisions/0017). Under a hasher type
+/// of its own, for the reason [`WeightedState`] has one.
+pub struct CortadoSyncRefresh(Cache<u64, u64, RefreshState>);
+
+/// [`CortadoSyncRefresh`]'s hasher: [`FixedState`] under a type of its own.
+#[derive(Clone, Default)]
+pub struct RefreshState(FixedState);
+
+impl std::hash::BuildHasher for RefreshState {
+    type Hasher = <FixedState as std::hash::BuildHasher>::Hasher;
+
+    #[inline]
+    fn build_hasher(&self) -> Self::Hasher {
+        self.0.build_hasher()
+    }
+}
+
+impl ConcurrentCache<u64, u64> for CortadoSyncRefresh {
+    const NAME: &'static str = "cortado_refresh";
+
+    fn build(spec: &CacheSpec) -> Result<Self, BuildFailure> {
+        let mut builder = Cache::<u64, u64>::builder()
+            .max_capacity(spec.capacity)
+            .eviction_policy(EvictionPolicy::tiny_lfu().with_seed(spec.seed))
+            .refresh_after_write(std::time::Duration::from_secs(3600), |_, &old| {
+                Ok::<u64, ()>(old)
+            })
+            .hasher(RefreshState(FixedState::with_seed(spec.seed)));
+        if let Some(ttl) = spec.ttl {
+            builder = builder.time_to_live(ttl);
+        }
+        builder
+            .build()
+            .map(CortadoSyncRefresh)
+            .map_err(|error| BuildFailure::Rejected(error.to_string()))
+    }
+
+    #[inline]
+    fn get(&self, key: &u64) -> Option<u64> {
+        self.0.get(key)
+    }
+
+    #[inline]
+    fn insert(&self, key: u64, value: u64) {
+        self.0.insert(key, value);
+    }
+
+    fn sync_maintenance(&self) {
+        self.0.run_pending_tasks();
+    }
+
+    fn entries(&self) -> u64 {
+        self.0.len() as u64
+    }
+}

@@ -41,7 +41,7 @@ pub mod throughput;
 use std::fmt;
 use std::time::Duration;
 
-pub use cortado_sync::CortadoSync;
+pub use cortado_sync::{CortadoSync, CortadoSyncRefresh};
 pub use lru_mutex::LruMutex;
 pub use mini_moka_sync::MiniMokaSync;
 pub use moka_sync::MokaSync;
@@ -135,6 +135,8 @@ pub trait PeerVisitor {
 pub enum Peer {
     /// `cortado::sync::Cache`.
     Cortado,
+    /// `cortado::sync::Cache` with refresh after write configured, never due.
+    CortadoRefresh,
     /// `quick_cache::sync::Cache`.
     QuickCache,
     /// `quick_cache::sync::Cache` with Cortado's shard count.
@@ -149,8 +151,9 @@ pub enum Peer {
 
 impl Peer {
     /// Every cache, in table order.
-    pub const ALL: [Peer; 6] = [
+    pub const ALL: [Peer; 7] = [
         Peer::Cortado,
+        Peer::CortadoRefresh,
         Peer::QuickCache,
         Peer::QuickCacheSameShards,
         Peer::Moka,
@@ -162,6 +165,7 @@ impl Peer {
     pub fn visit<V: PeerVisitor>(self, visitor: V) -> V::Output {
         match self {
             Peer::Cortado => visitor.visit::<CortadoSync>(),
+            Peer::CortadoRefresh => visitor.visit::<CortadoSyncRefresh>(),
             Peer::QuickCache => visitor.visit::<QuickCacheSync>(),
             Peer::QuickCacheSameShards => visitor.visit::<QuickCacheSameShards>(),
             Peer::Moka => visitor.visit::<MokaSync>(),
@@ -271,7 +275,10 @@ mod tests {
     #[test]
     fn ttl_spec_builds_exactly_for_crates_with_expiry() {
         for peer in Peer::ALL {
-            let expected_ttl = matches!(peer, Peer::Cortado | Peer::Moka | Peer::MiniMoka);
+            let expected_ttl = matches!(
+                peer,
+                Peer::Cortado | Peer::CortadoRefresh | Peer::Moka | Peer::MiniMoka
+            );
             match peer.visit(Ttl) {
                 Ok(()) => assert!(expected_ttl, "{peer} built with a TTL"),
                 Err(BuildFailure::NoTtl) => assert!(!expected_ttl, "{peer} refused a TTL"),

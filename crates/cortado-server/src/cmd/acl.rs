@@ -82,7 +82,9 @@ pub const NAMES: &[(u32, &str)] = &[
     (SCRIPTING, "@scripting"),
 ];
 
-/// The category every command of `group` (as `COMMAND DOCS` names groups) belongs to.
+/// The category every command of `group` (as `COMMAND DOCS` names groups) belongs to. The
+/// `pubsub` group gives none: `@pubsub` comes from the `pubsub` flag, which `PUBSUB HELP`
+/// lacks, as in Redis.
 fn of_group(group: &str) -> u32 {
     match group {
         "generic" => KEYSPACE,
@@ -95,7 +97,6 @@ fn of_group(group: &str) -> u32 {
         "hyperloglog" => HYPERLOGLOG,
         "geo" => GEO,
         "stream" => STREAM,
-        "pubsub" => PUBSUB,
         "connection" => CONNECTION,
         "transactions" => TRANSACTION,
         "scripting" => SCRIPTING,

@@ -174,8 +174,16 @@ pub const COMMANDS: &[Command] = &[
     ),
 ];
 
-/// `PING [message]`: PONG, or the message as a bulk string.
+/// `PING [message]`: PONG, or the message as a bulk string; from a RESP2 client with a
+/// subscription, `["pong", message or ""]`.
 fn ping(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    if args.len() <= 2 && ctx.client.resp == 2 && ctx.client.info.has_flag(flag::PUBSUB) {
+        ctx.reply.array(2);
+        ctx.reply.bulk(b"pong");
+        ctx.reply
+            .bulk(if args.len() == 2 { args.get(1) } else { b"" });
+        return Ok(());
+    }
     match args.len() {
         1 => ctx.reply.simple("PONG"),
         2 => ctx.reply.bulk(args.get(1)),
@@ -340,8 +348,8 @@ fn hello(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `RESET`: the connection as new (database 0, RESP2, no name, replies on, not a monitor,
-/// and unauthenticated if a password is set), then `+RESET`.
+/// `RESET`: the connection as new (database 0, RESP2, no name, replies on, not a monitor, no
+/// subscriptions, and unauthenticated if a password is set), then `+RESET`.
 fn reset(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     ctx.client.select(0);
     ctx.client.resp = 2;
@@ -352,6 +360,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     if ctx.client.info.has_flag(flag::MONITOR) {
         ctx.server.monitors.remove(ctx.client.id);
     }
+    ctx.server.pubsub.unsubscribe_all(ctx.client);
     *ctx.client
         .info
         .name
@@ -417,7 +426,7 @@ pub fn describe(server: &crate::server::Server, info: &ClientInfo) -> String {
     let qbuf = info.query_buffer.load(Ordering::Relaxed);
     let omem = info.output_buffer.load(Ordering::Relaxed);
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
         info.id,
         info.addr,
         info.laddr,
@@ -427,6 +436,9 @@ pub fn describe(server: &crate::server::Server, info: &ClientInfo) -> String {
         info.idle_seconds(),
         letters,
         info.db.load(Ordering::Relaxed),
+        info.subscriptions.channels.load(Ordering::Relaxed),
+        info.subscriptions.patterns.load(Ordering::Relaxed),
+        info.subscriptions.shard_channels.load(Ordering::Relaxed),
         qbuf,
         omem,
         qbuf + omem + 16384,

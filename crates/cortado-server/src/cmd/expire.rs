@@ -11,6 +11,7 @@
 
 use super::flags::*;
 use super::{Args, CmdResult, Command, Ctx, Run, KEY1};
+use crate::notify::class::GENERIC;
 use crate::protocol::ErrorReply;
 
 const fn cmd(
@@ -182,7 +183,15 @@ fn expire_generic(
         return Ok(());
     }
     shard.set_expire_time(db, key, Some(when));
-    ctx.reply.int(1);
+    // A time not after now deleted the key. Redis tells a deletion before its reply, a new
+    // lifetime after it.
+    if when <= shard.now_millis() {
+        ctx.notify(GENERIC, "del", key);
+        ctx.reply.int(1);
+    } else {
+        ctx.reply.int(1);
+        ctx.notify(GENERIC, "expire", key);
+    }
     Ok(())
 }
 
@@ -265,6 +274,7 @@ fn persist(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let removed = matches!(shard.expire_time(db, key), Some(Some(_)));
     if removed {
         shard.set_expire_time(db, key, None);
+        ctx.notify(GENERIC, "persist", key);
     }
     ctx.reply.int(i64::from(removed));
     Ok(())

@@ -12,6 +12,7 @@ use super::flags::*;
 use super::{syntax_error, Args, CmdResult, Command, Ctx, Keys, Run, KEY1, NO_KEYS};
 use crate::glob::glob_match;
 use crate::keyspace::{Expire, Value};
+use crate::notify::class::GENERIC;
 use crate::protocol::ErrorReply;
 
 const fn cmd(
@@ -78,6 +79,15 @@ const OBJECT: &[Command] = &[
         object_encoding,
     ),
     cmd(
+        "freq",
+        3,
+        READONLY,
+        SUB_KEY,
+        "Replies with how often the eviction policy counts a key as used",
+        "4.0.0",
+        object_freq,
+    ),
+    cmd(
         "help",
         2,
         LOADING | STALE,
@@ -106,6 +116,15 @@ const MEMORY: &[Command] = &[
         "Lists the subcommands and what each does",
         "4.0.0",
         memory_help,
+    ),
+    memory(
+        "malloc-stats",
+        2,
+        0,
+        NO_KEYS,
+        "Replies with the allocator's own count of the heap beside used_memory",
+        "4.0.0",
+        memory_malloc_stats,
     ),
     memory(
         "usage",
@@ -255,10 +274,13 @@ fn del(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let keys = args.from(1);
     let db = ctx.db();
     let mut locked = ctx.server.keyspace.lock_keys(keys.iter());
-    let removed = keys
-        .iter()
-        .filter(|key| locked.shard(key).remove(db, key).is_some())
-        .count();
+    let mut removed = 0;
+    for key in keys.iter() {
+        if locked.shard(key).remove(db, key).is_some() {
+            ctx.notify(GENERIC, "del", key);
+            removed += 1;
+        }
+    }
     ctx.reply.int(removed as i64);
     Ok(())
 }
@@ -460,7 +482,11 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: Args<'_>, nx: bool) -> CmdResult {
         return Ok(());
     }
     let (value, at) = take(&mut locked, db, src).expect("checked live");
+    // The old value of `dst` goes first, so the key is new as Redis tells it.
+    locked.shard(dst).remove(db, dst);
     locked.shard(dst).set(db, dst, value, expire_of(at));
+    ctx.notify(GENERIC, "rename_from", src);
+    ctx.notify(GENERIC, "rename_to", dst);
     if nx {
         ctx.reply.int(1);
     } else {
@@ -525,7 +551,9 @@ fn copy(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         ctx.reply.int(0);
         return Ok(());
     }
+    locked.shard(dst).remove(dst_db, dst);
     locked.shard(dst).set(dst_db, dst, value, expire_of(at));
+    ctx.notify_db(GENERIC, "copy_to", dst_db, dst);
     ctx.reply.int(1);
     Ok(())
 }
@@ -547,6 +575,8 @@ fn move_key(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     }
     let (value, at) = take(&mut locked, src_db, key).expect("checked live");
     locked.shard(key).set(dst_db, key, value, expire_of(at));
+    ctx.notify_db(GENERIC, "move_from", src_db, key);
+    ctx.notify_db(GENERIC, "move_to", dst_db, key);
     ctx.reply.int(1);
     Ok(())
 }
@@ -564,6 +594,26 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     match object_value(ctx, args) {
         Some(value) => ctx.reply.bulk(value.encoding().as_bytes()),
         None => ctx.reply.null(),
+    }
+    Ok(())
+}
+
+/// `OBJECT FREQ key`: how often the policy counts the key as used: Redis's logarithmic
+/// counter under `allkeys-lfu`/`volatile-lfu`, the frequency sketch's estimate (0 to 15)
+/// under the W-TinyLFU policies; nil if missing, Redis's error under a policy that counts no
+/// uses.
+fn object_freq(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(2);
+    let db = ctx.db();
+    let mut locked = ctx.server.keyspace.lock(key);
+    match locked.shard(key).frequency(db, key) {
+        None => ctx.reply.null(),
+        Some(Some(n)) => ctx.reply.int(n as i64),
+        Some(None) => {
+            return Err(ErrorReply::err(
+                "An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+            ))
+        }
     }
     Ok(())
 }
@@ -586,6 +636,9 @@ fn object_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
             "ENCODING <key>",
             "    Return the kind of internal representation used in order to store the value",
             "    associated with a <key>.",
+            "FREQ <key>",
+            "    How often the eviction policy counts <key> as used (LFU and W-TinyLFU",
+            "    policies only).",
             "REFCOUNT <key>",
             "    Return the number of references of the value associated with the specified",
             "    <key>.",
@@ -613,12 +666,30 @@ fn memory_usage(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
+/// `MEMORY MALLOC-STATS`: a bulk string of `name:value` lines: `used_memory` (the usable
+/// bytes counted as they are allocated, which `maxmemory` limits) and `heap_in_use` (the C
+/// library's own count of its blocks in use, headers included; absent where it does not say).
+fn memory_malloc_stats(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
+    let mut text = format!(
+        "allocator:{}\r\nused_memory:{}\r\n",
+        crate::memory::allocator_name(),
+        crate::memory::used_memory()
+    );
+    if let Some(heap) = crate::sys::heap_in_use() {
+        text.push_str(&format!("heap_in_use:{heap}\r\n"));
+    }
+    ctx.reply.bulk(text.as_bytes());
+    Ok(())
+}
+
 /// `MEMORY HELP`: the subcommands, a few lines each.
 fn memory_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     super::server::help(
         ctx,
         "MEMORY",
         &[
+            "MALLOC-STATS",
+            "    Return the allocator's count of the heap in use beside used_memory.",
             "USAGE <key> [SAMPLES <count>]",
             "    Return memory in bytes used by <key> and its value. Nested values are",
             "    sampled up to <count> times (default: 5, 0 means sample all).",

@@ -18,6 +18,7 @@ pub mod docs;
 pub mod expire;
 pub mod keyspace;
 pub mod keyspec;
+pub mod pubsub;
 pub mod server;
 pub mod strings;
 pub mod syntax;
@@ -202,6 +203,7 @@ fn families() -> impl Iterator<Item = &'static Command> {
         connection::COMMANDS,
         expire::COMMANDS,
         keyspace::COMMANDS,
+        pubsub::COMMANDS,
         server::COMMANDS,
         strings::COMMANDS,
     ]
@@ -326,6 +328,22 @@ impl Ctx<'_> {
     pub fn db(&self) -> usize {
         self.client.db
     }
+
+    /// Reports `event` (of [`class`](crate::notify::class) `class`) on `key` of the selected
+    /// database, published after the command if `notify-keyspace-events` asks for it.
+    #[inline]
+    pub fn notify(&self, class: u32, event: &'static str, key: &[u8]) {
+        self.notify_db(class, event, self.client.db, key);
+    }
+
+    /// [`notify`](Self::notify) for a key of database `db`.
+    #[inline]
+    pub fn notify_db(&self, class: u32, event: &'static str, db: usize, key: &[u8]) {
+        self.server
+            .keyspace
+            .notifications()
+            .key_event_at(class, event, db, key, self.reply.len());
+    }
 }
 
 /// Redis's arity error for the command named `name` in the table.
@@ -358,8 +376,8 @@ pub fn wrong_type() -> ErrorReply {
 /// Runs one command for `client`, writing its reply. See the [module docs](self).
 ///
 /// The checks before a command runs are those Redis 7.0 makes, in its order: the
-/// command exists, its arity, authentication, then the refusal of keyspace commands from a
-/// monitor. A refused command is counted as `rejected_calls` of its entry (an unknown command
+/// command exists, its arity, authentication, the refusal of keyspace commands from a
+/// monitor, then of all but a few commands from a RESP2 client with a subscription. A refused command is counted as `rejected_calls` of its entry (an unknown command
 /// or subcommand has no entry), a command that ran and replied with an error as
 /// `failed_calls`.
 pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Args<'_>) {
@@ -404,6 +422,20 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
         && client.info.has_flag(crate::client::flag::MONITOR)
     {
         Some(ErrorReply::err("Replica can't interact with the keyspace"))
+    } else if command.flags & flags::DENYOOM != 0
+        && server.keyspace.refuses_writes(crate::memory::used_memory())
+    {
+        Some(ErrorReply::new(
+            "OOM command not allowed when used memory > 'maxmemory'.",
+        ))
+    } else if client.resp == 2
+        && client.info.has_flag(crate::client::flag::PUBSUB)
+        && !pubsub::ALLOWED_WHILE_SUBSCRIBED.contains(&command.name)
+    {
+        Some(ErrorReply::err(format!(
+            "Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            entry.full_name
+        )))
     } else {
         None
     };
@@ -428,10 +460,40 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     }
     let client = ctx.client;
     let reply = ctx.reply;
+    if crate::notify::has_pending() {
+        publish_key_events(server, client, reply, mark);
+    }
     if command.flags & (flags::SKIP_MONITOR | flags::ADMIN) == 0 {
         server.monitors.feed(server, client, args, reply);
     }
     finish(server, client, reply, Some(id), started, mark, args);
+}
+
+/// Publishes the keyspace events of the command that just ran, its shards released; the
+/// client's own messages (a RESP3 client subscribed to them) go into its reply where the
+/// command reported them, as Redis sends them during the command (an event of the keyspace's
+/// where the previous one went, or before the reply).
+#[cold]
+fn publish_key_events(server: &Server, client: &Client, reply: &mut Reply, mark: usize) {
+    let mut own = crate::notify::OwnMessages {
+        id: client.id,
+        resp3: client.resp == 3,
+        messages: Vec::new(),
+    };
+    server
+        .keyspace
+        .notifications()
+        .publish(&server.pubsub, Some(&mut own));
+    let mut place = mark;
+    let mut placed = Vec::with_capacity(own.messages.len());
+    for (at, bytes) in own.messages {
+        place = at.unwrap_or(place).max(place);
+        placed.push((place, bytes));
+    }
+    // From the last: inserting there leaves the earlier places where they were.
+    for (place, bytes) in placed.iter().rev() {
+        reply.insert(*place, bytes);
+    }
 }
 
 /// Whether `enable-debug-command` lets `client` run `DEBUG`: `yes`, or `local` and a loopback

@@ -15,6 +15,7 @@ use super::flags::*;
 use super::{syntax_error, wrong_type, Args, CmdResult, Command, Ctx, Keys, Run, KEY1};
 use crate::keyspace::value::Growable;
 use crate::keyspace::{Expire, Shard, Value, Written};
+use crate::notify::class::{GENERIC, STRING};
 use crate::protocol::ErrorReply;
 
 const fn cmd(
@@ -426,6 +427,7 @@ fn set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         let mut locked = ctx.server.keyspace.lock(key);
         let value = Value::string(args.get(2));
         locked.shard(key).set(db, key, value, Expire::Never);
+        ctx.notify(STRING, "set", key);
         ctx.reply.ok();
         return Ok(());
     }
@@ -457,6 +459,10 @@ fn set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         None => Expire::Never,
     };
     shard.set(db, key, Value::string(args.get(2)), expire);
+    ctx.notify(STRING, "set", key);
+    if at.is_some() {
+        ctx.notify(GENERIC, "expire", key);
+    }
     if !options.get {
         ctx.reply.ok();
     }
@@ -473,6 +479,7 @@ fn setnx(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         ctx.reply.int(0);
     } else {
         shard.set(db, key, Value::string(args.get(2)), Expire::Never);
+        ctx.notify(STRING, "set", key);
         ctx.reply.int(1);
     }
     Ok(())
@@ -491,6 +498,8 @@ fn set_with_ttl(ctx: &mut Ctx<'_>, args: Args<'_>, unit: ExpireUnit, command: &s
     let at = options.expire_at(shard.now_millis(), command)?;
     let at = at.expect("an expiry was given");
     shard.set(db, key, Value::string(args.get(3)), Expire::AtMillis(at));
+    ctx.notify(STRING, "set", key);
+    ctx.notify(GENERIC, "expire", key);
     ctx.reply.ok();
     Ok(())
 }
@@ -516,6 +525,7 @@ fn getset(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         None => ctx.reply.null(),
     }
     shard.set(db, key, Value::string(args.get(2)), Expire::Never);
+    ctx.notify(STRING, "set", key);
     Ok(())
 }
 
@@ -529,6 +539,7 @@ fn getdel(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         Some(bytes) => {
             ctx.reply.bulk(bytes);
             shard.remove(db, key);
+            ctx.notify(GENERIC, "del", key);
         }
         None => ctx.reply.null(),
     }
@@ -553,8 +564,11 @@ fn getex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     ctx.reply.bulk(bytes);
     if let Some(at) = at {
         shard.set_expire_time(db, key, Some(at));
-    } else if options.persist {
+        // A time not after now deleted the key.
+        ctx.notify(GENERIC, if at <= now_ms { "del" } else { "expire" }, key);
+    } else if options.persist && matches!(shard.expire_time(db, key), Some(Some(_))) {
         shard.set_expire_time(db, key, None);
+        ctx.notify(GENERIC, "persist", key);
     }
     Ok(())
 }
@@ -593,6 +607,7 @@ fn mset(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         locked
             .shard(key)
             .set(db, key, Value::string(args.get(i + 1)), Expire::Never);
+        ctx.notify(STRING, "set", key);
     }
     ctx.reply.ok();
     Ok(())
@@ -620,6 +635,7 @@ fn msetnx(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         locked
             .shard(key)
             .set(db, key, Value::string(args.get(i + 1)), Expire::Never);
+        ctx.notify(STRING, "set", key);
     }
     ctx.reply.int(1);
     Ok(())
@@ -637,11 +653,13 @@ fn add(ctx: &mut Ctx<'_>, key: &[u8], by: i64) -> CmdResult {
             .checked_add(by)
             .ok_or_else(overflow)?;
         *value = Value::string(digits.format(new).as_bytes());
+        ctx.notify(STRING, "incrby", key);
         ctx.reply.int(new);
         return Ok(());
     }
     let value = Value::string(digits.format(by).as_bytes());
     shard.set(db, key, value, Expire::Never);
+    ctx.notify(STRING, "incrby", key);
     ctx.reply.int(by);
     Ok(())
 }
@@ -681,14 +699,16 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let shard = locked.shard(key);
     if let Some(mut value) = shard.lookup_mut(db, key) {
         let sum = crate::float::add_decimal(string(&value)?, by)?;
+        ctx.notify(STRING, "incrbyfloat", key);
         ctx.reply.bulk(sum.as_bytes());
         *value = Value::string_written(sum.into_bytes(), Written::Float);
         return Ok(());
     }
     let sum = crate::float::add_decimal(b"0", by)?;
-    ctx.reply.bulk(sum.as_bytes());
-    let value = Value::string_written(sum.into_bytes(), Written::Float);
+    let value = Value::string_written(sum.clone().into_bytes(), Written::Float);
     shard.set(db, key, value, Expire::Never);
+    ctx.notify(STRING, "incrbyfloat", key);
+    ctx.reply.bulk(sum.as_bytes());
     Ok(())
 }
 
@@ -711,10 +731,12 @@ fn append(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         let len = string(&value)?.len();
         check_length(ctx, len, tail.len())?;
         edit_in_place(&mut value, |bytes| bytes.extend_from_slice(tail));
+        ctx.notify(STRING, "append", key);
         ctx.reply.int((len + tail.len()) as i64);
         return Ok(());
     }
     shard.set(db, key, Value::string(tail), Expire::Never);
+    ctx.notify(STRING, "append", key);
     ctx.reply.int(tail.len() as i64);
     Ok(())
 }
@@ -784,6 +806,7 @@ fn setrange(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
             bytes.grow_zeroed(end);
             bytes.as_mut_slice()[offset..end].copy_from_slice(patch);
         });
+        ctx.notify(STRING, "setrange", key);
         ctx.reply.int(len.max(end) as i64);
         return Ok(());
     }
@@ -795,13 +818,15 @@ fn setrange(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     // A new string is allocated to its length, as Redis's is.
     let mut bytes = vec![0; offset];
     bytes.extend_from_slice(patch);
-    ctx.reply.int(bytes.len() as i64);
+    let len = bytes.len();
     shard.set(
         db,
         key,
         Value::string_written(bytes, Written::InPlace),
         Expire::Never,
     );
+    ctx.notify(STRING, "setrange", key);
+    ctx.reply.int(len as i64);
     Ok(())
 }
 
@@ -845,6 +870,7 @@ fn setbit(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
             bytes.grow_zeroed(byte + 1);
             old = flip(bytes.as_mut_slice());
         });
+        ctx.notify(STRING, "setbit", key);
         ctx.reply.int(i64::from(old));
         return Ok(());
     }
@@ -856,6 +882,7 @@ fn setbit(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         Value::string_written(bytes, Written::InPlace),
         Expire::Never,
     );
+    ctx.notify(STRING, "setbit", key);
     ctx.reply.int(0);
     Ok(())
 }

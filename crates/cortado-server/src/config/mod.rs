@@ -159,6 +159,12 @@ pub struct Settings {
     pub maxmemory: u64,
     /// `maxmemory-policy`.
     pub maxmemory_policy: String,
+    /// `maxmemory-samples`.
+    pub maxmemory_samples: u32,
+    /// `lfu-log-factor`.
+    pub lfu_log_factor: u32,
+    /// `lfu-decay-time` in minutes (0: counters never decay).
+    pub lfu_decay_time: u64,
     /// `enable-debug-command` (`yes` by default here, where Redis says `no`: test harnesses
     /// send `DEBUG SLEEP` and `DEBUG LOG`).
     pub enable_debug_command: Allowed,
@@ -484,6 +490,9 @@ impl Config {
             slowlog_max_len: int("slowlog-max-len") as usize,
             maxmemory: memory("maxmemory"),
             maxmemory_policy: self.values["maxmemory-policy"].clone(),
+            maxmemory_samples: int("maxmemory-samples").clamp(1, 64) as u32,
+            lfu_log_factor: int("lfu-log-factor").max(0) as u32,
+            lfu_decay_time: int("lfu-decay-time").max(0) as u64,
             enable_debug_command: Allowed::parse(&self.values["enable-debug-command"]),
             enable_protected_configs: Allowed::parse(&self.values["enable-protected-configs"]),
             notify_keyspace_events: self.values["notify-keyspace-events"].clone(),

@@ -42,22 +42,30 @@
 //!   so a scan sees every key present from its start to its end, whatever is written meanwhile.
 //!   One call locks the shards it walks in increasing order and holds them to its end, so its
 //!   reply, like every command's, is one instant's.
+//! - **Notifications.** Each database's cache tells its removals to a listener, which records
+//!   `expired` and `evicted` keys for keyspace notifications; a write records `new` keys and a
+//!   read `keymiss`es. All of it only when asked for, published once the shards are released
+//!   (see [`crate::notify`]).
 //! - **Random keys.** [`Keyspace::random_key`] picks a shard with probability proportional to
 //!   its number of keys, then one of its keys at random (the library's `random_entry`), so every
 //!   key is about equally likely, as in Redis.
 
+pub mod eviction;
 pub mod value;
 
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cortado::time::ManualClock;
 use cortado::unsync;
 use cortado::DefaultHashBuilder;
+
+use crate::notify::{class, Notifications};
+pub use eviction::Eviction;
 
 pub use value::{CompactBytes, Kind, Value, Written};
 
@@ -141,14 +149,26 @@ pub struct Shard {
     current: bool,
     /// Where the time is read.
     source: TimeSource,
+    /// How new caches are bounded (`None`: unbounded), as [`eviction`] set it.
+    bound: Option<eviction::Bound>,
+    /// Whether this shard's caches choose the W-TinyLFU mode for the others (shard 0).
+    leads: bool,
     /// Lookups by reading commands that found their key, and that did not.
     pub hits: u64,
     /// See `hits`.
     pub misses: u64,
+    /// The keyspace's notification classes (`new`, `keymiss`, and the caches' `expired` and
+    /// `evicted` are told from here).
+    notifications: Arc<Notifications>,
 }
 
 impl Shard {
-    fn new(databases: usize, source: TimeSource) -> Self {
+    fn new(
+        databases: usize,
+        source: TimeSource,
+        leads: bool,
+        notifications: Arc<Notifications>,
+    ) -> Self {
         Self {
             dbs: (0..databases).map(|_| None).collect(),
             far: Vec::new(),
@@ -157,8 +177,11 @@ impl Shard {
             retired: cortado::stats::CacheStats::default(),
             current: false,
             source,
+            bound: None,
+            leads,
             hits: 0,
             misses: 0,
+            notifications,
         }
     }
 
@@ -218,14 +241,13 @@ impl Shard {
     #[inline]
     pub fn db_mut(&mut self, db: usize) -> &mut Cache {
         if self.dbs[db].is_none() {
-            self.dbs[db] = Some(
-                Cache::builder()
-                    .clock(self.clock.clone())
-                    .record_stats()
-                    .expiry_batch(EXPIRY_BATCH)
-                    .build()
-                    .expect("an unbounded cache with default settings builds"),
-            );
+            let listener = crate::notify::removal_listener(db, self.notifications.clone());
+            self.dbs[db] = Some(eviction::build_cache(
+                &self.clock,
+                self.bound.as_ref(),
+                self.leads,
+                listener,
+            ));
         }
         self.dbs[db].as_mut().expect("built above")
     }
@@ -234,11 +256,14 @@ impl Shard {
     #[inline]
     pub fn lookup_read(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
         self.sync(db);
+        self.expire_if_due(db, key);
         let found = self.dbs[db].as_mut().and_then(|cache| cache.get(key));
         if found.is_some() {
             self.hits += 1;
         } else {
             self.misses += 1;
+            self.notifications
+                .key_event(class::KEY_MISS, "keymiss", db, key);
         }
         found
     }
@@ -247,11 +272,14 @@ impl Shard {
     /// `LOOKUP_NOTOUCH`: `EXISTS`, `TYPE`, `TTL`, `OBJECT`): counted as a hit or miss only.
     pub fn lookup_read_untouched(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
         self.sync(db);
+        self.expire_if_due(db, key);
         let found = self.dbs[db].as_ref().and_then(|cache| cache.peek(key));
         if found.is_some() {
             self.hits += 1;
         } else {
             self.misses += 1;
+            self.notifications
+                .key_event(class::KEY_MISS, "keymiss", db, key);
         }
         found
     }
@@ -273,7 +301,29 @@ impl Shard {
     /// Whether `key` is live in `db`, with no effect on eviction or statistics.
     pub fn contains(&mut self, db: usize, key: &[u8]) -> bool {
         self.sync(db);
+        self.expire_if_due(db, key);
         self.dbs[db].as_ref().is_some_and(|c| c.contains_key(key))
+    }
+
+    /// With `expired` events asked for, removes `key` from `db` if it is there but expired, so
+    /// that a read finding it tells `expired` at once (before its `keymiss`), as Redis does,
+    /// rather than at the next expiry cycle. A lookup more per read, only then.
+    #[inline]
+    fn expire_if_due(&mut self, db: usize, key: &[u8]) {
+        if self.notifications.wants(class::EXPIRED) {
+            self.expire_now(db, key);
+        }
+    }
+
+    #[cold]
+    fn expire_now(&mut self, db: usize, key: &[u8]) {
+        if let Some(cache) = self.dbs[db].as_mut() {
+            if !cache.contains_key(key) {
+                // Not live: removing it takes it only if it is there, expired, which the
+                // caches' listener hears.
+                cache.remove(key);
+            }
+        }
     }
 
     /// The value of `key` in `db` with no effect on eviction or statistics.
@@ -283,9 +333,20 @@ impl Shard {
     }
 
     /// Writes `key` in `db` with the lifetime `expire` says. An expiry time not after the
-    /// shard's time deletes the key instead (counted as expired), as Redis does.
+    /// shard's time deletes the key instead (counted as expired), as Redis does. A key that was
+    /// not live is told as `new` (after the write, so after the `expired` of a key it replaces).
     #[inline]
     pub fn set(&mut self, db: usize, key: &[u8], value: Value, expire: Expire) {
+        if self.notifications.wants(class::NEW) && !self.contains(db, key) {
+            self.write(db, key, value, expire);
+            self.notifications.key_event(class::NEW, "new", db, key);
+        } else {
+            self.write(db, key, value, expire);
+        }
+    }
+
+    #[inline]
+    fn write(&mut self, db: usize, key: &[u8], value: Value, expire: Expire) {
         let now = match expire {
             Expire::AtMillis(_) => self.time(),
             Expire::Never | Expire::Keep => {
@@ -400,6 +461,14 @@ impl Shard {
                 + CompactBytes::new(key).heap_bytes()
                 + value.heap_bytes(),
         )
+    }
+
+    /// How often the eviction policy counts `key` in `db` as used: `None` if it is missing,
+    /// `Some(None)` if the policy counts no uses.
+    pub fn frequency(&mut self, db: usize, key: &[u8]) -> Option<Option<u64>> {
+        self.sync(db);
+        let cache = self.dbs[db].as_ref()?;
+        cache.contains_key(key).then(|| cache.frequency(key))
     }
 
     /// Keys of `db` with an expiry time.
@@ -536,12 +605,23 @@ fn random_u64() -> u64 {
 /// Every database. See the [module docs](self).
 pub struct Keyspace {
     shards: Box<[Mutex<Shard>]>,
+    notifications: Arc<Notifications>,
     hasher: DefaultHashBuilder,
     databases: usize,
     time: TimeSource,
     /// Keys removed by active expiry (the library counts those it expires lazily too; see
     /// [`Keyspace::expired_keys`]).
     expire_cycles: AtomicU64,
+    /// The bounds in force and, under an evicting policy, the caches' shared budget.
+    eviction: Mutex<(Eviction, Option<cortado::budget::Budget>)>,
+    /// `maxmemory`, for a look without the lock.
+    maxmemory: AtomicU64,
+    /// Whether a policy evicts, for a look without the lock.
+    evicts: AtomicBool,
+    /// The bytes the keys may take, as last computed by [`Keyspace::fit_memory`].
+    keys_room: AtomicU64,
+    /// Whether keys that may not be evicted hold more than `keys_room` (`volatile-*`).
+    overfull: AtomicBool,
 }
 
 /// The shards a command holds, in increasing index order.
@@ -570,14 +650,28 @@ impl Keyspace {
     /// [`new`](Self::new) with `shards` shards (a power of two).
     pub fn with_shards(databases: usize, time: TimeSource, shards: usize) -> Self {
         assert!(shards.is_power_of_two(), "a power of two of shards");
+        let notifications = Arc::new(Notifications::default());
         Self {
             shards: (0..shards)
-                .map(|_| Mutex::new(Shard::new(databases, time.clone())))
+                .map(|i| {
+                    Mutex::new(Shard::new(
+                        databases,
+                        time.clone(),
+                        i == 0,
+                        notifications.clone(),
+                    ))
+                })
                 .collect(),
+            notifications,
             hasher: DefaultHashBuilder::default(),
             databases,
             time,
             expire_cycles: AtomicU64::new(0),
+            eviction: Mutex::new((Eviction::none(), None)),
+            maxmemory: AtomicU64::new(0),
+            evicts: AtomicBool::new(false),
+            keys_room: AtomicU64::new(u64::MAX),
+            overfull: AtomicBool::new(false),
         }
     }
 
@@ -589,6 +683,11 @@ impl Keyspace {
     /// The number of shards.
     pub fn shard_count(&self) -> usize {
         self.shards.len()
+    }
+
+    /// The keyspace notifications asked for (see [`crate::notify`]).
+    pub fn notifications(&self) -> &Notifications {
+        &self.notifications
     }
 
     /// Where the keyspace reads the time.

@@ -282,6 +282,14 @@ impl Reply {
     pub fn raw(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }
+
+    /// Bytes already encoded, put before what was encoded after the first `at` bytes of
+    /// [`bytes`](Self::bytes) (`at` is a [`len`](Self::len) taken earlier): a push message
+    /// that belongs before a command's reply.
+    pub fn insert(&mut self, at: usize, bytes: &[u8]) {
+        let at = (self.sent + at).min(self.buf.len());
+        self.buf.splice(at..at, bytes.iter().copied());
+    }
 }
 
 /// A double as C's `%.17g` prints it, and `inf`, `-inf`, `nan` as Redis writes them.

@@ -224,7 +224,6 @@ impl Lfu {
     }
 
     /// The use count of an entry.
-    #[cfg(test)]
     pub(crate) fn frequency(&self, i: u32) -> u64 {
         self.buckets[self.nodes[i as usize].bucket as usize].frequency
     }

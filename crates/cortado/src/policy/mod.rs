@@ -442,6 +442,17 @@ impl Policy {
         }
     }
 
+    /// How often the policy counts slot `i` (key hash `hash`) as used: the LFU counter or
+    /// count, or W-TinyLFU's sketch estimate; `None` for policies that count no uses.
+    pub(crate) fn frequency(&self, i: u32, hash: u64) -> Option<u64> {
+        match self {
+            Policy::TinyLfu(p) => Some(p.frequency(hash)),
+            Policy::Lfu(p) => Some(p.frequency(i)),
+            Policy::Sampled(p) => p.frequency(i),
+            Policy::Lru(_) | Policy::Unbounded(_) => None,
+        }
+    }
+
     /// Switches an adaptive policy to a mode chosen elsewhere (its [code](Self::mode_code)).
     pub(crate) fn adopt_mode(&mut self, code: u8) {
         if let Policy::TinyLfu(p) = self {

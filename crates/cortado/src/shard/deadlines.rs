@@ -171,7 +171,8 @@ where
     /// whether the entry is born [expired](Born::Expired) (a lifetime of zero), so that the
     /// caller removes it as expired instead of keeping it, or evicting a live one to make room
     /// for it. The test for none is inlined: as a call, it cost every insert instructions
-    /// (decision 0014).
+    /// (decision 0014). Every write of a value comes here: it also records the write's time,
+    /// for refresh after write.
     #[inline(always)]
     pub(super) fn set_write_deadlines(
         &mut self,
@@ -179,6 +180,7 @@ where
         deadlines: Option<Deadlines>,
         now: u64,
     ) -> Born {
+        self.record_write_time(i, now);
         match deadlines {
             None => Born::Live,
             Some(deadlines) => self.set_some_write_deadlines(i, deadlines, now),

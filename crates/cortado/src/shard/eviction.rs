@@ -31,7 +31,7 @@ where
             if self.budget.is_some() {
                 return self.fit_in_budget(i, weight, fold);
             }
-            if u64::from(weight) > self.policy_mut().maximum() {
+            if u64::from(weight) > self.policy_mut().maximum() && !self.is_pinned(i) {
                 // It could never fit: it goes at once, rather than the entries a policy would
                 // evict to make room for it (LRU's would empty the cache before reaching it).
                 // Unweighted, only a cache of capacity 0 gets here, and its eviction empties it.
@@ -47,7 +47,7 @@ where
     /// eviction, a loan no longer needed goes back. Out of line: only weighted shards get here.
     #[inline(never)]
     fn fit_in_budget(&mut self, i: u32, weight: u32, fold: Fold) {
-        let size = self.policy_mut().weighted_size();
+        let size = self.held_weight();
         let member = self.budget.as_mut().expect("a shard in a budget");
         member.settle();
         let allowance = member.fit(size, u64::from(weight));
@@ -86,7 +86,7 @@ where
     /// Gives the shard's loan back to its budget once it is no longer needed (the heavy entry
     /// it was for has gone).
     fn return_unused_loan(&mut self) {
-        let size = self.policy_mut().weighted_size();
+        let size = self.held_weight();
         if let Some(member) = &mut self.budget {
             member.return_unused_loan(size);
             self.follow_allowance(false);
@@ -100,6 +100,7 @@ where
             return;
         };
         let (allowance, capacity) = (member.allowance(), member.capacity());
+        let allowance = self.policy_maximum(allowance);
         let policy = self
             .policy
             .get_mut()
@@ -232,7 +233,7 @@ where
         if cause.was_evicted() {
             self.count_evicted_weight(i);
         }
-        self.policy_mut().remove(i);
+        self.forget_slot(i);
         let entry = self.detach(i);
         self.notify_removal(entry.key, entry.value, cause);
     }
@@ -242,7 +243,7 @@ where
     /// [`evict_to_fit`](Self::evict_to_fit).
     pub(super) fn count_evicted_weight(&mut self, i: u32) {
         if self.record_stats {
-            self.stats.eviction_weight += u64::from(self.policy_mut().weight_of(i));
+            self.stats.eviction_weight += u64::from(self.weight_of_slot(i));
         }
     }
 }

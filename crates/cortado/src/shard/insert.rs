@@ -92,9 +92,12 @@ where
         // A replacement counts as a read, deferred like one; a weighed entry's new weight must
         // reach the policy now.
         if self.weigher.is_some() || !self.defer_read_at(i, hash) {
-            self.policy_mut().update(i, weight);
+            self.set_weight_of_slot(i, weight);
         }
         let born = self.set_write_deadlines(i, deadlines, now);
+        if self.pins.is_some() {
+            self.sync_pin(i, hash);
+        }
         let cause = if expired {
             RemovalCause::Expired
         } else {
@@ -107,6 +110,10 @@ where
             return i;
         }
         if self.weigher.is_none() {
+            if self.pins.is_some() {
+                self.fit_after_pin();
+                return i;
+            }
             // The weighted size did not change: there is nothing to evict. Nor can the deferral
             // that eviction refreshes have changed: the policy sizes itself (and starts
             // sampling) only on an insert of a new key or a new maximum.
@@ -159,7 +166,11 @@ where
         });
         let fold = self.fold_before_insert();
         self.policy_mut().insert(i, hash, weight);
-        if self.set_write_deadlines(i, deadlines, now) == Born::Expired {
+        let born = self.set_write_deadlines(i, deadlines, now);
+        if self.pins.is_some() {
+            self.sync_pin(i, hash);
+        }
+        if born == Born::Expired {
             self.expire_at_once(i);
             self.evict_to_fit(fold);
             return i;
@@ -168,20 +179,29 @@ where
         i
     }
 
-    /// Makes room for more slots: doubling, as `Vec` would, but never past the most slots an
-    /// unweighted shard can use (its maximum plus the entry being inserted before eviction),
-    /// and the policy's per-slot arrays to match: plain doubling left a shard whose share was
-    /// just over a power of two with nearly half its slot memory unused (decision 0011).
+    /// Makes room for more slots: doubling, as `Vec` would, but never past the most slots the
+    /// shard is expected to use, and the policy's per-slot arrays to match: plain doubling left
+    /// a shard whose share was just over a power of two with nearly half its slot memory unused
+    /// (decision 0011). Unweighted, the most is the maximum plus the entry being inserted before
+    /// eviction; weighted, the maximum over the entries' mean weight so far, plus an eighth for
+    /// the mean to move (lighter entries later only mean growing again).
     pub(super) fn grow(&mut self) {
         let len = self.index.slots.len();
         let mut target = len.saturating_mul(2).max(16);
-        if self.weigher.is_none() {
-            let bound = usize::try_from(self.policy_mut().maximum())
+        let maximum = self.policy_mut().maximum();
+        let bound = if self.weigher.is_none() {
+            usize::try_from(maximum)
                 .unwrap_or(usize::MAX)
-                .saturating_add(1);
-            if bound > len {
-                target = target.min(bound);
-            }
+                .saturating_add(1)
+        } else {
+            let held = (len - self.free.len()).max(1) as u64;
+            let mean = (self.policy_mut().weighted_size() / held).max(1);
+            let entries = maximum / mean;
+            usize::try_from(entries.saturating_add(entries / 8).saturating_add(16))
+                .unwrap_or(usize::MAX)
+        };
+        if bound > len {
+            target = target.min(bound);
         }
         self.index.slots.reserve_exact(target - len);
         self.policy_mut().reserve(target);

@@ -44,6 +44,24 @@ where
             self.index.slots.len(),
             "slots leaked"
         );
+        let pins = self.pins.as_deref();
+        let pinned_weight = |i: u32| pins.and_then(|p| p.weight(i));
+        let members: Vec<u32> = live
+            .iter()
+            .copied()
+            .filter(|&i| pinned_weight(i).is_none())
+            .collect();
+        if let Some(pins) = pins {
+            let pinned: u64 = live.iter().filter_map(|&i| pinned_weight(i)).sum();
+            assert_eq!(pinned, pins.total(), "pinned weights");
+            for &i in &live {
+                assert_eq!(
+                    pinned_weight(i).is_some(),
+                    self.deadline(i).is_none(),
+                    "slot {i}: pinned exactly when it has no deadline"
+                );
+            }
+        }
         let policy = self.policy();
         let mut in_policy = policy.validate();
         in_policy.sort_unstable();
@@ -51,14 +69,18 @@ where
             // It counts entries and names none.
             assert_eq!(policy.weighted_size(), live.len() as u64, "unbounded count");
         } else {
-            assert_eq!(in_policy, live, "policy and slab disagree");
+            assert_eq!(in_policy, members, "policy and slab disagree");
         }
-        let weights: u64 = live.iter().map(|&i| u64::from(policy.weight_of(i))).sum();
+        let weights: u64 = members
+            .iter()
+            .map(|&i| u64::from(policy.weight_of(i)))
+            .sum();
         assert_eq!(weights, policy.weighted_size(), "weights");
         if let Some(weigher) = &self.weigher {
             for &i in &live {
                 let entry = self.entry(i);
-                assert_eq!(weigher(&entry.key, &entry.value), policy.weight_of(i));
+                let held = pinned_weight(i).unwrap_or_else(|| u64::from(policy.weight_of(i)));
+                assert_eq!(u64::from(weigher(&entry.key, &entry.value)), held);
             }
         }
         assert!(
@@ -68,10 +90,11 @@ where
             policy.maximum()
         );
         if let Some(member) = &self.budget {
+            let pinned = pins.map_or(0, |p| p.total());
             assert_eq!(
                 policy.maximum(),
-                member.allowance(),
-                "maximum is not the allowance"
+                member.allowance().saturating_sub(pinned),
+                "maximum is not the allowance less the pinned weight"
             );
         }
         drop(policy);

@@ -5,9 +5,12 @@ use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
 use std::time::Duration;
 
+use std::sync::PoisonError;
+
 use super::deadlines::Born;
-use super::Shard;
+use super::{hash_key, Shard};
 use crate::expiry::Deadlines;
+use crate::notification::RemovalCause;
 
 impl<K, V, S> Shard<K, V, S>
 where
@@ -66,6 +69,10 @@ where
         };
         if self.set_some_write_deadlines(i, deadlines, now) == Born::Expired {
             self.expire_at_once(i);
+        } else if self.pins.is_some() {
+            let hash = hash_key(&self.hasher, &self.entry(i).key);
+            self.sync_pin(i, hash);
+            self.fit_after_pin();
         }
         true
     }
@@ -153,5 +160,60 @@ where
         }
         let start = (rng.next_u64() % slots.len() as u64) as usize;
         (start..slots.len()).chain(0..start).find_map(live)
+    }
+
+    /// How often the policy counts `key`'s live entry as used (see `Policy::frequency`), its
+    /// reads not yet told to the policy included; `None` if absent, or if the policy counts
+    /// no uses.
+    pub(crate) fn frequency<Q>(&self, hash: u64, key: &Q, now: u64) -> Option<u64>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let i = self.find(hash, key).filter(|&i| !self.is_expired(i, now))?;
+        let deferred = self
+            .entry(i)
+            .reads
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let counted = self.policy().frequency(i, hash)?;
+        Some(counted + u64::from(deferred))
+    }
+
+    /// The live slots in the order the policy would evict them, the coldest first (slab order
+    /// when the policy keeps no order), with the reads deferred on them applied first.
+    pub(crate) fn slots_by_eviction_order(&mut self) -> Vec<u32> {
+        let policy = self
+            .policy
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        let slots = &mut self.index.slots;
+        policy.fold_all(|i| Self::take_deferred_mut(slots, i));
+        if policy.is_unbounded() {
+            return self.live_slots();
+        }
+        let mut order = policy.coldest();
+        if let Some(pins) = &self.pins {
+            // Never evicted, so after every entry the policy may evict.
+            order.extend(
+                pins.slots()
+                    .filter(|&i| self.index.slots[i as usize].is_some()),
+            );
+        }
+        order
+    }
+
+    /// Takes slot `i`'s live entry out of the cache with its deadline, neither counted nor
+    /// told to the listener as a removal (it moves elsewhere); an expired entry is removed as
+    /// expired instead, and a free slot gives `None`.
+    pub(crate) fn take_slot(&mut self, i: u32, now: u64) -> Option<(K, V, Option<u64>)> {
+        self.index.slots.get(i as usize)?.as_ref()?;
+        if self.is_expired(i, now) {
+            self.remove_index(i, RemovalCause::Expired);
+            return None;
+        }
+        let deadline = self.deadline(i);
+        self.forget_slot(i);
+        let entry = self.detach(i);
+        Some((entry.key, entry.value, deadline))
     }
 }

@@ -174,7 +174,11 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
         Ok(Self {
             slots,
             shard_mask: shards - 1,
-            uses_time: AtomicBool::new(config.rules.is_active() || builder.negative_ttl.is_some()),
+            uses_time: AtomicBool::new(
+                config.rules.is_active()
+                    || builder.negative_ttl.is_some()
+                    || builder.refresh.is_some(),
+            ),
             hasher: builder.hasher,
             clock: builder.clock,
             listener: builder.listener,
@@ -189,6 +193,10 @@ impl<K: Hash + Eq, V: Clone, S: BuildHasher + Clone> Inner<K, V, S> {
             works_after_writes: pacer.is_some() || budget.is_some(),
             pacer,
             budget,
+            refresh: builder
+                .refresh
+                .zip(config.refresh)
+                .map(|(settings, trigger)| Box::new(super::refresh::Refresh { settings, trigger })),
         })
     }
 }

@@ -59,15 +59,15 @@ thread_local! {
 }
 
 /// Marks a load as run by this thread until dropped (also when the loader panics).
-struct Running(usize);
+pub(super) struct Running(usize);
 
 impl Running {
-    fn enter(id: usize) -> Self {
+    pub(super) fn enter(id: usize) -> Self {
         let _ = RUNNING.try_with(|running| running.borrow_mut().push(id));
         Self(id)
     }
 
-    fn includes(id: usize) -> bool {
+    pub(super) fn includes(id: usize) -> bool {
         RUNNING
             .try_with(|running| running.borrow().contains(&id))
             .unwrap_or(false)
@@ -89,6 +89,49 @@ impl Drop for Running {
                 running.remove(at);
             }
         });
+    }
+}
+
+impl<K: Hash + Eq, V: Clone, S: BuildHasher> Inner<K, V, S> {
+    /// Caches the loader's outcome, releases the waiters, then notifies the listener.
+    pub(super) fn finish_load(
+        &self,
+        hash: u64,
+        key: &K,
+        guard: LoadGuard<'_, K, V>,
+        started: Option<Instant>,
+        outcome: Outcome<V>,
+        clone: impl Fn(&K) -> K,
+    ) {
+        let mut removed = Vec::new();
+        match &outcome {
+            Outcome::Value(value) => {
+                self.record_load(started, true);
+                let value = value.clone();
+                removed = self
+                    .write(hash, |core, now| {
+                        match guard.superseded() {
+                            None => {
+                                // Under the shard's lock (see `cache_absence`); the load in
+                                // flight for the key is this one.
+                                self.forget_absence(hash, key);
+                                core.insert(hash, clone(key), value, now, None);
+                            }
+                            // A write since the loader's look: the value was as good as
+                            // cached, then replaced or removed by it.
+                            Some(cause) => core.notify_removal(clone(key), value, cause),
+                        }
+                    })
+                    .1;
+            }
+            Outcome::Absent => {
+                self.record_load(started, false);
+                self.cache_absence(hash, clone(key), &guard);
+            }
+            Outcome::Failed(_) | Outcome::Abandoned => self.record_load(started, false),
+        }
+        guard.complete(outcome);
+        self.notify(removed);
     }
 }
 
@@ -165,51 +208,11 @@ impl<K: Hash + Eq + Clone, V: Clone, S: BuildHasher> Inner<K, V, S> {
                     // `publish` clones the value: a panic there is a failed load too.
                     let outcome = publish(&result);
                     unfinished.disarm();
-                    self.finish_load(hash, key, guard, started, outcome);
+                    self.finish_load(hash, key, guard, started, outcome, K::clone);
                     return result;
                 }
             }
         }
-    }
-
-    /// Caches the loader's outcome, releases the waiters, then notifies the listener.
-    fn finish_load(
-        &self,
-        hash: u64,
-        key: &K,
-        guard: LoadGuard<'_, K, V>,
-        started: Option<Instant>,
-        outcome: Outcome<V>,
-    ) {
-        let mut removed = Vec::new();
-        match &outcome {
-            Outcome::Value(value) => {
-                self.record_load(started, true);
-                let value = value.clone();
-                removed = self
-                    .write(hash, |core, now| {
-                        match guard.superseded() {
-                            None => {
-                                // Under the shard's lock (see `cache_absence`); the load in
-                                // flight for the key is this one.
-                                self.forget_absence(hash, key);
-                                core.insert(hash, key.clone(), value, now, None);
-                            }
-                            // A write since the loader's look: the value was as good as
-                            // cached, then replaced or removed by it.
-                            Some(cause) => core.notify_removal(key.clone(), value, cause),
-                        }
-                    })
-                    .1;
-            }
-            Outcome::Absent => {
-                self.record_load(started, false);
-                self.cache_absence(hash, key.clone(), &guard);
-            }
-            Outcome::Failed(_) | Outcome::Abandoned => self.record_load(started, false),
-        }
-        guard.complete(outcome);
-        self.notify(removed);
     }
 
     pub(crate) async fn load_value(&self, key: &K, init: impl Future<Output = V>) -> V {

@@ -153,9 +153,11 @@
 //! 3. A. Prada: quick-cache (shards of a single-threaded core behind read-write locks).
 
 mod build;
+mod bulk;
 mod iter;
 mod loading;
 mod reentry;
+mod refresh;
 mod writes_and_loads;
 
 use std::borrow::Borrow;
@@ -265,6 +267,9 @@ pub(crate) struct Inner<K, V, S> {
     /// Whether a write has work after its shard's lock is released: with a pacer or a budget
     /// ([`finish_write`](Self::finish_write)).
     works_after_writes: bool,
+    /// Refresh after write, if configured. Boxed: the fields beside it keep the layout they
+    /// had before it (decision 0017).
+    refresh: Option<Box<refresh::Refresh<K, V>>>,
 }
 
 /// A thread-safe bounded cache. See the [module docs](self).
@@ -687,6 +692,7 @@ where
         if let Some(pacer) = &cache.inner.pacer {
             pacer.spawn(Arc::downgrade(&cache.inner));
         }
+        cache.inner.connect_refresh();
         cache
     }
 }

@@ -385,3 +385,284 @@ fn len_including_expired_expired_not_removed_counted_until_removal() {
     cache.run_pending_tasks();
     assert_eq!(cache.len_including_expired(), 0);
 }
+
+#[test]
+fn drain_lru_cache_yields_coldest_first_and_empties_it() {
+    let mut cache = Cache::builder()
+        .max_capacity(4)
+        .eviction_policy(crate::policy::EvictionPolicy::lru())
+        .build()
+        .unwrap();
+    for i in 0..4u32 {
+        cache.insert(i, i * 10);
+    }
+    cache.get(&1);
+    cache.get(&0);
+    let drained: Vec<(u32, u32, Option<Duration>)> = cache.drain().collect();
+    assert_eq!(
+        drained,
+        vec![(2, 20, None), (3, 30, None), (1, 10, None), (0, 0, None)]
+    );
+    assert!(cache.is_empty());
+    assert_eq!(cache.weighted_size(), 0);
+    cache.insert(9, 90);
+    assert_eq!(cache.get(&9), Some(&90), "usable after draining");
+    cache.validate();
+}
+
+#[test]
+fn drain_timed_entries_keep_lifetime_left_expired_removed_as_expired() {
+    let clock = ManualClock::new();
+    clock.set(secs(1));
+    let removed = Arc::new(Mutex::new(Vec::new()));
+    let heard = removed.clone();
+    let mut cache = Cache::builder()
+        .clock(clock.clone())
+        .record_stats()
+        .eviction_listener(move |k: &u32, _v: &u32, cause| heard.lock().unwrap().push((*k, cause)))
+        .build()
+        .unwrap();
+    cache.insert_with_ttl(1, 10, secs(10));
+    cache.insert_with_ttl(2, 20, secs(60));
+    cache.insert(3, 30);
+    clock.advance(secs(15));
+    let mut drained: Vec<_> = cache.drain().collect();
+    drained.sort();
+    assert_eq!(drained, vec![(2, 20, Some(secs(45))), (3, 30, None)]);
+    assert_eq!(*removed.lock().unwrap(), vec![(1, RemovalCause::Expired)]);
+    assert_eq!(cache.stats().evictions_expired, 1);
+    assert_eq!(cache.len_with_deadline(), 0);
+    cache.validate();
+}
+
+#[test]
+fn drain_dropped_early_empties_cache_silently() {
+    let removed = Arc::new(Mutex::new(0));
+    let heard = removed.clone();
+    let mut cache = Cache::builder()
+        .max_capacity(100)
+        .eviction_listener(move |_: &u32, _: &u32, _| *heard.lock().unwrap() += 1)
+        .build()
+        .unwrap();
+    for i in 0..50 {
+        cache.insert(i, i);
+    }
+    let first: Vec<_> = cache.drain().take(5).collect();
+    assert_eq!(first.len(), 5);
+    assert!(cache.is_empty());
+    assert_eq!(
+        *removed.lock().unwrap(),
+        0,
+        "drained entries are not removals"
+    );
+    cache.validate();
+}
+
+#[test]
+fn follow_policy_mode_runs_no_miniatures_adopts_leaders_mode() {
+    let build = |follows: bool| {
+        let builder = Cache::<u32, u32>::builder().max_capacity(2_000);
+        let builder = if follows {
+            builder.follow_policy_mode()
+        } else {
+            builder
+        };
+        builder.build().unwrap()
+    };
+    let (mut leader, mut follower) = (build(false), build(true));
+    for i in 0..4_000 {
+        leader.insert(i % 3_000, i);
+        follower.insert(i % 3_000, i);
+    }
+    assert!(
+        follower.memory_bytes() * 2 < leader.memory_bytes(),
+        "follower {} leader {}",
+        follower.memory_bytes(),
+        leader.memory_bytes()
+    );
+    let start = follower
+        .policy_mode()
+        .expect("adaptive W-TinyLFU has a mode");
+    let window = follower.window_capacity();
+    let other = if start == 0 { 1 } else { 0 };
+    follower.adopt_policy_mode(other);
+    assert_eq!(follower.policy_mode(), Some(other));
+    assert_ne!(
+        follower.window_capacity(),
+        window,
+        "the window follows the mode"
+    );
+    let leads = leader.policy_mode().unwrap();
+    follower.adopt_policy_mode(leads);
+    assert_eq!(follower.policy_mode(), Some(leads));
+    follower.validate();
+}
+
+#[test]
+fn frequency_counts_uses_under_counting_policies_none_otherwise() {
+    use crate::policy::EvictionPolicy;
+    let build = |policy| {
+        Cache::<u32, u32>::builder()
+            .max_capacity(1_000)
+            .eviction_policy(policy)
+            .build()
+            .unwrap()
+    };
+    for policy in [
+        EvictionPolicy::tiny_lfu(),
+        EvictionPolicy::lfu(),
+        EvictionPolicy::redis_lfu(),
+    ] {
+        let mut cache = build(policy);
+        cache.insert(1, 1);
+        cache.insert(2, 2);
+        for _ in 0..5 {
+            cache.get(&1);
+        }
+        let (hot, cold) = (cache.frequency(&1).unwrap(), cache.frequency(&2).unwrap());
+        assert!(hot > cold, "{policy:?}: {hot} vs {cold}");
+        assert_eq!(cache.frequency(&3), None, "absent");
+    }
+    for policy in [
+        EvictionPolicy::lru(),
+        EvictionPolicy::redis_lru(),
+        EvictionPolicy::random(),
+    ] {
+        let mut cache = build(policy);
+        cache.insert(1, 1);
+        assert_eq!(cache.frequency(&1), None, "{policy:?}");
+    }
+    let mut unbounded: Cache<u32, u32> = Cache::builder().build().unwrap();
+    unbounded.insert(1, 1);
+    assert_eq!(unbounded.frequency(&1), None);
+}
+
+/// A bounded cache of weighted entries that evicts only entries with a deadline.
+fn expiring_only(policy: crate::policy::EvictionPolicy, clock: &ManualClock) -> Cache<u32, u32> {
+    Cache::builder()
+        .max_capacity(100)
+        .weigher(|_: &u32, v: &u32| *v % 7 + 1)
+        .eviction_policy(policy)
+        .evict_only_expiring()
+        .clock(clock.clone())
+        .build()
+        .unwrap()
+}
+
+fn every_policy() -> Vec<crate::policy::EvictionPolicy> {
+    use crate::policy::EvictionPolicy;
+    vec![
+        EvictionPolicy::tiny_lfu(),
+        EvictionPolicy::tiny_lfu_static(),
+        EvictionPolicy::lru(),
+        EvictionPolicy::lfu(),
+        EvictionPolicy::redis_lru(),
+        EvictionPolicy::redis_lfu(),
+        EvictionPolicy::random(),
+    ]
+}
+
+#[test]
+fn evict_only_expiring_keeps_untimed_entries_evicts_timed_ones() {
+    for policy in every_policy() {
+        let clock = ManualClock::new();
+        let mut cache = expiring_only(policy, &clock);
+        for i in 0..10 {
+            cache.insert(i, 6); // weight 7 each: 70 untimed
+        }
+        for i in 100..200 {
+            cache.insert_with_ttl(i, 6, secs(100));
+        }
+        for i in 0..10 {
+            assert!(cache.contains_key(&i), "{policy:?}: untimed {i} evicted");
+        }
+        assert!(cache.weighted_size() <= 100, "{policy:?}");
+        assert!(cache.stats().evictions_size > 0 || cache.len() < 110);
+        // Untimed entries alone past the capacity: every timed one goes, and it stays over.
+        for i in 10..20 {
+            cache.insert(i, 6);
+        }
+        assert_eq!(cache.len_with_deadline(), 0, "{policy:?}");
+        assert_eq!(cache.len(), 20, "{policy:?}");
+        assert_eq!(cache.weighted_size(), 140);
+        // A lifetime makes an entry evictable; clearing it pins it again.
+        assert!(cache.set_expires_after(&0, Some(secs(10))));
+        cache.insert(300, 0);
+        assert!(
+            !cache.contains_key(&0),
+            "{policy:?}: now timed, so evictable"
+        );
+        cache.validate();
+    }
+}
+
+#[test]
+fn evict_only_expiring_random_operations_keep_invariants() {
+    for (round, policy) in every_policy().into_iter().enumerate() {
+        let clock = ManualClock::new();
+        clock.set(secs(1));
+        let mut cache = expiring_only(policy, &clock);
+        let mut rng = SmallRng::new(round as u64 + 7);
+        for step in 0..4_000 {
+            let key = (rng.next_u64() % 64) as u32;
+            let value = (rng.next_u64() % 50) as u32;
+            match rng.next_u64() % 8 {
+                0 | 1 => cache.insert(key, value),
+                2 | 3 => cache.insert_with_ttl(key, value, secs(1 + rng.next_u64() % 20)),
+                4 => {
+                    cache.get(&key);
+                }
+                5 => {
+                    let ttl = (rng.next_u64() % 2 == 0).then(|| secs(rng.next_u64() % 20));
+                    cache.set_expires_after(&key, ttl);
+                }
+                6 => {
+                    cache.remove(&key);
+                }
+                _ => clock.advance(secs(1)),
+            }
+            if step % 7 == 0 {
+                cache.validate();
+            }
+        }
+        cache.validate();
+        let drained: Vec<_> = cache.drain().collect();
+        assert!(cache.is_empty());
+        assert!(drained.len() <= 64);
+        cache.validate();
+    }
+}
+
+#[test]
+fn listen_only_to_evictions_hears_expired_and_size_not_removed_or_replaced() {
+    let clock = ManualClock::new();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let log = heard.clone();
+    let mut cache = Cache::builder()
+        .max_capacity(2)
+        .clock(clock.clone())
+        .eviction_policy(crate::policy::EvictionPolicy::lru())
+        .eviction_listener(move |k: &u32, _: &u32, cause| log.lock().unwrap().push((*k, cause)))
+        .listen_only_to_evictions()
+        .record_stats()
+        .build()
+        .unwrap();
+    cache.insert(1, 1);
+    cache.insert(1, 2); // replaced: not heard
+    cache.remove(&1); // removed: not heard
+    cache.insert_with_ttl(2, 2, secs(1));
+    cache.insert(3, 3);
+    cache.insert(4, 4); // evicts 2 (LRU) for size
+    cache.insert_with_ttl(5, 5, secs(1));
+    clock.advance(secs(2));
+    cache.run_pending_tasks(); // 5 expires
+    cache.retain(|_, _| false); // removed: not heard
+    let heard = heard.lock().unwrap().clone();
+    assert_eq!(heard.len(), 3, "{heard:?}");
+    assert!(
+        heard.iter().all(|(_, cause)| cause.was_evicted()),
+        "{heard:?}"
+    );
+    assert!(heard.contains(&(5, RemovalCause::Expired)), "{heard:?}");
+    assert_eq!(cache.stats().replacements, 1, "counted though not heard");
+}

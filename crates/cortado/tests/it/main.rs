@@ -6,12 +6,14 @@
 //! Proptest keeps each module's regressions in `tests/proptest-regressions/<module>.txt`: it
 //! looks beside the directory that holds this `main.rs`.
 
+mod bulk;
 mod common;
 
 mod front_ends;
 mod future_behaviour;
 mod panic_safety;
 mod policy_equivalence;
+mod refresh;
 mod sampled_model;
 mod scheduler_tokio;
 mod sync_behaviour;

@@ -560,6 +560,11 @@ impl Sampled {
             .collect()
     }
 
+    /// An entry's LFU counter decayed to now, under the LFU rule; `None` under the others.
+    pub(crate) fn frequency(&self, i: u32) -> Option<u64> {
+        (self.config.rule == Rule::Lfu).then(|| u64::from(self.decayed_counter(i)))
+    }
+
     /// An entry's LFU counter, decayed to now.
     #[cfg(test)]
     pub(crate) fn counter(&self, i: u32) -> u8 {

@@ -411,6 +411,11 @@ impl WTinyLfu {
         self.segments.weight_of(i)
     }
 
+    /// The sketch's estimate of how often the key of `hash` was seen lately.
+    pub(crate) fn frequency(&self, hash: u64) -> u64 {
+        u64::from(self.admission.sketch.frequency(u64::from(fold_hash(hash))))
+    }
+
     /// Heap bytes of the policy's own structures.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.segments.memory_bytes()
