@@ -67,23 +67,22 @@ impl Eviction {
     pub fn from_settings(settings: &Settings) -> Self {
         let name = settings.maxmemory_policy.as_str();
         let samples = settings.maxmemory_samples;
-        let lfu = || {
-            let policy = EvictionPolicy::redis_lfu()
-                .samples(samples)
-                .lfu_log_factor(settings.lfu_log_factor);
-            if settings.lfu_decay_time == 0 {
-                policy.lfu_decay_period(0)
-            } else {
-                policy
-            }
-        };
         let policy = match name.split_once('-').map_or(name, |(_, kind)| kind) {
-            "lru" => Some(EvictionPolicy::redis_lru().samples(samples)),
-            "lfu" => Some(lfu()),
+            // volatile-ttl: no library policy orders by deadline (see the module docs).
+            "lru" | "ttl" => Some(EvictionPolicy::redis_lru().samples(samples)),
+            "lfu" => {
+                let lfu = EvictionPolicy::redis_lfu()
+                    .samples(samples)
+                    .lfu_log_factor(settings.lfu_log_factor);
+                // `lfu-decay-time 0`: counters never decay; any other period is the library's.
+                Some(if settings.lfu_decay_time == 0 {
+                    lfu.lfu_decay_period(0)
+                } else {
+                    lfu
+                })
+            }
             "random" => Some(EvictionPolicy::random()),
             "wtinylfu" => Some(EvictionPolicy::tiny_lfu()),
-            // volatile-ttl: no library policy orders by deadline (see the module docs).
-            "ttl" => Some(EvictionPolicy::redis_lru().samples(samples)),
             _ => None,
         };
         let policy = policy.filter(|_| settings.maxmemory > 0);
@@ -317,12 +316,6 @@ impl Keyspace {
 
     /// Keys evicted for memory since the start.
     pub fn evicted_keys(&self) -> u64 {
-        self.sum(|shard| {
-            shard.retired.evictions_size
-                + shard
-                    .databases()
-                    .map(|(_, c)| c.stats().evictions_size)
-                    .sum::<u64>()
-        })
+        self.cache_stat(|stats| stats.evictions_size)
     }
 }

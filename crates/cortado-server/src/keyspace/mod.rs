@@ -823,11 +823,17 @@ impl Keyspace {
 
     /// Keys removed because they expired, lazily or actively.
     pub fn expired_keys(&self) -> u64 {
+        self.cache_stat(|stats| stats.evictions_expired)
+    }
+
+    /// A counter of the caches' statistics, summed over every cache, the dropped ones
+    /// included.
+    pub fn cache_stat(&self, counter: impl Fn(&cortado::stats::CacheStats) -> u64) -> u64 {
         self.sum(|shard| {
-            shard.retired.evictions_expired
+            counter(&shard.retired)
                 + shard
                     .databases()
-                    .map(|(_, c)| c.stats().evictions_expired)
+                    .map(|(_, c)| counter(&c.stats()))
                     .sum::<u64>()
         })
     }
