@@ -324,6 +324,9 @@ pub(crate) struct Shard<K, V, S> {
     pins: Option<Box<pins::Pins>>,
     /// Whether writes record their time in `write_times` (with `refresh`).
     keeps_write_times: bool,
+    /// Whether the policy ranks entries by deadline, which it is told at each change
+    /// ([`tell_policy_deadline`](Self::tell_policy_deadline)).
+    orders_by_deadline: bool,
     /// The time of each slot's last write, by slot, kept only for refresh after write.
     write_times: Vec<u64>,
     /// Starts the reload of an entry a read finds due ([`ShardConfig::refresh`]).
@@ -431,6 +434,7 @@ where
                 .then(|| Box::new(pins::Pins::new(max_capacity.unwrap_or(u64::MAX)))),
             budget: member,
             keeps_write_times: config.refresh.is_some(),
+            orders_by_deadline: config.policy.orders_by_deadline(),
             write_times: Vec::new(),
             refresh: config.refresh.clone(),
         };
@@ -925,6 +929,9 @@ where
         for &i in &order {
             let weight = self.weigh(i).unwrap_or(1);
             policy.insert(i, hash_key(&self.hasher, &self.entry(i).key), weight);
+            if policy.orders_by_deadline() {
+                policy.set_deadline(i, self.deadline(i));
+            }
         }
         *self.policy_mut() = policy;
         self.adopted_mode = None;

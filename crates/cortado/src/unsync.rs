@@ -115,6 +115,23 @@ impl<K, V, S> CacheBuilder<K, V, S, Unsynchronized> {
         self
     }
 
+    /// Splits the fixed minimums of the W-TinyLFU policy among `caches` caches that split one
+    /// keyspace (shards whose memory is counted together, such as a server's): the admission
+    /// sketch's smallest table (4,096 entries, 32 KiB) and its longest aging floor (10,000
+    /// increments) become that share of them, so the caches together cost and age as one
+    /// cache would. 0 and 1 leave the minimums whole.
+    ///
+    /// Without it, each of 32 small shards keeps a 32 KiB sketch and ages only after 10,000
+    /// of its own increments, 32 times more requests than one cache. [`sync::Cache`]'s shards
+    /// keep the whole minimums: there they bought more hit ratio than their memory would have
+    /// (`docs/decisions/0006-sketch-minimums-per-shard.md`).
+    ///
+    /// [`sync::Cache`]: crate::sync::Cache
+    pub fn split_minimums(mut self, caches: usize) -> Self {
+        self.minimums_divisor = u32::try_from(caches.max(1)).unwrap_or(u32::MAX);
+        self
+    }
+
     /// Evicts for size only entries that have a deadline (Redis's `volatile-*` policies): the
     /// policy sees only those, and an entry without one is never evicted for size, though its
     /// weight counts against the capacity. When such entries alone fill the capacity, the

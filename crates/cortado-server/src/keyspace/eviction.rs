@@ -26,6 +26,10 @@
 //!   run. A policy's clock counts requests, not seconds (see the library's `sampled` module):
 //!   `lfu-decay-time` 0 still means counters never decay; any other value leaves the decay
 //!   period to the library's automatic one, which follows the cache's turnover.
+//! - **One keyspace's minimums.** The caches [split](cortado::unsync::CacheBuilder::split_minimums)
+//!   W-TinyLFU's fixed minimums (the sketch's smallest table and aging floor) among the shards:
+//!   each of 32 shards keeping a whole cache's 32 KiB sketch spent 1 MB before the first key,
+//!   more than a limit of a few MB leaves for keys.
 //! - **Switching.** `CONFIG SET maxmemory` or `maxmemory-policy` rebuilds every cache under
 //!   the new bounds ([`Keyspace::set_eviction`]), moving the entries across coldest first
 //!   ([`cortado::unsync::Cache::drain`]) so that what was recent stays recent: no key is lost
@@ -34,9 +38,8 @@
 //!   built to [evict only expiring entries](cortado::builder::CacheBuilder::evict_only_expiring),
 //!   so the policy sees only those, while the others' weight still counts. When keys without a
 //!   lifetime fill the room on their own, the cron marks the keyspace overfull and writes get
-//!   `-OOM`, as Redis refuses them when it finds nothing to evict. `volatile-ttl` evicts by
-//!   Redis's sampled LRU among the keys with a lifetime: the library has no policy that orders
-//!   by deadline.
+//!   `-OOM`, as Redis refuses them when it finds nothing to evict. `volatile-ttl` is the
+//!   library's sampled policy ranked by deadline (the pool of 16, the nearest deadline first).
 
 use std::sync::atomic::Ordering;
 
@@ -68,8 +71,8 @@ impl Eviction {
         let name = settings.maxmemory_policy.as_str();
         let samples = settings.maxmemory_samples;
         let policy = match name.split_once('-').map_or(name, |(_, kind)| kind) {
-            // volatile-ttl: no library policy orders by deadline (see the module docs).
-            "lru" | "ttl" => Some(EvictionPolicy::redis_lru().samples(samples)),
+            "lru" => Some(EvictionPolicy::redis_lru().samples(samples)),
+            "ttl" => Some(EvictionPolicy::redis_ttl().samples(samples)),
             "lfu" => {
                 let lfu = EvictionPolicy::redis_lfu()
                     .samples(samples)
@@ -142,7 +145,8 @@ pub(super) fn build_cache(
             let builder = builder
                 .weigher(weigh)
                 .eviction_policy(bound.policy)
-                .budget(bound.budget.clone());
+                .budget(bound.budget.clone())
+                .split_minimums(bound.shards);
             let builder = if bound.volatile {
                 builder.evict_only_expiring()
             } else {
@@ -165,6 +169,8 @@ pub(super) struct Bound {
     pub budget: Budget,
     /// Only keys with a lifetime may be evicted (`volatile-*`).
     pub volatile: bool,
+    /// The number of shards, which split the policies' fixed minimums.
+    pub shards: usize,
 }
 
 impl Keyspace {
@@ -198,6 +204,7 @@ impl Keyspace {
             policy,
             budget: Budget::new(eviction.maxmemory),
             volatile: eviction.volatile,
+            shards: self.shards.len(),
         });
         current.1 = bound.as_ref().map(|b| b.budget.clone());
         let mut locked = self.lock_all();

@@ -311,6 +311,39 @@ fn maxmemory_volatile_policies_evict_only_keys_with_a_lifetime_then_refuse_write
     }
 }
 
+/// How many of keys `key:{from..to}` exist (one `EXISTS` per thousand).
+fn existing(client: &mut RawClient, from: usize, to: usize) -> i64 {
+    let mut total = 0;
+    for start in (from..to).step_by(1_000) {
+        let keys: Vec<String> = (start..(start + 1_000).min(to))
+            .map(|i| format!("key:{i}"))
+            .collect();
+        let mut args = vec!["EXISTS"];
+        args.extend(keys.iter().map(String::as_str));
+        let Frame::Int(n) = client.call(&args) else {
+            panic!("EXISTS replies an integer")
+        };
+        total += n;
+    }
+    total
+}
+
+#[test]
+fn maxmemory_volatile_ttl_evicts_nearest_deadline_first_not_oldest() {
+    let server =
+        ServerProcess::start(&["--maxmemory", "6mb", "--maxmemory-policy", "volatile-ttl"]);
+    let mut client = server.raw();
+    // Old keys with a far deadline, then many more with a near one: LRU would evict the old
+    // ones first, volatile-ttl the near ones.
+    assert!(fill(&mut client, 0, 10_000, Some("100000")).is_empty());
+    assert!(fill(&mut client, 10_000, 110_000, Some("1000")).is_empty());
+    let used = used_memory_settles_under(&mut client, 6 << 20);
+    assert!(used <= 6 << 20, "used_memory {used}");
+    assert!(info_field(&mut client, "stats", "evicted_keys") > 50_000);
+    let far = existing(&mut client, 0, 10_000);
+    assert!(far >= 9_000, "{far} of 10,000 far-deadline keys left");
+}
+
 #[test]
 fn maxmemory_eviction_publishes_evicted_events() {
     let server = ServerProcess::start(&[

@@ -74,6 +74,16 @@ where
         }
     }
 
+    /// Tells a policy that ranks entries by deadline slot `i`'s, after it may have changed
+    /// (a pinned entry is not in the policy).
+    #[inline]
+    pub(super) fn tell_policy_deadline(&mut self, i: u32) {
+        if self.orders_by_deadline && !self.is_pinned(i) {
+            let deadline = self.deadline(i);
+            self.policy_mut().set_deadline(i, deadline);
+        }
+    }
+
     pub(super) fn set_deadlines(&mut self, i: u32, deadlines: Deadlines) {
         self.schedule(i, self.rules.effective(deadlines));
         if !self.rules.reads_matter() {

@@ -69,9 +69,12 @@ where
         };
         if self.set_some_write_deadlines(i, deadlines, now) == Born::Expired {
             self.expire_at_once(i);
-        } else if self.pins.is_some() {
-            let hash = hash_key(&self.hasher, &self.entry(i).key);
-            self.sync_pin(i, hash);
+        } else {
+            if self.pins.is_some() {
+                let hash = hash_key(&self.hasher, &self.entry(i).key);
+                self.sync_pin(i, hash);
+            }
+            self.tell_policy_deadline(i);
             self.fit_after_pin();
         }
         true
