@@ -416,6 +416,7 @@ fn start_cron(server: Arc<Server>) -> Cron {
         .spawn(move || {
             let mut sampled = Instant::now();
             while !flag.load(Ordering::Relaxed) {
+                crate::keyspace::tick_coarse_clock();
                 if server.active_expire.load(Ordering::Relaxed) {
                     let removed = server.keyspace.expire_cycle();
                     server.active_expired.fetch_add(removed, Ordering::Relaxed);

@@ -71,6 +71,7 @@ use crate::read_buffer::ReadBuffer;
 use crate::stats::CacheStats;
 use crate::timer_wheel::TimerWheel;
 
+mod access_times;
 mod deadlines;
 mod eviction;
 mod insert;
@@ -131,6 +132,8 @@ pub(crate) struct ShardConfig<K, V> {
     /// Refresh after write: each entry's last write time is kept ([`Shard::written_at`]),
     /// and a read of an entry due for a reload starts one through the trigger.
     pub(crate) refresh: Option<Arc<RefreshTrigger<K, V>>>,
+    /// Whether each entry's last access time is kept ([`Shard::idle_time_of`]).
+    pub(crate) access_times: bool,
 }
 
 impl<K, V> ShardConfig<K, V> {
@@ -157,6 +160,7 @@ impl<K, V> ShardConfig<K, V> {
             budget: None,
             evicts_only_expiring: false,
             refresh: None,
+            access_times: false,
         }
     }
 }
@@ -178,6 +182,7 @@ impl<K, V> Clone for ShardConfig<K, V> {
             budget: self.budget.clone(),
             evicts_only_expiring: self.evicts_only_expiring,
             refresh: self.refresh.clone(),
+            access_times: self.access_times,
         }
     }
 }
@@ -324,6 +329,10 @@ pub(crate) struct Shard<K, V, S> {
     pins: Option<Box<pins::Pins>>,
     /// Whether writes record their time in `write_times` (with `refresh`).
     keeps_write_times: bool,
+    /// Whether reads and writes record their time in `access_times`.
+    keeps_access_times: bool,
+    /// The time of each slot's last use in whole seconds, by slot (see `access_times`).
+    access_times: Vec<u32>,
     /// Whether the policy ranks entries by deadline, which it is told at each change
     /// ([`tell_policy_deadline`](Self::tell_policy_deadline)).
     orders_by_deadline: bool,
@@ -435,6 +444,8 @@ where
             budget: member,
             keeps_write_times: config.refresh.is_some(),
             orders_by_deadline: config.policy.orders_by_deadline(),
+            keeps_access_times: config.access_times,
+            access_times: Vec::new(),
             write_times: Vec::new(),
             refresh: config.refresh.clone(),
         };
@@ -655,6 +666,7 @@ where
             return None;
         };
         let i = hit.slot;
+        self.record_access_time(i, now);
         if self.moved_deadline().is_some() {
             // Exclusive here: the read's earlier deadline goes into the wheel at once.
             self.reschedule();
@@ -1017,6 +1029,7 @@ where
             + self.read_deadlines.capacity() * 8
             + self.write_deadlines.capacity() * 8
             + self.write_times.capacity() * 8
+            + self.access_times.capacity() * 4
             + self.policy().memory_bytes()
             + self.wheel.as_ref().map_or(0, TimerWheel::memory_bytes)
             + self.pins.as_ref().map_or(0, |p| p.memory_bytes())

@@ -132,6 +132,14 @@ impl<K, V, S> CacheBuilder<K, V, S, Unsynchronized> {
         self
     }
 
+    /// Keeps each entry's last access time (a read or write; not a `peek`), in whole seconds
+    /// of the cache's clock, for [`idle_time`](Cache::idle_time): 4 bytes per entry, and a
+    /// flag test per read and write without it.
+    pub fn record_access_times(mut self) -> Self {
+        self.records_access_times = true;
+        self
+    }
+
     /// Evicts for size only entries that have a deadline (Redis's `volatile-*` policies): the
     /// policy sees only those, and an entry without one is never evicted for size, though its
     /// weight counts against the capacity. When such entries alone fill the capacity, the
@@ -158,7 +166,7 @@ impl<K: Hash + Eq, V, S: BuildHasher> CacheBuilder<K, V, S, Unsynchronized> {
     pub fn build(self) -> Result<Cache<K, V, S>, BuildError> {
         let config = self.shard_config()?;
         Ok(Cache {
-            uses_time: config.rules.is_active(),
+            uses_time: config.rules.is_active() || config.access_times,
             shard: Shard::new(&config, self.hasher),
             clock: self.clock,
             hears_removals: !self.listens_only_to_evictions,
@@ -559,6 +567,34 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     {
         self.shard
             .expires_after(self.shard.hash(key), key, self.now())
+    }
+
+    /// How long the live `key` has gone without a read or write, in whole seconds, if the
+    /// cache [records access times](CacheBuilder::record_access_times); `None` if it does
+    /// not, or if the key is absent or expired.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use cortado::time::ManualClock;
+    /// let clock = ManualClock::new();
+    /// let mut cache = cortado::unsync::Cache::builder()
+    ///     .max_capacity(10)
+    ///     .clock(clock.clone())
+    ///     .record_access_times()
+    ///     .build()
+    ///     .unwrap();
+    /// cache.insert("a", 1);
+    /// clock.advance(Duration::from_secs(30));
+    /// assert_eq!(cache.idle_time("a"), Some(Duration::from_secs(30)));
+    /// cache.get("a");
+    /// assert_eq!(cache.idle_time("a"), Some(Duration::ZERO));
+    /// ```
+    pub fn idle_time<Q>(&self, key: &Q) -> Option<Duration>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.shard.idle_time(self.shard.hash(key), key, self.now())
     }
 
     /// Gives the live `key` a new lifetime from now (`Some`), as

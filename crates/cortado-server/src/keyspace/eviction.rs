@@ -136,6 +136,7 @@ pub(super) fn build_cache(
     let builder = Cache::builder()
         .clock(clock.clone())
         .record_stats()
+        .record_access_times()
         .expiry_batch(EXPIRY_BATCH)
         .eviction_listener(listener)
         .listen_only_to_evictions();

@@ -97,6 +97,28 @@ impl TimeSource {
     pub fn now_millis(&self) -> u64 {
         self.now_nanos() / 1_000_000
     }
+
+    /// Unix time in nanoseconds as of the cron's last tick ([`tick_coarse_clock`], every
+    /// 10 ms), for what needs a time but not an exact one (keys' last access times, in whole
+    /// seconds): a load, where reading the system's clock is a call. A manual clock's is exact.
+    #[inline]
+    pub fn coarse_nanos(&self) -> u64 {
+        match self {
+            TimeSource::System => match COARSE_NANOS.load(Ordering::Relaxed) {
+                0 => self.now_nanos(),
+                ticked => ticked,
+            },
+            TimeSource::Manual(clock) => clock.now_nanos(),
+        }
+    }
+}
+
+/// The system's Unix time in nanoseconds at the cron's last tick (0 before the first).
+static COARSE_NANOS: AtomicU64 = AtomicU64::new(0);
+
+/// Reads the system's clock into [`TimeSource::coarse_nanos`]; the cron calls it every tick.
+pub fn tick_coarse_clock() {
+    COARSE_NANOS.store(TimeSource::System.now_nanos(), Ordering::Relaxed);
 }
 
 /// The most expired keys removed under one hold of a shard's lock, by active expiry or by a
@@ -108,9 +130,10 @@ const EXPIRY_BATCH: usize = 256;
 const SHRINK_FLOOR: usize = 64 * 1024;
 
 /// What one entry costs the cache beside the heap its key and value own: the slot (key and
-/// value, 24 bytes each, and 8 of flags) and the table's index and control byte (about 8 at
-/// its load factor); a cache without a capacity keeps nothing else per entry.
-const ENTRY_BYTES: usize = 24 + 24 + 8 + 8;
+/// value, 24 bytes each, and 8 of flags), the table's index and control byte (about 8 at its
+/// load factor) and the last access time (4, for `OBJECT IDLETIME`); a cache without a
+/// capacity keeps nothing else per entry.
+const ENTRY_BYTES: usize = 24 + 24 + 8 + 8 + 4;
 /// What a deadline adds: the timer wheel's node (12) and its place in a bucket (4).
 const TIMER_BYTES: usize = 16;
 
@@ -207,15 +230,24 @@ impl Shard {
     /// Makes the time current before `db`'s cache is used, if the cache holds an entry with a
     /// deadline: without one, no answer depends on the time (a read finds nothing expired, a
     /// write without a lifetime sets no deadline), so a shard of keys without lifetimes is
-    /// served without reading the clock.
+    /// served without reading the clock. Such a cache gets the cron's coarse time instead, a
+    /// load, which its keys' access times (`OBJECT IDLETIME`, whole seconds) need.
     #[inline]
     fn sync(&mut self, db: usize) {
-        if !self.current
-            && self.dbs[db]
-                .as_ref()
-                .is_some_and(|c| c.len_with_deadline() > 0)
+        if self.current {
+            return;
+        }
+        if self.dbs[db]
+            .as_ref()
+            .is_some_and(|c| c.len_with_deadline() > 0)
         {
             self.time();
+        } else {
+            let coarse = self.source.coarse_nanos();
+            if coarse > self.now {
+                self.now = coarse;
+                self.clock.set(Duration::from_nanos(coarse));
+            }
         }
     }
 
@@ -469,6 +501,13 @@ impl Shard {
         self.sync(db);
         let cache = self.dbs[db].as_ref()?;
         cache.contains_key(key).then(|| cache.frequency(key))
+    }
+
+    /// How long `key` in `db` has gone without a read or write, in whole seconds; `None` if
+    /// it is missing.
+    pub fn idle_time(&mut self, db: usize, key: &[u8]) -> Option<std::time::Duration> {
+        self.sync(db);
+        self.dbs[db].as_ref()?.idle_time(key)
     }
 
     /// Keys of `db` with an expiry time.

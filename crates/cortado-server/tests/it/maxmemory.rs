@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::common::binary::ServerProcess;
-use crate::common::{Frame, RawClient};
+use crate::common::{Frame, RawClient, TestServer};
 
 /// The value written by [`fill`]: 100 bytes, as `redis-benchmark -d 100` writes.
 const VALUE: &[u8] = &[b'v'; 100];
@@ -276,6 +276,38 @@ fn object_freq_counts_uses_under_lfu_and_wtinylfu_errors_otherwise() {
         e.starts_with("ERR An LFU maxmemory policy is not selected"),
         "{e}"
     );
+}
+
+#[test]
+fn object_idletime_counts_seconds_since_last_use_untouched_by_inspection() {
+    let server = TestServer::with_manual_clock(&[]);
+    let mut client = server.raw();
+    let idle = |client: &mut RawClient, key: &str| client.call(&["OBJECT", "IDLETIME", key]);
+    client.call(&["SET", "read", "v"]);
+    client.call(&["SET", "left", "v"]);
+    server.advance(Duration::from_secs(10));
+    client.call(&["GET", "read"]);
+    server.advance(Duration::from_secs(5));
+    assert_eq!(idle(&mut client, "read"), Frame::Int(5));
+    assert_eq!(idle(&mut client, "left"), Frame::Int(15));
+    // Looking at a key is not a use.
+    for inspect in ["TYPE", "EXISTS", "TTL"] {
+        client.call(&[inspect, "left"]);
+    }
+    client.call(&["OBJECT", "ENCODING", "left"]);
+    assert_eq!(idle(&mut client, "left"), Frame::Int(15));
+    client.call(&["TOUCH", "read"]);
+    assert_eq!(idle(&mut client, "read"), Frame::Int(0));
+    assert_eq!(idle(&mut client, "missing"), Frame::Null);
+    client.call(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"]);
+    let Frame::Error(e) = idle(&mut client, "read") else {
+        panic!("an error under LFU")
+    };
+    assert!(
+        e.starts_with("ERR An LFU maxmemory policy is selected"),
+        "{e}"
+    );
+    assert_eq!(idle(&mut client, "missing"), Frame::Null);
 }
 
 #[test]

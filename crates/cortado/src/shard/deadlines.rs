@@ -191,6 +191,7 @@ where
         now: u64,
     ) -> Born {
         self.record_write_time(i, now);
+        self.record_access_time(i, now);
         match deadlines {
             None => Born::Live,
             Some(deadlines) => self.set_some_write_deadlines(i, deadlines, now),

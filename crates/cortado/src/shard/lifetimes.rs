@@ -34,6 +34,20 @@ where
         )
     }
 
+    /// How long `key`'s live entry has gone unused at `now` (see `access_times`); `None` if
+    /// absent, expired, or access times are not kept.
+    pub(crate) fn idle_time<Q>(&self, hash: u64, key: &Q, now: u64) -> Option<Duration>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let i = self.find(hash, key)?;
+        if self.is_expired(i, now) {
+            return None;
+        }
+        self.idle_time_of(i, now)
+    }
+
     /// Gives `key`'s live entry the lifetime `ttl` from `now`, as a write with that lifetime
     /// would (a time to idle still applies), or no deadline (`None`), leaving its value and
     /// its place in the policy as they are; false if absent or expired. A lifetime of zero
