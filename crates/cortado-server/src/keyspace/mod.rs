@@ -232,7 +232,7 @@ impl Shard {
     /// write without a lifetime sets no deadline), so a shard of keys without lifetimes is
     /// served without reading the clock. Such a cache gets the cron's coarse time instead, a
     /// load, which its keys' access times (`OBJECT IDLETIME`, whole seconds) need.
-    #[inline]
+    #[inline(always)]
     fn sync(&mut self, db: usize) {
         if self.current {
             return;
@@ -245,10 +245,17 @@ impl Shard {
         } else {
             let coarse = self.source.coarse_nanos();
             if coarse > self.now {
-                self.now = coarse;
-                self.clock.set(Duration::from_nanos(coarse));
+                self.move_clock_to(coarse);
             }
         }
+    }
+
+    /// Moves the caches' clock to the coarse time `nanos`, later than the shard's: once per
+    /// cron tick on a busy shard, so out of line.
+    #[inline(never)]
+    fn move_clock_to(&mut self, nanos: u64) {
+        self.now = nanos;
+        self.clock.set(Duration::from_nanos(nanos));
     }
 
     /// The shard's time: the command's, or later if another command that held the shard read a

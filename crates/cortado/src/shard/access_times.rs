@@ -15,31 +15,37 @@ use super::Shard;
 const NANOS_PER_SECOND: u64 = 1_000_000_000;
 
 impl<K, V, S> Shard<K, V, S> {
-    /// Records that the live slot `i` was used at `now`, if access times are kept.
+    /// Records that the live slot `i` was used at `now`, if access times are kept: inline,
+    /// as it runs on every read and write when they are (a division by a constant, a bounds
+    /// check and a store), with the array's growth out of line.
     #[inline(always)]
     pub(super) fn record_access_time(&mut self, i: u32, now: u64) {
         if self.keeps_access_times {
-            self.set_access_time(i, now);
+            // Whole seconds fit a `u32` until 2106 on a Unix clock; a wrap only misreports.
+            let seconds = (now / NANOS_PER_SECOND) as u32;
+            match self.access_times.get_mut(i as usize) {
+                Some(time) => *time = seconds,
+                None => self.grow_access_times(i, seconds),
+            }
         }
     }
 
+    #[cold]
     #[inline(never)]
-    fn set_access_time(&mut self, i: u32, now: u64) {
+    fn grow_access_times(&mut self, i: u32, seconds: u32) {
         let i = i as usize;
-        if i >= self.access_times.len() {
-            // At least as long as the slab, so that it grows as rarely as the slab does.
-            let len = self.index.slots.len().max(i + 1);
-            self.access_times.resize(len, 0);
-        }
-        self.access_times[i] = u32::try_from(now / NANOS_PER_SECOND).unwrap_or(u32::MAX);
+        // At least as long as the slab, so that it grows as rarely as the slab does.
+        let len = self.index.slots.len().max(i + 1);
+        self.access_times.resize(len, 0);
+        self.access_times[i] = seconds;
     }
 
     /// How long the live slot `i` has gone unused at `now`, in whole seconds; `None` unless
     /// access times are kept.
     pub(crate) fn idle_time_of(&self, i: u32, now: u64) -> Option<Duration> {
         let used = *self.access_times.get(i as usize)?;
-        let now = u32::try_from(now / NANOS_PER_SECOND).unwrap_or(u32::MAX);
-        Some(Duration::from_secs(u64::from(now.saturating_sub(used))))
+        let now = (now / NANOS_PER_SECOND) as u32;
+        Some(Duration::from_secs(u64::from(now.wrapping_sub(used))))
     }
 }
 

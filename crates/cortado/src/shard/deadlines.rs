@@ -75,10 +75,18 @@ where
     }
 
     /// Tells a policy that ranks entries by deadline slot `i`'s, after it may have changed
-    /// (a pinned entry is not in the policy).
-    #[inline]
+    /// (a pinned entry is not in the policy). Every write passes here: the flag test inline,
+    /// the rest out of line.
+    #[inline(always)]
     pub(super) fn tell_policy_deadline(&mut self, i: u32) {
-        if self.orders_by_deadline && !self.is_pinned(i) {
+        if self.orders_by_deadline {
+            self.set_policy_deadline(i);
+        }
+    }
+
+    #[inline(never)]
+    fn set_policy_deadline(&mut self, i: u32) {
+        if !self.is_pinned(i) {
             let deadline = self.deadline(i);
             self.policy_mut().set_deadline(i, deadline);
         }
