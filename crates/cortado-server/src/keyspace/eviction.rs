@@ -201,9 +201,12 @@ impl Keyspace {
             drop(current);
             return self.fit_memory(used_memory);
         }
+        // The room the keys had at the last tick, if it was under the new limit: caches refilled
+        // within the whole limit size their slabs for keys the next tick evicts.
+        let room = self.keys_room.load(Ordering::Relaxed).min(eviction.maxmemory);
         let bound = eviction.policy.map(|policy| Bound {
             policy,
-            budget: Budget::new(eviction.maxmemory),
+            budget: Budget::new(room),
             volatile: eviction.volatile,
             shards: self.shards.len(),
         });
