@@ -161,6 +161,8 @@ pub struct Settings {
     pub maxmemory_policy: String,
     /// `maxmemory-samples`.
     pub maxmemory_samples: u32,
+    /// `maxmemory-eviction-tenacity` (0 to 100).
+    pub maxmemory_eviction_tenacity: u32,
     /// `lfu-log-factor`.
     pub lfu_log_factor: u32,
     /// `lfu-decay-time` in minutes (0: counters never decay).
@@ -491,6 +493,7 @@ impl Config {
             maxmemory: memory("maxmemory"),
             maxmemory_policy: self.values["maxmemory-policy"].clone(),
             maxmemory_samples: int("maxmemory-samples").clamp(1, 64) as u32,
+            maxmemory_eviction_tenacity: int("maxmemory-eviction-tenacity").clamp(0, 100) as u32,
             lfu_log_factor: int("lfu-log-factor").max(0) as u32,
             lfu_decay_time: int("lfu-decay-time").max(0) as u64,
             enable_debug_command: Allowed::parse(&self.values["enable-debug-command"]),

@@ -20,6 +20,12 @@
 //!   server above the limit is paid for within a tick even if no other write comes, and the
 //!   keys' share shrinks as client buffers grow. Weights that miss a byte here and there only
 //!   move bytes into the overhead, which the next tick counts: the limit holds either way.
+//! - **Bounded passes.** A write evicts what it needs, within the write: its own weight's
+//!   worth, whatever its size. What is owed beyond that (a smaller `maxmemory`, client buffers
+//!   that grew, a large value that borrowed from other shards' share) the cron evicts shard by
+//!   shard, each pass for at most the time `maxmemory-eviction-tenacity` allows (Redis's
+//!   scale: 500 µs at the default 10) and at least one shard, the next pass going on where it
+//!   stopped: one lock hold evicts one shard's debt, never the whole keyspace's.
 //! - **One policy code.** The policies are the library's: Redis's sampled LRU and LFU (pool of
 //!   16, `maxmemory-samples` draws, the 8-bit logarithmic counter with `lfu-log-factor`) and
 //!   random, and W-TinyLFU (`allkeys-wtinylfu`), the same code the library and the simulator
@@ -63,6 +69,9 @@ pub struct Eviction {
     pub maxmemory: u64,
     /// Whether the policy is one of the `volatile-*` ones.
     pub volatile: bool,
+    /// `maxmemory-eviction-tenacity`: how long one pass of evictions may run
+    /// ([`time_limit`](Self::time_limit)).
+    pub tenacity: u32,
 }
 
 impl Eviction {
@@ -93,7 +102,20 @@ impl Eviction {
             policy,
             maxmemory: settings.maxmemory,
             volatile: name.starts_with("volatile-"),
+            tenacity: settings.maxmemory_eviction_tenacity,
         }
+    }
+
+    /// How long one pass of evictions outside a write may run, as Redis bounds its eviction
+    /// loop: 50 µs per step of tenacity up to 10 (500 µs, the default), then 15% more per
+    /// step (about 2 minutes at 99), and no limit at 100.
+    pub fn time_limit(&self) -> Option<std::time::Duration> {
+        let micros = match self.tenacity {
+            0..=10 => 50.0 * f64::from(self.tenacity),
+            100.. => return None,
+            t => 500.0 * 1.15f64.powi(t as i32 - 10),
+        };
+        Some(std::time::Duration::from_micros(micros as u64))
     }
 
     /// No limit: every cache unbounded.
@@ -102,6 +124,7 @@ impl Eviction {
             policy: None,
             maxmemory: 0,
             volatile: false,
+            tenacity: 10,
         }
     }
 }
@@ -203,7 +226,10 @@ impl Keyspace {
         }
         // The room the keys had at the last tick, if it was under the new limit: caches refilled
         // within the whole limit size their slabs for keys the next tick evicts.
-        let room = self.keys_room.load(Ordering::Relaxed).min(eviction.maxmemory);
+        let room = self
+            .keys_room
+            .load(Ordering::Relaxed)
+            .min(eviction.maxmemory);
         let bound = eviction.policy.map(|policy| Bound {
             policy,
             budget: Budget::new(room),
@@ -267,19 +293,36 @@ impl Keyspace {
             budget.set_capacity(capacity);
         }
         if budget.owed() > 0 {
-            let now = self.time.now_nanos();
-            for i in 0..self.shards.len() {
-                let mut shard = self.lock_shard(i, now);
-                for slot in shard.dbs.iter_mut().flatten() {
-                    slot.run_pending_tasks();
-                }
-            }
+            self.evict_owed(eviction.time_limit());
         }
         // Under `volatile-*`, keys without a lifetime are never evicted and can hold more
         // than the keys' room on their own.
         let overfull = eviction.volatile
             && self.sum(|shard| shard.databases().map(|(_, c)| c.weighted_size()).sum()) > capacity;
         self.overfull.store(overfull, Ordering::Relaxed);
+    }
+
+    /// Has the caches that owe the budget evict, shard after shard from where the last pass
+    /// stopped, until `limit` has passed (at least one shard a pass): what a write or a
+    /// smaller limit left over the keys' room goes within a pass, or over the next ticks, as
+    /// Redis's `maxmemory-eviction-tenacity` spreads its evictions over its event loop.
+    fn evict_owed(&self, limit: Option<std::time::Duration>) {
+        let started = std::time::Instant::now();
+        let now = self.time.now_nanos();
+        let shards = self.shards.len();
+        let first = self.evict_from.load(Ordering::Relaxed) % shards;
+        for step in 0..shards {
+            let i = (first + step) % shards;
+            let mut shard = self.lock_shard(i, now);
+            for slot in shard.dbs.iter_mut().flatten() {
+                slot.run_pending_tasks();
+            }
+            drop(shard);
+            if limit.is_some_and(|limit| started.elapsed() >= limit) {
+                self.evict_from.store(i + 1, Ordering::Relaxed);
+                return;
+            }
+        }
     }
 
     /// Has every shard's caches adopt the W-TinyLFU mode shard 0's chose (database by
@@ -328,5 +371,79 @@ impl Keyspace {
     /// Keys evicted for memory since the start.
     pub fn evicted_keys(&self) -> u64 {
         self.cache_stat(|stats| stats.evictions_size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cortado::policy::EvictionPolicy;
+    use cortado::time::ManualClock;
+
+    use super::Eviction;
+    use crate::keyspace::{CompactBytes, Expire, Keyspace, TimeSource, Value};
+
+    const SHARDS: usize = 4;
+
+    fn lens(keyspace: &Keyspace) -> Vec<usize> {
+        (0..SHARDS)
+            .map(|i| keyspace.lock_shard(i, 0).len(0))
+            .collect()
+    }
+
+    #[test]
+    fn evict_owed_tenacity_zero_one_shard_a_pass_hundred_every_shard() {
+        for (tenacity, shards_evicting) in [(0, 1), (100, SHARDS)] {
+            let keyspace = Keyspace::with_shards(1, TimeSource::Manual(ManualClock::new()), SHARDS);
+            let mut eviction = Eviction {
+                policy: Some(EvictionPolicy::redis_lru()),
+                maxmemory: 1 << 30,
+                volatile: false,
+                tenacity,
+            };
+            keyspace.set_eviction(eviction.clone(), 0);
+            for i in 0..4_000 {
+                let key = format!("key:{i}");
+                let value = Value::Str(CompactBytes::new(&[b'v'; 100]));
+                let mut locked = keyspace.lock(key.as_bytes());
+                locked
+                    .shard(key.as_bytes())
+                    .set(0, key.as_bytes(), value, Expire::Never);
+            }
+            let before = lens(&keyspace);
+            eviction.maxmemory = 100_000;
+            keyspace.set_eviction(eviction.clone(), 0);
+            let after = lens(&keyspace);
+            let evicting = before.iter().zip(&after).filter(|(b, a)| a < b).count();
+            assert_eq!(
+                evicting, shards_evicting,
+                "tenacity {tenacity}: {before:?} -> {after:?}"
+            );
+            // The passes that follow go on where the last stopped, until every shard fits.
+            for _ in 0..SHARDS {
+                keyspace.fit_memory(0);
+            }
+            let fitted = lens(&keyspace);
+            assert!(
+                fitted.iter().zip(&before).all(|(f, b)| f < b),
+                "tenacity {tenacity}: {before:?} -> {fitted:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn time_limit_follows_redis_tenacity_scale() {
+        let limit = |tenacity| {
+            Eviction {
+                tenacity,
+                ..Eviction::none()
+            }
+            .time_limit()
+        };
+        let micros = |n| Some(std::time::Duration::from_micros(n));
+        assert_eq!(limit(0), micros(0));
+        assert_eq!(limit(10), micros(500));
+        assert_eq!(limit(11), micros(575));
+        assert!(limit(99).unwrap() > std::time::Duration::from_secs(60));
+        assert_eq!(limit(100), None);
     }
 }

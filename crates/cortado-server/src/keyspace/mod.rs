@@ -668,6 +668,8 @@ pub struct Keyspace {
     keys_room: AtomicU64,
     /// Whether keys that may not be evicted hold more than `keys_room` (`volatile-*`).
     overfull: AtomicBool,
+    /// The shard where the cron's next eviction pass starts, after one that ran out of time.
+    evict_from: std::sync::atomic::AtomicUsize,
 }
 
 /// The shards a command holds, in increasing index order.
@@ -718,6 +720,7 @@ impl Keyspace {
             evicts: AtomicBool::new(false),
             keys_room: AtomicU64::new(u64::MAX),
             overfull: AtomicBool::new(false),
+            evict_from: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
