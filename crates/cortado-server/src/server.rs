@@ -155,6 +155,7 @@ impl Server {
         self.slowlog
             .configure(settings.slowlog_slower_than, settings.slowlog_max_len);
         self.pubsub.configure(settings.output_limit_pubsub.hard);
+        self.stats.latencies.set_enabled(settings.latency_tracking);
         self.keyspace
             .notifications()
             .configure(&settings.notify_keyspace_events);

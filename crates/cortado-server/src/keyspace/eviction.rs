@@ -241,14 +241,19 @@ impl Keyspace {
         let mut shards = locked.shards();
         // Every new cache joins the budget before any is filled, so that each fills within an
         // equal share: one filled while it held the whole budget would size its slab for it.
-        let fresh: Vec<Vec<Option<Cache>>> = shards
+        let fresh: Vec<Vec<Option<Box<Cache>>>> = shards
             .iter()
             .map(|(_, shard)| {
-                let build = |(db, old): (usize, &Option<Cache>)| {
+                let build = |(db, old): (usize, &Option<Box<Cache>>)| {
                     old.as_ref().map(|_| {
                         let listener =
                             crate::notify::removal_listener(db, shard.notifications.clone());
-                        build_cache(&shard.clock, bound.as_ref(), shard.leads, listener)
+                        Box::new(build_cache(
+                            &shard.clock,
+                            bound.as_ref(),
+                            shard.leads,
+                            listener,
+                        ))
                     })
                 };
                 shard.dbs.iter().enumerate().map(build).collect()
@@ -340,7 +345,7 @@ impl Keyspace {
                 modes = shard
                     .dbs
                     .iter_mut()
-                    .map(|c| c.as_mut().and_then(Cache::policy_mode))
+                    .map(|c| c.as_deref_mut().and_then(Cache::policy_mode))
                     .collect();
             }
             for (db, slot) in shard.dbs.iter_mut().enumerate() {

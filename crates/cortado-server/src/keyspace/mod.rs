@@ -157,7 +157,9 @@ pub type ValueMut<'a> = unsync::RefMut<'a, CompactBytes, Value, DefaultHashBuild
 
 /// One shard: a cache per database and the clock they share.
 pub struct Shard {
-    dbs: Box<[Option<Cache>]>,
+    /// Boxed: a cache is 1,216 bytes, and 16 databases of 32 shards held 622 KB of empty
+    /// slots in place, most of an empty server's memory.
+    dbs: Box<[Option<Box<Cache>>]>,
     /// Per database, the expiry times (Unix milliseconds) of keys whose time is past
     /// [`FAR_NANOS`]; empty until some key has one. See the [module docs](self).
     far: Vec<HashMap<CompactBytes, i64>>,
@@ -267,28 +269,35 @@ impl Shard {
     /// Database `db`'s cache, if it ever held a key, with the shard's time current.
     pub fn db(&mut self, db: usize) -> Option<&mut Cache> {
         self.time();
-        self.dbs[db].as_mut()
+        self.dbs[db].as_deref_mut()
     }
 
     /// Database `db`'s cache, read-only: for a caller that holds several shards, whose time
     /// was read when they were locked (a lone shard's may not be current, see [`Shard::db`]).
     pub fn db_ref(&self, db: usize) -> Option<&Cache> {
-        self.dbs[db].as_ref()
+        self.dbs[db].as_deref()
     }
 
     /// Database `db`'s cache, built if it was never written.
     #[inline]
     pub fn db_mut(&mut self, db: usize) -> &mut Cache {
         if self.dbs[db].is_none() {
-            let listener = crate::notify::removal_listener(db, self.notifications.clone());
-            self.dbs[db] = Some(eviction::build_cache(
-                &self.clock,
-                self.bound.as_ref(),
-                self.leads,
-                listener,
-            ));
+            self.build_db(db);
         }
-        self.dbs[db].as_mut().expect("built above")
+        self.dbs[db].as_deref_mut().expect("built above")
+    }
+
+    /// Builds database `db`'s cache: once in its life, or after a flush.
+    #[cold]
+    #[inline(never)]
+    fn build_db(&mut self, db: usize) {
+        let listener = crate::notify::removal_listener(db, self.notifications.clone());
+        self.dbs[db] = Some(Box::new(eviction::build_cache(
+            &self.clock,
+            self.bound.as_ref(),
+            self.leads,
+            listener,
+        )));
     }
 
     /// The value of `key` in `db`, for a reading command: counted as a keyspace hit or miss.
@@ -538,7 +547,7 @@ impl Shard {
         }
         let cache = self.dbs[db].take()?;
         self.retired = self.retired.merge(&cache.stats());
-        Some(cache)
+        Some(*cache)
     }
 
     /// Swaps databases `a` and `b`.
@@ -554,7 +563,7 @@ impl Shard {
         self.dbs
             .iter()
             .enumerate()
-            .filter_map(|(i, c)| c.as_ref().map(|c| (i, c)))
+            .filter_map(|(i, c)| c.as_deref().map(|c| (i, c)))
     }
 
     /// Removes up to [`EXPIRY_BATCH`] due keys of each database, then drops the caches left
