@@ -323,6 +323,10 @@ fn write_section(server: &Server, name: &str, out: &mut String) -> Result<(), Er
         }
         "latencystats" => {
             out.push_str("# Latencystats\r\n");
+            // With tracking off, Redis shows none, not even what was counted before.
+            if !settings.latency_tracking {
+                return Ok(());
+            }
             let percentiles: Vec<f64> = settings.latency_percentiles.iter().map(|p| p.1).collect();
             let mut rows: Vec<(&str, Vec<u64>)> = server
                 .commands

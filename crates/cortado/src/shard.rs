@@ -981,7 +981,12 @@ where
     }
 
     pub(crate) fn weighted_size(&self) -> u64 {
-        self.policy().weighted_size() + self.pins.as_ref().map_or(0, |p| p.total())
+        self.policy().weighted_size() + self.unevictable_weight()
+    }
+
+    /// The weight of the entries kept out of the policy (see `pins`).
+    pub(crate) fn unevictable_weight(&self) -> u64 {
+        self.pins.as_ref().map_or(0, |p| p.total())
     }
 
     /// The maximum weight; in a shard that shares a budget, the budget's capacity (the shard's

@@ -477,6 +477,13 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         self.shard.weighted_size()
     }
 
+    /// The weight of the entries the cache may not evict for size: those without a deadline
+    /// in a cache built to [evict only expiring entries](CacheBuilder::evict_only_expiring);
+    /// 0 in any other.
+    pub fn unevictable_weight(&self) -> u64 {
+        self.shard.unevictable_weight()
+    }
+
     /// The capacity (total weight with a weigher); `u64::MAX` when unbounded.
     pub fn max_capacity(&self) -> u64 {
         self.shard.max_capacity()

@@ -301,9 +301,11 @@ impl Keyspace {
             self.evict_owed(eviction.time_limit());
         }
         // Under `volatile-*`, keys without a lifetime are never evicted and can hold more
-        // than the keys' room on their own.
+        // than the keys' room on their own. (Keys that may go but have not yet, the cron's
+        // passes being bounded, do not make the keyspace overfull.)
         let overfull = eviction.volatile
-            && self.sum(|shard| shard.databases().map(|(_, c)| c.weighted_size()).sum()) > capacity;
+            && self.sum(|shard| shard.databases().map(|(_, c)| c.unevictable_weight()).sum())
+                > capacity;
         self.overfull.store(overfull, Ordering::Relaxed);
     }
 

@@ -24,10 +24,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let i = self.find(hash, key)?;
-        if self.is_expired(i, now) {
-            return None;
-        }
+        let i = self.live_slot(hash, key, now)?;
         Some(
             self.deadline(i)
                 .map(|deadline| Duration::from_nanos(deadline.saturating_sub(now))),
@@ -41,10 +38,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let i = self.find(hash, key)?;
-        if self.is_expired(i, now) {
-            return None;
-        }
+        let i = self.live_slot(hash, key, now)?;
         self.idle_time_of(i, now)
     }
 
@@ -187,7 +181,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let i = self.find(hash, key).filter(|&i| !self.is_expired(i, now))?;
+        let i = self.live_slot(hash, key, now)?;
         let deferred = self
             .entry(i)
             .reads

@@ -576,6 +576,7 @@ fn evict_only_expiring_keeps_untimed_entries_evicts_timed_ones() {
         for i in 0..10 {
             assert!(cache.contains_key(&i), "{policy:?}: untimed {i} evicted");
         }
+        assert_eq!(cache.unevictable_weight(), 70, "{policy:?}");
         assert!(cache.weighted_size() <= 100, "{policy:?}");
         assert!(cache.stats().evictions_size > 0 || cache.len() < 110);
         // Untimed entries alone past the capacity: every timed one goes, and it stays over.
@@ -585,6 +586,7 @@ fn evict_only_expiring_keeps_untimed_entries_evicts_timed_ones() {
         assert_eq!(cache.len_with_deadline(), 0, "{policy:?}");
         assert_eq!(cache.len(), 20, "{policy:?}");
         assert_eq!(cache.weighted_size(), 140);
+        assert_eq!(cache.unevictable_weight(), 140);
         // A lifetime makes an entry evictable; clearing it pins it again.
         assert!(cache.set_expires_after(&0, Some(secs(10))));
         cache.insert(300, 0);
