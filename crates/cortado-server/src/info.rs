@@ -3,8 +3,7 @@
 //!
 //! Fields about what Cortado does not have (persistence, replication, Lua, active defrag,
 //! forks) are present with the values Redis shows when it does none of it, so that a parser
-//! expecting them finds them. `INFO latencystats` (per-command latency percentiles) is not
-//! produced: it would need a histogram per command on every call.
+//! expecting them finds them. `latencystats` reads the histograms of [`crate::latency`].
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
@@ -27,6 +26,7 @@ pub const SECTIONS: &[&str] = &[
     "modules",
     "commandstats",
     "errorstats",
+    "latencystats",
     "cluster",
     "keyspace",
 ];
@@ -319,6 +319,33 @@ fn write_section(server: &Server, name: &str, out: &mut String) -> Result<(), Er
                 .unwrap_or_else(|p| p.into_inner());
             for (code, count) in errors.iter() {
                 write!(out, "errorstat_{code}:count={count}\r\n")?;
+            }
+        }
+        "latencystats" => {
+            out.push_str("# Latencystats\r\n");
+            // With tracking off, Redis shows none, not even what was counted before.
+            if !settings.latency_tracking {
+                return Ok(());
+            }
+            let percentiles: Vec<f64> = settings.latency_percentiles.iter().map(|p| p.1).collect();
+            let mut rows: Vec<(&str, Vec<u64>)> = server
+                .commands
+                .entries()
+                .filter_map(|(id, entry)| {
+                    let values = server.stats.latencies.percentiles(id, &percentiles)?;
+                    Some((entry.full_name.as_str(), values))
+                })
+                .collect();
+            rows.sort_by(|a, b| a.0.cmp(b.0));
+            for (name, values) in rows {
+                write!(out, "latency_percentiles_usec_{name}:")?;
+                for (i, ((label, _), nanos)) in
+                    settings.latency_percentiles.iter().zip(values).enumerate()
+                {
+                    let sep = if i == 0 { "" } else { "," };
+                    write!(out, "{sep}p{label}={:.3}", nanos as f64 / 1000.0)?;
+                }
+                out.push_str("\r\n");
             }
         }
         "commandstats" => {

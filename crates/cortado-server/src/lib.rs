@@ -50,6 +50,7 @@ pub mod float;
 pub mod glob;
 pub mod info;
 pub mod keyspace;
+pub mod latency;
 pub mod memory;
 pub mod notify;
 pub mod protocol;

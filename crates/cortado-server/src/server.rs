@@ -155,6 +155,7 @@ impl Server {
         self.slowlog
             .configure(settings.slowlog_slower_than, settings.slowlog_max_len);
         self.pubsub.configure(settings.output_limit_pubsub.hard);
+        self.stats.latencies.set_enabled(settings.latency_tracking);
         self.keyspace
             .notifications()
             .configure(&settings.notify_keyspace_events);
@@ -416,6 +417,7 @@ fn start_cron(server: Arc<Server>) -> Cron {
         .spawn(move || {
             let mut sampled = Instant::now();
             while !flag.load(Ordering::Relaxed) {
+                crate::keyspace::tick_coarse_clock();
                 if server.active_expire.load(Ordering::Relaxed) {
                     let removed = server.keyspace.expire_cycle();
                     server.active_expired.fetch_add(removed, Ordering::Relaxed);

@@ -87,8 +87,9 @@ impl Striped {
         }
     }
 
+    /// The calling thread's stripe, for several [`add_at`](Self::add_at)s.
     #[inline]
-    fn stripe(&self) -> usize {
+    pub fn stripe(&self) -> usize {
         let stripe = STRIPE.with(|s| {
             let mut stripe = s.get();
             if stripe == usize::MAX {
@@ -103,7 +104,13 @@ impl Striped {
     /// Adds `n` to counter `i`.
     #[inline]
     pub fn add(&self, i: usize, n: u64) {
-        let cell = &self.cells[self.stripe() * self.width + i];
+        self.add_at(self.stripe(), i, n);
+    }
+
+    /// [`add`](Self::add) in the [`stripe`](Self::stripe) the caller looked up.
+    #[inline]
+    pub fn add_at(&self, stripe: usize, i: usize, n: u64) {
+        let cell = &self.cells[stripe * self.width + i];
         cell.fetch_add(n, Ordering::Relaxed);
     }
 
@@ -138,6 +145,8 @@ pub struct Stats {
     pub errors: Mutex<BTreeMap<String, u64>>,
     /// The `instantaneous_*` rates.
     pub rates: Rates,
+    /// Every command's latency histogram (`latencystats`).
+    pub latencies: crate::latency::Latencies,
 }
 
 /// The counters `INFO` shows a recent rate of.
@@ -210,6 +219,7 @@ impl Stats {
             commands: Striped::new(commands * PER_COMMAND),
             errors: Mutex::new(BTreeMap::new()),
             rates: Rates::default(),
+            latencies: crate::latency::Latencies::new(commands),
         }
     }
 
@@ -226,13 +236,16 @@ impl Stats {
 
     /// Counts a call of command `id` that ran for `usec` microseconds, and whether it failed.
     #[inline]
-    pub fn record_call(&self, id: usize, usec: u64, failed: bool) {
+    pub fn record_call(&self, id: usize, nanos: u64, failed: bool) {
         let base = id * PER_COMMAND;
-        self.commands.add(base, 1);
-        self.commands.add(base + 1, usec);
+        // One look-up of the thread's stripe for every counter of the call.
+        let stripe = self.commands.stripe();
+        self.commands.add_at(stripe, base, 1);
+        self.commands.add_at(stripe, base + 1, nanos / 1_000);
         if failed {
-            self.commands.add(base + 3, 1);
+            self.commands.add_at(stripe, base + 3, 1);
         }
+        self.latencies.record(stripe, id, nanos);
     }
 
     /// Counts a call of command `id` refused before it ran.
@@ -265,6 +278,7 @@ impl Stats {
     pub fn reset(&self) {
         self.counters.reset();
         self.commands.reset();
+        self.latencies.reset();
         self.errors
             .lock()
             .unwrap_or_else(|p| p.into_inner())

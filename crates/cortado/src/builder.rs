@@ -80,6 +80,10 @@ pub struct CacheBuilder<K, V, S, F> {
     pub(crate) evicts_only_expiring: bool,
     /// Whether the listener hears only evictions (unsync only).
     pub(crate) listens_only_to_evictions: bool,
+    /// How many caches split the policy's fixed minimums (unsync only; 1: none).
+    pub(crate) minimums_divisor: u32,
+    /// Whether each entry's last access time is kept (unsync only).
+    pub(crate) records_access_times: bool,
     /// `refresh_after_write` (on the concurrent caches' builders, in [`crate::refresh`]).
     pub(crate) refresh: Option<RefreshSettings<K, V>>,
     /// `time_to_live_jitter`: the largest share of the time to live taken off an entry's.
@@ -127,6 +131,8 @@ impl<K, V, S: Default, F> Default for CacheBuilder<K, V, S, F> {
             follows_mode: false,
             evicts_only_expiring: false,
             listens_only_to_evictions: false,
+            minimums_divisor: 1,
+            records_access_times: false,
             refresh: None,
             ttl_jitter: None,
             front: PhantomData,
@@ -284,6 +290,8 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
             follows_mode: self.follows_mode,
             evicts_only_expiring: self.evicts_only_expiring,
             listens_only_to_evictions: self.listens_only_to_evictions,
+            minimums_divisor: self.minimums_divisor,
+            records_access_times: self.records_access_times,
             refresh: self.refresh,
             ttl_jitter: self.ttl_jitter,
             front: PhantomData,
@@ -330,10 +338,12 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
                 requested: self.initial_capacity,
             });
         }
+        let mut policy = self.policy;
+        policy.minimums_divisor = self.minimums_divisor;
         Ok(ShardConfig {
             max_capacity: self.max_capacity,
             initial_capacity,
-            policy: self.policy,
+            policy,
             weigher: self.weigher.clone(),
             rules: ExpiryRules {
                 ttl: self.ttl.map(duration_nanos),
@@ -356,6 +366,7 @@ impl<K, V, S, F> CacheBuilder<K, V, S, F> {
                 .refresh
                 .as_ref()
                 .map(|refresh| Arc::new(RefreshTrigger::new(duration_nanos(refresh.after)))),
+            access_times: self.records_access_times,
         })
     }
 }

@@ -71,6 +71,7 @@ use crate::read_buffer::ReadBuffer;
 use crate::stats::CacheStats;
 use crate::timer_wheel::TimerWheel;
 
+mod access_times;
 mod deadlines;
 mod eviction;
 mod insert;
@@ -131,6 +132,8 @@ pub(crate) struct ShardConfig<K, V> {
     /// Refresh after write: each entry's last write time is kept ([`Shard::written_at`]),
     /// and a read of an entry due for a reload starts one through the trigger.
     pub(crate) refresh: Option<Arc<RefreshTrigger<K, V>>>,
+    /// Whether each entry's last access time is kept ([`Shard::idle_time_of`]).
+    pub(crate) access_times: bool,
 }
 
 impl<K, V> ShardConfig<K, V> {
@@ -157,6 +160,7 @@ impl<K, V> ShardConfig<K, V> {
             budget: None,
             evicts_only_expiring: false,
             refresh: None,
+            access_times: false,
         }
     }
 }
@@ -178,6 +182,7 @@ impl<K, V> Clone for ShardConfig<K, V> {
             budget: self.budget.clone(),
             evicts_only_expiring: self.evicts_only_expiring,
             refresh: self.refresh.clone(),
+            access_times: self.access_times,
         }
     }
 }
@@ -324,6 +329,13 @@ pub(crate) struct Shard<K, V, S> {
     pins: Option<Box<pins::Pins>>,
     /// Whether writes record their time in `write_times` (with `refresh`).
     keeps_write_times: bool,
+    /// Whether reads and writes record their time in `access_times`.
+    keeps_access_times: bool,
+    /// The time of each slot's last use in whole seconds, by slot (see `access_times`).
+    access_times: Vec<u32>,
+    /// Whether the policy ranks entries by deadline, which it is told at each change
+    /// ([`tell_policy_deadline`](Self::tell_policy_deadline)).
+    orders_by_deadline: bool,
     /// The time of each slot's last write, by slot, kept only for refresh after write.
     write_times: Vec<u64>,
     /// Starts the reload of an entry a read finds due ([`ShardConfig::refresh`]).
@@ -431,6 +443,9 @@ where
                 .then(|| Box::new(pins::Pins::new(max_capacity.unwrap_or(u64::MAX)))),
             budget: member,
             keeps_write_times: config.refresh.is_some(),
+            orders_by_deadline: config.policy.orders_by_deadline(),
+            keeps_access_times: config.access_times,
+            access_times: Vec::new(),
             write_times: Vec::new(),
             refresh: config.refresh.clone(),
         };
@@ -651,6 +666,7 @@ where
             return None;
         };
         let i = hit.slot;
+        self.record_access_time(i, now);
         if self.moved_deadline().is_some() {
             // Exclusive here: the read's earlier deadline goes into the wheel at once.
             self.reschedule();
@@ -925,6 +941,9 @@ where
         for &i in &order {
             let weight = self.weigh(i).unwrap_or(1);
             policy.insert(i, hash_key(&self.hasher, &self.entry(i).key), weight);
+            if policy.orders_by_deadline() {
+                policy.set_deadline(i, self.deadline(i));
+            }
         }
         *self.policy_mut() = policy;
         self.adopted_mode = None;
@@ -962,7 +981,12 @@ where
     }
 
     pub(crate) fn weighted_size(&self) -> u64 {
-        self.policy().weighted_size() + self.pins.as_ref().map_or(0, |p| p.total())
+        self.policy().weighted_size() + self.unevictable_weight()
+    }
+
+    /// The weight of the entries kept out of the policy (see `pins`).
+    pub(crate) fn unevictable_weight(&self) -> u64 {
+        self.pins.as_ref().map_or(0, |p| p.total())
     }
 
     /// The maximum weight; in a shard that shares a budget, the budget's capacity (the shard's
@@ -1010,6 +1034,7 @@ where
             + self.read_deadlines.capacity() * 8
             + self.write_deadlines.capacity() * 8
             + self.write_times.capacity() * 8
+            + self.access_times.capacity() * 4
             + self.policy().memory_bytes()
             + self.wheel.as_ref().map_or(0, TimerWheel::memory_bytes)
             + self.pins.as_ref().map_or(0, |p| p.memory_bytes())

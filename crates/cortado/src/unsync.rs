@@ -115,6 +115,31 @@ impl<K, V, S> CacheBuilder<K, V, S, Unsynchronized> {
         self
     }
 
+    /// Splits the fixed minimums of the W-TinyLFU policy among `caches` caches that split one
+    /// keyspace (shards whose memory is counted together, such as a server's): the admission
+    /// sketch's smallest table (4,096 entries, 32 KiB) and its longest aging floor (10,000
+    /// increments) become that share of them, so the caches together cost and age as one
+    /// cache would. 0 and 1 leave the minimums whole.
+    ///
+    /// Without it, each of 32 small shards keeps a 32 KiB sketch and ages only after 10,000
+    /// of its own increments, 32 times more requests than one cache. [`sync::Cache`]'s shards
+    /// keep the whole minimums: there they bought more hit ratio than their memory would have
+    /// (`docs/decisions/0006-sketch-minimums-per-shard.md`).
+    ///
+    /// [`sync::Cache`]: crate::sync::Cache
+    pub fn split_minimums(mut self, caches: usize) -> Self {
+        self.minimums_divisor = u32::try_from(caches.max(1)).unwrap_or(u32::MAX);
+        self
+    }
+
+    /// Keeps each entry's last access time (a read or write; not a `peek`), in whole seconds
+    /// of the cache's clock, for [`idle_time`](Cache::idle_time): 4 bytes per entry, and a
+    /// flag test per read and write without it.
+    pub fn record_access_times(mut self) -> Self {
+        self.records_access_times = true;
+        self
+    }
+
     /// Evicts for size only entries that have a deadline (Redis's `volatile-*` policies): the
     /// policy sees only those, and an entry without one is never evicted for size, though its
     /// weight counts against the capacity. When such entries alone fill the capacity, the
@@ -141,7 +166,7 @@ impl<K: Hash + Eq, V, S: BuildHasher> CacheBuilder<K, V, S, Unsynchronized> {
     pub fn build(self) -> Result<Cache<K, V, S>, BuildError> {
         let config = self.shard_config()?;
         Ok(Cache {
-            uses_time: config.rules.is_active(),
+            uses_time: config.rules.is_active() || config.access_times,
             shard: Shard::new(&config, self.hasher),
             clock: self.clock,
             hears_removals: !self.listens_only_to_evictions,
@@ -452,6 +477,13 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         self.shard.weighted_size()
     }
 
+    /// The weight of the entries the cache may not evict for size: those without a deadline
+    /// in a cache built to [evict only expiring entries](CacheBuilder::evict_only_expiring);
+    /// 0 in any other.
+    pub fn unevictable_weight(&self) -> u64 {
+        self.shard.unevictable_weight()
+    }
+
     /// The capacity (total weight with a weigher); `u64::MAX` when unbounded.
     pub fn max_capacity(&self) -> u64 {
         self.shard.max_capacity()
@@ -542,6 +574,34 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
     {
         self.shard
             .expires_after(self.shard.hash(key), key, self.now())
+    }
+
+    /// How long the live `key` has gone without a read or write, in whole seconds, if the
+    /// cache [records access times](CacheBuilder::record_access_times); `None` if it does
+    /// not, or if the key is absent or expired.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use cortado::time::ManualClock;
+    /// let clock = ManualClock::new();
+    /// let mut cache = cortado::unsync::Cache::builder()
+    ///     .max_capacity(10)
+    ///     .clock(clock.clone())
+    ///     .record_access_times()
+    ///     .build()
+    ///     .unwrap();
+    /// cache.insert("a", 1);
+    /// clock.advance(Duration::from_secs(30));
+    /// assert_eq!(cache.idle_time("a"), Some(Duration::from_secs(30)));
+    /// cache.get("a");
+    /// assert_eq!(cache.idle_time("a"), Some(Duration::ZERO));
+    /// ```
+    pub fn idle_time<Q>(&self, key: &Q) -> Option<Duration>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.shard.idle_time(self.shard.hash(key), key, self.now())
     }
 
     /// Gives the live `key` a new lifetime from now (`Some`), as

@@ -222,6 +222,7 @@ pub const DOCS: &[Doc] = &[
     doc("object|encoding", CONSTANT, "key:key").keys(RO),
     doc("object|freq", CONSTANT, "key:key").keys(RO),
     doc("object|help", CONSTANT, NONE),
+    doc("object|idletime", CONSTANT, "key:key").keys(RO),
     doc("object|refcount", CONSTANT, "key:key").keys(RO),
     doc("persist", CONSTANT, "key:key").keys(RW | UPDATE),
     doc(

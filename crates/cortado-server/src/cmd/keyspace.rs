@@ -97,6 +97,15 @@ const OBJECT: &[Command] = &[
         object_help,
     ),
     cmd(
+        "idletime",
+        3,
+        READONLY,
+        SUB_KEY,
+        "Replies with the seconds since a key was last read or written",
+        "2.2.3",
+        object_idletime,
+    ),
+    cmd(
         "refcount",
         3,
         READONLY,
@@ -618,6 +627,29 @@ fn object_freq(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
+/// `OBJECT IDLETIME key`: the whole seconds since the key was last read or written (not by
+/// `OBJECT`, `TYPE`, `EXISTS` or `TTL`, which leave it untouched); nil if missing, and under
+/// `allkeys-lfu`/`volatile-lfu` Redis's error, as Redis keeps no idle time under them.
+fn object_idletime(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let key = args.get(2);
+    let db = ctx.db();
+    let idle = {
+        let mut locked = ctx.server.keyspace.lock(key);
+        locked.shard(key).idle_time(db, key)
+    };
+    let Some(idle) = idle else {
+        ctx.reply.null();
+        return Ok(());
+    };
+    if ctx.server.settings().maxmemory_policy.ends_with("-lfu") {
+        return Err(ErrorReply::err(
+            "An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+        ));
+    }
+    ctx.reply.int(idle.as_secs() as i64);
+    Ok(())
+}
+
 /// `OBJECT REFCOUNT key`: 1, or Redis's count for its shared small integers; nil if missing.
 fn object_refcount(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     match object_value(ctx, args) {
@@ -639,6 +671,8 @@ fn object_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
             "FREQ <key>",
             "    How often the eviction policy counts <key> as used (LFU and W-TinyLFU",
             "    policies only).",
+            "IDLETIME <key>",
+            "    Seconds since <key> was last read or written (not under the LFU policies).",
             "REFCOUNT <key>",
             "    Return the number of references of the value associated with the specified",
             "    <key>.",

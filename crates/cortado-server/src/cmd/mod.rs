@@ -550,7 +550,8 @@ fn finish(
         server.stats.record_errors(code, u64::from(errors));
     }
     if let Some(id) = ran {
-        server.stats.record_call(id, usec, errors > 0);
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        server.stats.record_call(id, nanos, errors > 0);
         server.stats.add(crate::stats::Counter::Commands, 1);
         if server.commands.entry(id).command.flags & flags::SKIP_SLOWLOG == 0 {
             server.slowlog.record(server, client, usec, args);

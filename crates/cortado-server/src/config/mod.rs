@@ -161,6 +161,12 @@ pub struct Settings {
     pub maxmemory_policy: String,
     /// `maxmemory-samples`.
     pub maxmemory_samples: u32,
+    /// `maxmemory-eviction-tenacity` (0 to 100).
+    pub maxmemory_eviction_tenacity: u32,
+    /// `latency-tracking`.
+    pub latency_tracking: bool,
+    /// `latency-tracking-info-percentiles`, each as written (`99.9`) and as a number.
+    pub latency_percentiles: Vec<(String, f64)>,
     /// `lfu-log-factor`.
     pub lfu_log_factor: u32,
     /// `lfu-decay-time` in minutes (0: counters never decay).
@@ -491,6 +497,13 @@ impl Config {
             maxmemory: memory("maxmemory"),
             maxmemory_policy: self.values["maxmemory-policy"].clone(),
             maxmemory_samples: int("maxmemory-samples").clamp(1, 64) as u32,
+            maxmemory_eviction_tenacity: int("maxmemory-eviction-tenacity").clamp(0, 100) as u32,
+            latency_tracking: self.values["latency-tracking"] == "yes",
+            latency_percentiles: self.values["latency-tracking-info-percentiles"]
+                .split(' ')
+                .filter(|p| !p.is_empty())
+                .map(|p| (p.to_owned(), p.parse().expect("validated percentile")))
+                .collect(),
             lfu_log_factor: int("lfu-log-factor").max(0) as u32,
             lfu_decay_time: int("lfu-decay-time").max(0) as u64,
             enable_debug_command: Allowed::parse(&self.values["enable-debug-command"]),

@@ -20,12 +20,22 @@
 //!   server above the limit is paid for within a tick even if no other write comes, and the
 //!   keys' share shrinks as client buffers grow. Weights that miss a byte here and there only
 //!   move bytes into the overhead, which the next tick counts: the limit holds either way.
+//! - **Bounded passes.** A write evicts what it needs, within the write: its own weight's
+//!   worth, whatever its size. What is owed beyond that (a smaller `maxmemory`, client buffers
+//!   that grew, a large value that borrowed from other shards' share) the cron evicts shard by
+//!   shard, each pass for at most the time `maxmemory-eviction-tenacity` allows (Redis's
+//!   scale: 500 µs at the default 10) and at least one shard, the next pass going on where it
+//!   stopped: one lock hold evicts one shard's debt, never the whole keyspace's.
 //! - **One policy code.** The policies are the library's: Redis's sampled LRU and LFU (pool of
 //!   16, `maxmemory-samples` draws, the 8-bit logarithmic counter with `lfu-log-factor`) and
 //!   random, and W-TinyLFU (`allkeys-wtinylfu`), the same code the library and the simulator
 //!   run. A policy's clock counts requests, not seconds (see the library's `sampled` module):
 //!   `lfu-decay-time` 0 still means counters never decay; any other value leaves the decay
 //!   period to the library's automatic one, which follows the cache's turnover.
+//! - **One keyspace's minimums.** The caches [split](cortado::unsync::CacheBuilder::split_minimums)
+//!   W-TinyLFU's fixed minimums (the sketch's smallest table and aging floor) among the shards:
+//!   each of 32 shards keeping a whole cache's 32 KiB sketch spent 1 MB before the first key,
+//!   more than a limit of a few MB leaves for keys.
 //! - **Switching.** `CONFIG SET maxmemory` or `maxmemory-policy` rebuilds every cache under
 //!   the new bounds ([`Keyspace::set_eviction`]), moving the entries across coldest first
 //!   ([`cortado::unsync::Cache::drain`]) so that what was recent stays recent: no key is lost
@@ -34,9 +44,8 @@
 //!   built to [evict only expiring entries](cortado::builder::CacheBuilder::evict_only_expiring),
 //!   so the policy sees only those, while the others' weight still counts. When keys without a
 //!   lifetime fill the room on their own, the cron marks the keyspace overfull and writes get
-//!   `-OOM`, as Redis refuses them when it finds nothing to evict. `volatile-ttl` evicts by
-//!   Redis's sampled LRU among the keys with a lifetime: the library has no policy that orders
-//!   by deadline.
+//!   `-OOM`, as Redis refuses them when it finds nothing to evict. `volatile-ttl` is the
+//!   library's sampled policy ranked by deadline (the pool of 16, the nearest deadline first).
 
 use std::sync::atomic::Ordering;
 
@@ -60,6 +69,9 @@ pub struct Eviction {
     pub maxmemory: u64,
     /// Whether the policy is one of the `volatile-*` ones.
     pub volatile: bool,
+    /// `maxmemory-eviction-tenacity`: how long one pass of evictions may run
+    /// ([`time_limit`](Self::time_limit)).
+    pub tenacity: u32,
 }
 
 impl Eviction {
@@ -68,8 +80,8 @@ impl Eviction {
         let name = settings.maxmemory_policy.as_str();
         let samples = settings.maxmemory_samples;
         let policy = match name.split_once('-').map_or(name, |(_, kind)| kind) {
-            // volatile-ttl: no library policy orders by deadline (see the module docs).
-            "lru" | "ttl" => Some(EvictionPolicy::redis_lru().samples(samples)),
+            "lru" => Some(EvictionPolicy::redis_lru().samples(samples)),
+            "ttl" => Some(EvictionPolicy::redis_ttl().samples(samples)),
             "lfu" => {
                 let lfu = EvictionPolicy::redis_lfu()
                     .samples(samples)
@@ -90,7 +102,20 @@ impl Eviction {
             policy,
             maxmemory: settings.maxmemory,
             volatile: name.starts_with("volatile-"),
+            tenacity: settings.maxmemory_eviction_tenacity,
         }
+    }
+
+    /// How long one pass of evictions outside a write may run, as Redis bounds its eviction
+    /// loop: 50 µs per step of tenacity up to 10 (500 µs, the default), then 15% more per
+    /// step (about 2 minutes at 99), and no limit at 100.
+    pub fn time_limit(&self) -> Option<std::time::Duration> {
+        let micros = match self.tenacity {
+            0..=10 => 50.0 * f64::from(self.tenacity),
+            100.. => return None,
+            t => 500.0 * 1.15f64.powi(t as i32 - 10),
+        };
+        Some(std::time::Duration::from_micros(micros as u64))
     }
 
     /// No limit: every cache unbounded.
@@ -99,6 +124,7 @@ impl Eviction {
             policy: None,
             maxmemory: 0,
             volatile: false,
+            tenacity: 10,
         }
     }
 }
@@ -133,6 +159,7 @@ pub(super) fn build_cache(
     let builder = Cache::builder()
         .clock(clock.clone())
         .record_stats()
+        .record_access_times()
         .expiry_batch(EXPIRY_BATCH)
         .eviction_listener(listener)
         .listen_only_to_evictions();
@@ -142,7 +169,8 @@ pub(super) fn build_cache(
             let builder = builder
                 .weigher(weigh)
                 .eviction_policy(bound.policy)
-                .budget(bound.budget.clone());
+                .budget(bound.budget.clone())
+                .split_minimums(bound.shards);
             let builder = if bound.volatile {
                 builder.evict_only_expiring()
             } else {
@@ -165,6 +193,8 @@ pub(super) struct Bound {
     pub budget: Budget,
     /// Only keys with a lifetime may be evicted (`volatile-*`).
     pub volatile: bool,
+    /// The number of shards, which split the policies' fixed minimums.
+    pub shards: usize,
 }
 
 impl Keyspace {
@@ -194,24 +224,36 @@ impl Keyspace {
             drop(current);
             return self.fit_memory(used_memory);
         }
+        // The room the keys had at the last tick, if it was under the new limit: caches refilled
+        // within the whole limit size their slabs for keys the next tick evicts.
+        let room = self
+            .keys_room
+            .load(Ordering::Relaxed)
+            .min(eviction.maxmemory);
         let bound = eviction.policy.map(|policy| Bound {
             policy,
-            budget: Budget::new(eviction.maxmemory),
+            budget: Budget::new(room),
             volatile: eviction.volatile,
+            shards: self.shards.len(),
         });
         current.1 = bound.as_ref().map(|b| b.budget.clone());
         let mut locked = self.lock_all();
         let mut shards = locked.shards();
         // Every new cache joins the budget before any is filled, so that each fills within an
         // equal share: one filled while it held the whole budget would size its slab for it.
-        let fresh: Vec<Vec<Option<Cache>>> = shards
+        let fresh: Vec<Vec<Option<Box<Cache>>>> = shards
             .iter()
             .map(|(_, shard)| {
-                let build = |(db, old): (usize, &Option<Cache>)| {
+                let build = |(db, old): (usize, &Option<Box<Cache>>)| {
                     old.as_ref().map(|_| {
                         let listener =
                             crate::notify::removal_listener(db, shard.notifications.clone());
-                        build_cache(&shard.clock, bound.as_ref(), shard.leads, listener)
+                        Box::new(build_cache(
+                            &shard.clock,
+                            bound.as_ref(),
+                            shard.leads,
+                            listener,
+                        ))
                     })
                 };
                 shard.dbs.iter().enumerate().map(build).collect()
@@ -256,19 +298,38 @@ impl Keyspace {
             budget.set_capacity(capacity);
         }
         if budget.owed() > 0 {
-            let now = self.time.now_nanos();
-            for i in 0..self.shards.len() {
-                let mut shard = self.lock_shard(i, now);
-                for slot in shard.dbs.iter_mut().flatten() {
-                    slot.run_pending_tasks();
-                }
-            }
+            self.evict_owed(eviction.time_limit());
         }
         // Under `volatile-*`, keys without a lifetime are never evicted and can hold more
-        // than the keys' room on their own.
+        // than the keys' room on their own. (Keys that may go but have not yet, the cron's
+        // passes being bounded, do not make the keyspace overfull.)
         let overfull = eviction.volatile
-            && self.sum(|shard| shard.databases().map(|(_, c)| c.weighted_size()).sum()) > capacity;
+            && self.sum(|shard| shard.databases().map(|(_, c)| c.unevictable_weight()).sum())
+                > capacity;
         self.overfull.store(overfull, Ordering::Relaxed);
+    }
+
+    /// Has the caches that owe the budget evict, shard after shard from where the last pass
+    /// stopped, until `limit` has passed (at least one shard a pass): what a write or a
+    /// smaller limit left over the keys' room goes within a pass, or over the next ticks, as
+    /// Redis's `maxmemory-eviction-tenacity` spreads its evictions over its event loop.
+    fn evict_owed(&self, limit: Option<std::time::Duration>) {
+        let started = std::time::Instant::now();
+        let now = self.time.now_nanos();
+        let shards = self.shards.len();
+        let first = self.evict_from.load(Ordering::Relaxed) % shards;
+        for step in 0..shards {
+            let i = (first + step) % shards;
+            let mut shard = self.lock_shard(i, now);
+            for slot in shard.dbs.iter_mut().flatten() {
+                slot.run_pending_tasks();
+            }
+            drop(shard);
+            if limit.is_some_and(|limit| started.elapsed() >= limit) {
+                self.evict_from.store(i + 1, Ordering::Relaxed);
+                return;
+            }
+        }
     }
 
     /// Has every shard's caches adopt the W-TinyLFU mode shard 0's chose (database by
@@ -286,7 +347,7 @@ impl Keyspace {
                 modes = shard
                     .dbs
                     .iter_mut()
-                    .map(|c| c.as_mut().and_then(Cache::policy_mode))
+                    .map(|c| c.as_deref_mut().and_then(Cache::policy_mode))
                     .collect();
             }
             for (db, slot) in shard.dbs.iter_mut().enumerate() {
@@ -317,5 +378,79 @@ impl Keyspace {
     /// Keys evicted for memory since the start.
     pub fn evicted_keys(&self) -> u64 {
         self.cache_stat(|stats| stats.evictions_size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cortado::policy::EvictionPolicy;
+    use cortado::time::ManualClock;
+
+    use super::Eviction;
+    use crate::keyspace::{CompactBytes, Expire, Keyspace, TimeSource, Value};
+
+    const SHARDS: usize = 4;
+
+    fn lens(keyspace: &Keyspace) -> Vec<usize> {
+        (0..SHARDS)
+            .map(|i| keyspace.lock_shard(i, 0).len(0))
+            .collect()
+    }
+
+    #[test]
+    fn evict_owed_tenacity_zero_one_shard_a_pass_hundred_every_shard() {
+        for (tenacity, shards_evicting) in [(0, 1), (100, SHARDS)] {
+            let keyspace = Keyspace::with_shards(1, TimeSource::Manual(ManualClock::new()), SHARDS);
+            let mut eviction = Eviction {
+                policy: Some(EvictionPolicy::redis_lru()),
+                maxmemory: 1 << 30,
+                volatile: false,
+                tenacity,
+            };
+            keyspace.set_eviction(eviction.clone(), 0);
+            for i in 0..4_000 {
+                let key = format!("key:{i}");
+                let value = Value::Str(CompactBytes::new(&[b'v'; 100]));
+                let mut locked = keyspace.lock(key.as_bytes());
+                locked
+                    .shard(key.as_bytes())
+                    .set(0, key.as_bytes(), value, Expire::Never);
+            }
+            let before = lens(&keyspace);
+            eviction.maxmemory = 100_000;
+            keyspace.set_eviction(eviction.clone(), 0);
+            let after = lens(&keyspace);
+            let evicting = before.iter().zip(&after).filter(|(b, a)| a < b).count();
+            assert_eq!(
+                evicting, shards_evicting,
+                "tenacity {tenacity}: {before:?} -> {after:?}"
+            );
+            // The passes that follow go on where the last stopped, until every shard fits.
+            for _ in 0..SHARDS {
+                keyspace.fit_memory(0);
+            }
+            let fitted = lens(&keyspace);
+            assert!(
+                fitted.iter().zip(&before).all(|(f, b)| f < b),
+                "tenacity {tenacity}: {before:?} -> {fitted:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn time_limit_follows_redis_tenacity_scale() {
+        let limit = |tenacity| {
+            Eviction {
+                tenacity,
+                ..Eviction::none()
+            }
+            .time_limit()
+        };
+        let micros = |n| Some(std::time::Duration::from_micros(n));
+        assert_eq!(limit(0), micros(0));
+        assert_eq!(limit(10), micros(500));
+        assert_eq!(limit(11), micros(575));
+        assert!(limit(99).unwrap() > std::time::Duration::from_secs(60));
+        assert_eq!(limit(100), None);
     }
 }

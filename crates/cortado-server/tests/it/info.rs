@@ -69,7 +69,7 @@ fn info_section_arguments_select_as_redis() {
     let (mut redis, mut ours) = pair.clients();
     let headers = |text: &str| -> Vec<String> {
         text.lines()
-            .filter(|l| l.starts_with('#') && *l != "# Latencystats")
+            .filter(|l| l.starts_with('#'))
             .map(str::to_owned)
             .collect()
     };
@@ -90,6 +90,79 @@ fn info_section_arguments_select_as_redis() {
             "INFO {args:?}"
         );
     }
+}
+
+/// `INFO latencystats` with the values left out: each command's name and percentile labels.
+fn latency_lines(client: &mut RawClient) -> BTreeSet<String> {
+    info(client, &["latencystats"])
+        .lines()
+        .map(|line| {
+            let labels: Vec<&str> = line
+                .split([':', ','])
+                .map(|part| part.split('=').next().unwrap_or(part))
+                .collect();
+            labels.join(",")
+        })
+        .collect()
+}
+
+/// The commands `INFO latencystats` lists and the percentiles it shows, after the same
+/// commands, percentile settings, `CONFIG RESETSTAT` and `latency-tracking no`.
+#[test]
+fn latencystats_lists_commands_and_percentiles_as_redis() {
+    let Some(pair) = Pair::start(&[]) else {
+        return;
+    };
+    let (mut redis, mut ours) = pair.clients();
+    let steps: &[&[&str]] = &[
+        &["SET", "a", "b"],
+        &["GET", "a"],
+        &["CONFIG", "GET", "maxmemory"],
+        &[
+            "CONFIG",
+            "SET",
+            "latency-tracking-info-percentiles",
+            "50 99.99 100",
+        ],
+        &["CONFIG", "RESETSTAT"],
+        &["GET", "a"],
+        &["CONFIG", "SET", "latency-tracking-info-percentiles", ""],
+        &["CONFIG", "SET", "latency-tracking", "no"],
+        &["SET", "c", "d"],
+    ];
+    for step in steps {
+        assert_eq!(redis.call(step), ours.call(step), "{step:?}");
+        assert_eq!(
+            latency_lines(&mut ours),
+            latency_lines(&mut redis),
+            "after {step:?}"
+        );
+    }
+    let ours_text = info(&mut ours, &["latencystats"]);
+    assert!(!ours_text.contains("_set:"), "not tracked: {ours_text}");
+}
+
+/// A command's percentiles are in microseconds and ascend.
+#[test]
+fn latencystats_percentiles_ascend_in_microseconds() {
+    let server = TestServer::start();
+    let mut client = server.raw();
+    for i in 0..200 {
+        client.call(&["SET", &format!("k{i}"), "v"]);
+    }
+    let text = info(&mut client, &["latencystats"]);
+    let line = field(&text, "latency_percentiles_usec_set");
+    let values: Vec<f64> = line
+        .split(',')
+        .map(|part| {
+            let (label, value) = part.split_once('=').expect("label=value");
+            assert!(["p50", "p99", "p99.9"].contains(&label), "{line}");
+            value.parse().expect("a number")
+        })
+        .collect();
+    assert_eq!(values.len(), 3, "{line}");
+    assert!(values.windows(2).all(|w| w[0] <= w[1]), "{line}");
+    assert!(values[0] > 0.0 && values[2] < 1_000_000.0, "{line}");
 }
 
 /// The `cmdstat_*` and `errorstat_*` lines and the error totals after the same commands, with

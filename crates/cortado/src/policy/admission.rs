@@ -39,6 +39,9 @@
 //! between two agings; a table sized to the cache alone made their counters collide, and a period
 //! of 10 x capacity was shorter than the loops such caches are asked to hold. They cost 32 KiB per
 //! small cache (see `docs/decisions/0121-sketch-minimums.md`).
+//! Caches that split one keyspace and count their memory together (a server's shards) may split
+//! both minimums among them (`split_minimums` on the unsync builder), so that together they
+//! cost and age as one cache.
 //! The period's floor is a default, not a rule: for a cache of under 1,000 entries the adaptive
 //! policy may switch to Caffeine's 10 x capacity ([`Admission::set_fast_aging`]) when a
 //! miniature shows that newly hot keys are being kept out (see
@@ -85,30 +88,43 @@ pub(crate) struct Admission {
     /// The sketch's aging period in increments, slow and fast (see [`Self::set_fast_aging`]).
     periods: [usize; 2],
     fast_aging: bool,
+    /// [`MIN_SKETCH_ENTRIES`] and [`MIN_SAMPLE_ENTRIES`] over the number of caches that split
+    /// them (see [`Self::new`]).
+    min_sketch_entries: usize,
+    min_sample_entries: usize,
 }
 
 impl Admission {
-    pub(crate) fn new(seed: Option<u64>) -> Self {
+    /// Admission for one of `minimums_divisor` caches that split one keyspace (1: a cache of
+    /// its own), whose minimums are that share of the whole cache's: together they cost and
+    /// age as one cache's would.
+    pub(crate) fn new(seed: Option<u64>, minimums_divisor: u32) -> Self {
         let seed = seed.unwrap_or_else(random_seed);
+        let divisor = minimums_divisor.max(1) as usize;
+        let min_sketch_entries = (MIN_SKETCH_ENTRIES / divisor).max(1);
+        let min_sample_entries = (MIN_SAMPLE_ENTRIES / divisor).max(1);
         // The minimum table from the start: counts gathered while the cache fills are kept
         // unless the cache turns out to need a larger table.
-        let mut sketch = FrequencySketch::with_seed(MIN_SKETCH_ENTRIES, seed);
-        sketch.set_sample_size(MIN_SAMPLE_ENTRIES * SAMPLE_FACTOR);
+        let mut sketch = FrequencySketch::with_seed(min_sketch_entries, seed);
+        sketch.set_sample_size(min_sample_entries * SAMPLE_FACTOR);
         Self {
             sketch,
             rng: SmallRng::new(seed.rotate_left(17)),
             sized: false,
-            periods: [MIN_SAMPLE_ENTRIES * SAMPLE_FACTOR; 2],
+            periods: [min_sample_entries * SAMPLE_FACTOR; 2],
             fast_aging: false,
+            min_sketch_entries,
+            min_sample_entries,
         }
     }
 
     /// Sizes the sketch for a cache of `entries` entries (grows only; growing forgets the counts).
     pub(crate) fn ensure_capacity(&mut self, entries: usize) {
-        self.sketch.ensure_capacity(entries.max(MIN_SKETCH_ENTRIES));
+        self.sketch
+            .ensure_capacity(entries.max(self.min_sketch_entries));
         self.periods = [
             entries
-                .max(MIN_SAMPLE_ENTRIES)
+                .max(self.min_sample_entries)
                 .saturating_mul(SAMPLE_FACTOR),
             entries.max(1).saturating_mul(SAMPLE_FACTOR),
         ];
@@ -118,12 +134,14 @@ impl Admission {
     }
 
     /// Whether the sketch ages after [`SAMPLE_FACTOR`] x the capacity's increments instead of
-    /// after as many times the larger of the capacity and [`MIN_SAMPLE_ENTRIES`].
+    /// after as many times the larger of the capacity and [`MIN_SAMPLE_ENTRIES`] (or its
+    /// share).
     pub(crate) fn fast_aging(&self) -> bool {
         self.fast_aging
     }
 
-    /// Whether the two aging periods differ (the capacity is below [`MIN_SAMPLE_ENTRIES`]).
+    /// Whether the two aging periods differ (the capacity is below [`MIN_SAMPLE_ENTRIES`], or
+    /// its share).
     pub(crate) fn has_aging_choice(&self) -> bool {
         self.sized && self.periods[0] != self.periods[1]
     }
@@ -205,7 +223,7 @@ mod tests {
     const TRIALS: u32 = if cfg!(miri) { 1_000 } else { 10_000 };
 
     fn admission() -> Admission {
-        let mut a = Admission::new(Some(1));
+        let mut a = Admission::new(Some(1), 1);
         a.ensure_capacity(1024);
         a
     }
@@ -316,7 +334,7 @@ mod tests {
 
     #[test]
     fn ensure_capacity_small_cache_gets_minimum_table_and_period() {
-        let mut a = Admission::new(Some(1));
+        let mut a = Admission::new(Some(1), 1);
         a.ensure_capacity(10);
         assert_eq!(a.sketch.memory_bytes(), MIN_SKETCH_ENTRIES * 8);
         assert_eq!(a.sketch.sample_size(), MIN_SAMPLE_ENTRIES * SAMPLE_FACTOR);
@@ -324,7 +342,7 @@ mod tests {
 
     #[test]
     fn set_fast_aging_small_cache_ages_after_ten_times_capacity() {
-        let mut a = Admission::new(Some(1));
+        let mut a = Admission::new(Some(1), 1);
         a.ensure_capacity(50);
         assert!(a.has_aging_choice());
         assert_eq!(a.sketch.sample_size(), MIN_SAMPLE_ENTRIES * SAMPLE_FACTOR);
@@ -336,7 +354,7 @@ mod tests {
 
     #[test]
     fn set_fast_aging_past_fast_period_halves_counts_once() {
-        let mut a = Admission::new(Some(1));
+        let mut a = Admission::new(Some(1), 1);
         a.ensure_capacity(50);
         for _ in 0..15 {
             a.record(1);
@@ -357,7 +375,7 @@ mod tests {
 
     #[test]
     fn set_fast_aging_before_sizing_applies_once_sized() {
-        let mut a = Admission::new(Some(1));
+        let mut a = Admission::new(Some(1), 1);
         a.set_fast_aging(true);
         assert!(!a.has_aging_choice());
         a.ensure_capacity(50);
@@ -366,7 +384,7 @@ mod tests {
 
     #[test]
     fn ensure_capacity_min_sample_entries_or_more_has_no_aging_choice() {
-        let mut a = Admission::new(Some(1));
+        let mut a = Admission::new(Some(1), 1);
         a.ensure_capacity(MIN_SAMPLE_ENTRIES);
         assert!(!a.has_aging_choice());
         a.set_fast_aging(true);

@@ -59,6 +59,9 @@ pub struct EvictionPolicy {
     lfu_log_factor: u32,
     /// `None`: automatic.
     lfu_decay_period: Option<u64>,
+    /// The number of caches the policy's fixed minimums are split among (set by the unsync
+    /// builder's `split_minimums`; 1 otherwise).
+    pub(crate) minimums_divisor: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -69,6 +72,7 @@ enum Kind {
     Lfu,
     RedisLru,
     RedisLfu,
+    RedisTtl,
     Random,
 }
 
@@ -111,6 +115,7 @@ impl EvictionPolicy {
             samples: DEFAULT_SAMPLES,
             lfu_log_factor: DEFAULT_LFU_LOG_FACTOR,
             lfu_decay_period: None,
+            minimums_divisor: 1,
         }
     }
 
@@ -145,6 +150,13 @@ impl EvictionPolicy {
     /// 8-bit logarithmic use counter that decays while an entry is not used. See [`sampled`].
     pub fn redis_lfu() -> Self {
         Self::of(Kind::RedisLfu)
+    }
+
+    /// Redis's `volatile-ttl`: the pool of sampled candidates ranked by deadline, the nearest
+    /// evicted first, and entries without one last. Uses do not matter; a deadline counts as of
+    /// the entry's last write or lifetime change. See [`sampled`].
+    pub fn redis_ttl() -> Self {
+        Self::of(Kind::RedisTtl)
     }
 
     /// A uniformly random entry (Redis's `allkeys-random`).
@@ -201,7 +213,7 @@ impl EvictionPolicy {
     }
 
     /// The policy's short name: `tiny-lfu`, `tiny-lfu-static`, `lru`, `lfu`, `redis-lru`,
-    /// `redis-lfu` or `random`.
+    /// `redis-lfu`, `redis-ttl` or `random`.
     pub fn name(&self) -> &'static str {
         match self.kind {
             Kind::TinyLfu => "tiny-lfu",
@@ -210,8 +222,14 @@ impl EvictionPolicy {
             Kind::Lfu => "lfu",
             Kind::RedisLru => "redis-lru",
             Kind::RedisLfu => "redis-lfu",
+            Kind::RedisTtl => "redis-ttl",
             Kind::Random => "random",
         }
+    }
+
+    /// Whether the policy ranks entries by deadline ([`redis_ttl`](Self::redis_ttl)).
+    pub(crate) fn orders_by_deadline(&self) -> bool {
+        self.kind == Kind::RedisTtl
     }
 
     /// The sampled policy's parameters, with the rule for its kind.
@@ -269,18 +287,26 @@ impl Policy {
                 } else {
                     Adaptation::Lead
                 };
-                Self::TinyLfu(WTinyLfu::new(maximum, adaptation, weighted, config.seed))
+                Self::TinyLfu(WTinyLfu::new(
+                    maximum,
+                    adaptation,
+                    weighted,
+                    config.seed,
+                    config.minimums_divisor,
+                ))
             }
             Kind::TinyLfuStatic => Self::TinyLfu(WTinyLfu::new(
                 maximum,
                 Adaptation::Static,
                 weighted,
                 config.seed,
+                config.minimums_divisor,
             )),
             Kind::Lru => Self::Lru(Lru::new(maximum)),
             Kind::Lfu => Self::Lfu(Lfu::new(maximum)),
             Kind::RedisLru => Self::sampled(maximum, config, Rule::Lru),
             Kind::RedisLfu => Self::sampled(maximum, config, Rule::Lfu),
+            Kind::RedisTtl => Self::sampled(maximum, config, Rule::Ttl),
             Kind::Random => Self::sampled(maximum, config, Rule::Random),
         }
     }
@@ -387,6 +413,19 @@ impl Policy {
 
     /// Every entry, from the most likely to be evicted to the least (none for the unbounded
     /// policy, which keeps no order).
+    /// Whether the policy ranks entries by deadline ([`EvictionPolicy::redis_ttl`]): the shard
+    /// then tells it each entry's with [`set_deadline`](Self::set_deadline).
+    pub(crate) fn orders_by_deadline(&self) -> bool {
+        matches!(self, Policy::Sampled(p) if p.orders_by_deadline())
+    }
+
+    /// Slot `i`'s deadline, for a policy that [orders by it](Self::orders_by_deadline).
+    pub(crate) fn set_deadline(&mut self, i: u32, deadline: Option<u64>) {
+        if let Policy::Sampled(p) = self {
+            p.set_deadline(i, deadline);
+        }
+    }
+
     pub(crate) fn coldest(&self) -> Vec<u32> {
         dispatch!(self, p => p.coldest(), unbounded => Vec::new())
     }

@@ -74,6 +74,24 @@ where
         }
     }
 
+    /// Tells a policy that ranks entries by deadline slot `i`'s, after it may have changed
+    /// (a pinned entry is not in the policy). Every write passes here: the flag test inline,
+    /// the rest out of line.
+    #[inline(always)]
+    pub(super) fn tell_policy_deadline(&mut self, i: u32) {
+        if self.orders_by_deadline {
+            self.set_policy_deadline(i);
+        }
+    }
+
+    #[inline(never)]
+    fn set_policy_deadline(&mut self, i: u32) {
+        if !self.is_pinned(i) {
+            let deadline = self.deadline(i);
+            self.policy_mut().set_deadline(i, deadline);
+        }
+    }
+
     pub(super) fn set_deadlines(&mut self, i: u32, deadlines: Deadlines) {
         self.schedule(i, self.rules.effective(deadlines));
         if !self.rules.reads_matter() {
@@ -181,6 +199,7 @@ where
         now: u64,
     ) -> Born {
         self.record_write_time(i, now);
+        self.record_access_time(i, now);
         match deadlines {
             None => Born::Live,
             Some(deadlines) => self.set_some_write_deadlines(i, deadlines, now),

@@ -98,6 +98,7 @@ where
         if self.pins.is_some() {
             self.sync_pin(i, hash);
         }
+        self.tell_policy_deadline(i);
         let cause = if expired {
             RemovalCause::Expired
         } else {
@@ -170,6 +171,7 @@ where
         if self.pins.is_some() {
             self.sync_pin(i, hash);
         }
+        self.tell_policy_deadline(i);
         if born == Born::Expired {
             self.expire_at_once(i);
             self.evict_to_fit(fold);

@@ -24,14 +24,22 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let i = self.find(hash, key)?;
-        if self.is_expired(i, now) {
-            return None;
-        }
+        let i = self.live_slot(hash, key, now)?;
         Some(
             self.deadline(i)
                 .map(|deadline| Duration::from_nanos(deadline.saturating_sub(now))),
         )
+    }
+
+    /// How long `key`'s live entry has gone unused at `now` (see `access_times`); `None` if
+    /// absent, expired, or access times are not kept.
+    pub(crate) fn idle_time<Q>(&self, hash: u64, key: &Q, now: u64) -> Option<Duration>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let i = self.live_slot(hash, key, now)?;
+        self.idle_time_of(i, now)
     }
 
     /// Gives `key`'s live entry the lifetime `ttl` from `now`, as a write with that lifetime
@@ -69,9 +77,12 @@ where
         };
         if self.set_some_write_deadlines(i, deadlines, now) == Born::Expired {
             self.expire_at_once(i);
-        } else if self.pins.is_some() {
-            let hash = hash_key(&self.hasher, &self.entry(i).key);
-            self.sync_pin(i, hash);
+        } else {
+            if self.pins.is_some() {
+                let hash = hash_key(&self.hasher, &self.entry(i).key);
+                self.sync_pin(i, hash);
+            }
+            self.tell_policy_deadline(i);
             self.fit_after_pin();
         }
         true
@@ -170,7 +181,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let i = self.find(hash, key).filter(|&i| !self.is_expired(i, now))?;
+        let i = self.live_slot(hash, key, now)?;
         let deferred = self
             .entry(i)
             .reads

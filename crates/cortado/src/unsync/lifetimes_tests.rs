@@ -576,6 +576,7 @@ fn evict_only_expiring_keeps_untimed_entries_evicts_timed_ones() {
         for i in 0..10 {
             assert!(cache.contains_key(&i), "{policy:?}: untimed {i} evicted");
         }
+        assert_eq!(cache.unevictable_weight(), 70, "{policy:?}");
         assert!(cache.weighted_size() <= 100, "{policy:?}");
         assert!(cache.stats().evictions_size > 0 || cache.len() < 110);
         // Untimed entries alone past the capacity: every timed one goes, and it stays over.
@@ -585,6 +586,7 @@ fn evict_only_expiring_keeps_untimed_entries_evicts_timed_ones() {
         assert_eq!(cache.len_with_deadline(), 0, "{policy:?}");
         assert_eq!(cache.len(), 20, "{policy:?}");
         assert_eq!(cache.weighted_size(), 140);
+        assert_eq!(cache.unevictable_weight(), 140);
         // A lifetime makes an entry evictable; clearing it pins it again.
         assert!(cache.set_expires_after(&0, Some(secs(10))));
         cache.insert(300, 0);
@@ -665,4 +667,73 @@ fn listen_only_to_evictions_hears_expired_and_size_not_removed_or_replaced() {
     );
     assert!(heard.contains(&(5, RemovalCause::Expired)), "{heard:?}");
     assert_eq!(cache.stats().replacements, 1, "counted though not heard");
+}
+
+#[test]
+fn split_minimums_small_cache_smaller_sketch_ages_sooner() {
+    use crate::policy::EvictionPolicy;
+    let build = |caches: usize| {
+        Cache::<u32, u32>::builder()
+            .max_capacity(100)
+            .eviction_policy(EvictionPolicy::tiny_lfu().with_seed(1))
+            .split_minimums(caches)
+            .build()
+            .unwrap()
+    };
+    let (mut whole, mut split) = (build(1), build(32));
+    for cache in [&mut whole, &mut split] {
+        cache.insert(0, 0);
+        for _ in 0..9 {
+            cache.get(&0);
+        }
+        // 2,000 increments: past a 32nd of the whole minimum aging period (10,000), within it.
+        for i in 1..2_000 {
+            cache.insert(i, i);
+        }
+        cache.validate();
+    }
+    // The whole minimum table: 4,096 entries of 8 bytes.
+    let sketch = 4_096 * 8;
+    assert!(
+        split.memory_bytes() + sketch - sketch / 32 <= whole.memory_bytes(),
+        "split {} whole {}",
+        split.memory_bytes(),
+        whole.memory_bytes()
+    );
+    let (whole_count, split_count) = (whole.frequency(&0).unwrap(), split.frequency(&0).unwrap());
+    assert!(whole_count >= 10, "no aging yet: {whole_count}");
+    assert!(split_count <= 5, "aged at least once: {split_count}");
+}
+
+#[test]
+fn redis_ttl_evicts_nearest_deadline_first_entries_without_one_last() {
+    use crate::policy::EvictionPolicy;
+    let mut cache = Cache::<u32, u32>::builder()
+        .max_capacity(10)
+        .eviction_policy(EvictionPolicy::redis_ttl().samples(64).with_seed(3))
+        .build()
+        .unwrap();
+    let secs = Duration::from_secs;
+    // Key 0 has no deadline; keys 1..10 expire sooner the higher they are.
+    cache.insert(0, 0);
+    for i in 1..10 {
+        cache.insert_with_ttl(i, i, secs(1_000 - u64::from(i)));
+    }
+    cache.insert_with_ttl(10, 10, secs(5_000));
+    assert!(!cache.contains_key(&9), "the nearest deadline goes first");
+    // A lifetime changed later ranks by its new deadline.
+    assert!(cache.set_expires_after(&2, Some(secs(1))));
+    cache.insert_with_ttl(11, 11, secs(5_000));
+    assert!(
+        !cache.contains_key(&2),
+        "key 2's new deadline is the nearest"
+    );
+    for i in 12..21 {
+        cache.insert_with_ttl(i, i, secs(5_000));
+    }
+    assert!(
+        cache.contains_key(&0),
+        "an entry without a deadline goes last"
+    );
+    cache.validate();
 }

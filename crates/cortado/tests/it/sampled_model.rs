@@ -1,5 +1,5 @@
 //! Op-sequence property tests of `unsync::Cache` with the sampled policies (`redis-lru`,
-//! `redis-lfu`, `random`), validating every invariant after each operation.
+//! `redis-lfu`, `redis-ttl`, `random`), validating every invariant after each operation.
 //!
 //! Sampled eviction picks its victims at random, so the model cannot say which entry goes; it
 //! checks everything else: the cache holds exactly the model's entries minus those reported
@@ -136,6 +136,11 @@ proptest! {
     }
 
     #[test]
+    fn redis_ttl_random_ops_match_model(seed in any::<u64>(), ops in prop::collection::vec(op(), common::ops(200))) {
+        check(&ops, EvictionPolicy::redis_ttl().with_seed(seed));
+    }
+
+    #[test]
     fn random_random_ops_match_model(seed in any::<u64>(), ops in prop::collection::vec(op(), common::ops(200))) {
         check(&ops, EvictionPolicy::random().with_seed(seed));
     }
@@ -169,5 +174,6 @@ fn build_rejects_sample_counts_out_of_range() {
 fn sampled_policy_names() {
     assert_eq!(EvictionPolicy::redis_lru().name(), "redis-lru");
     assert_eq!(EvictionPolicy::redis_lfu().name(), "redis-lfu");
+    assert_eq!(EvictionPolicy::redis_ttl().name(), "redis-ttl");
     assert_eq!(EvictionPolicy::random().name(), "random");
 }

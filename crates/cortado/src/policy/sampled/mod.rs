@@ -58,10 +58,11 @@
 //! - **Weights.** Each round evicts one candidate, until the weighted size fits.
 //! - **Random** draws a uniform resident entry (not the newest) and needs no pool, clock or
 //!   counter.
-//! - **Not yet: volatile policies** (Redis's `volatile-lru`, `-lfu`, `-random`, `-ttl`), which
-//!   sample only entries that have a time to live. They would need a second `DenseSet` of those
-//!   entries to sample from, and for `volatile-ttl` a score from the deadline; nothing else
-//!   would change. They belong with the server, which has not been built.
+//! - **TTL** ranks by deadline, nearest first (Redis's `volatile-ttl`: the score is the
+//!   largest deadline less this one), and entries without one last. The shard tells the policy
+//!   an entry's deadline whenever it changes; uses do not stamp anything. Redis's `volatile-*`
+//!   policies sample only entries with a lifetime: here the cache keeps the others out of the
+//!   policy altogether (the builder's `evict_only_expiring`), so any rule serves them.
 //! - **Memory.** 16 bytes per slot for the node (stamp, weight, counter), 8 for the dense set
 //!   (position and member), and the pool inline (256 bytes).
 //!
@@ -98,6 +99,8 @@ pub(crate) enum Rule {
     Lfu,
     /// Any resident entry, uniformly.
     Random,
+    /// Nearest deadline first (Redis's `volatile-ttl`); entries without one last.
+    Ttl,
 }
 
 /// When LFU counters decay, in clock ticks.
@@ -298,9 +301,12 @@ impl Pool {
     }
 }
 
+/// A [`Rule::Ttl`] entry's stamp when it has no deadline: it ranks last.
+const NO_DEADLINE: u64 = u64::MAX;
+
 #[derive(Debug, Clone, Copy)]
 struct Node {
-    /// LRU: the tick of the last use. LFU: the decay period of the last use.
+    /// LRU: the tick of the last use. LFU: the decay period of the last use. TTL: the deadline.
     stamp: u64,
     weight: u32,
     /// LFU's logarithmic counter as of the last use.
@@ -430,6 +436,7 @@ impl Sampled {
             Rule::Lru => self.now - self.nodes[i as usize].stamp,
             Rule::Lfu => u64::from(u8::MAX - self.decayed_counter(i)),
             Rule::Random => 0,
+            Rule::Ttl => u64::MAX - self.nodes[i as usize].stamp,
         }
     }
 
@@ -445,7 +452,7 @@ impl Sampled {
                 node.counter = counter;
                 node.stamp = period;
             }
-            Rule::Random => {}
+            Rule::Random | Rule::Ttl => {}
         }
     }
 
@@ -459,6 +466,8 @@ impl Sampled {
             Rule::Lru => self.now,
             Rule::Lfu => self.current_period(),
             Rule::Random => 0,
+            // No deadline until the shard tells one.
+            Rule::Ttl => NO_DEADLINE,
         };
         self.nodes[i as usize] = Node {
             stamp,
@@ -472,9 +481,23 @@ impl Sampled {
 
     #[inline]
     pub(crate) fn access(&mut self, i: u32) {
-        if self.config.rule != Rule::Random {
+        if !matches!(self.config.rule, Rule::Random | Rule::Ttl) {
             self.tick();
             self.stamp(i);
+        }
+    }
+
+    /// Whether entries are ranked by deadline ([`Rule::Ttl`]).
+    pub(crate) fn orders_by_deadline(&self) -> bool {
+        self.config.rule == Rule::Ttl
+    }
+
+    /// Slot `i`'s deadline, which ranks it under [`Rule::Ttl`] (no-op under the others).
+    pub(crate) fn set_deadline(&mut self, i: u32, deadline: Option<u64>) {
+        if self.config.rule == Rule::Ttl {
+            self.nodes[i as usize].stamp = deadline.unwrap_or(NO_DEADLINE);
+            // A candidate's score was taken when it was sampled; a new deadline ranks it anew.
+            self.pool.remove(i);
         }
     }
 
@@ -610,7 +633,7 @@ impl Sampled {
             match self.config.rule {
                 Rule::Lru => assert!(stamp <= now, "index {i} used in the future"),
                 Rule::Lfu => assert!(stamp <= period, "index {i} used in a future period"),
-                Rule::Random => {}
+                Rule::Random | Rule::Ttl => {}
             }
         }
         members.to_vec()

@@ -569,7 +569,7 @@ mod tests {
 
     /// Admission sized for a cache of `entries` entries.
     fn sized(entries: usize) -> Admission {
-        let mut admission = Admission::new(Some(1));
+        let mut admission = Admission::new(Some(1), 1);
         admission.ensure_capacity(entries);
         admission
     }

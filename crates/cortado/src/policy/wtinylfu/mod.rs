@@ -138,6 +138,7 @@ impl WTinyLfu {
         adaptation: Adaptation,
         weighted: bool,
         seed: Option<u64>,
+        minimums_divisor: u32,
     ) -> Self {
         let mode = match adaptation {
             Adaptation::Static => STATIC_MODE,
@@ -145,7 +146,7 @@ impl WTinyLfu {
         };
         Self {
             segments: Segments::new(maximum, mode, weighted),
-            admission: Admission::new(seed),
+            admission: Admission::new(seed, minimums_divisor),
             adaptation,
             mode_index: START_MODE as u8,
             experts: None,
@@ -501,7 +502,7 @@ mod tests {
                 }
             })
             .collect();
-        let mut fast = WTinyLfu::new(300, Adaptation::Lead, false, Some(4));
+        let mut fast = WTinyLfu::new(300, Adaptation::Lead, false, Some(4), 1);
         let mut general = fast.clone();
         let (_, _, a) = replay_with(&mut fast, keys.iter().copied(), |p, evicted| {
             p.evict(evicted)
@@ -529,7 +530,7 @@ mod tests {
     /// A static policy of `maximum` entries holding indices `0..=maximum` inserted in order,
     /// so that the oldest have left the window for the main space.
     fn full_static(maximum: u32) -> WTinyLfu {
-        let mut p = WTinyLfu::new(u64::from(maximum), Adaptation::Static, false, Some(3));
+        let mut p = WTinyLfu::new(u64::from(maximum), Adaptation::Static, false, Some(3), 1);
         let mut evicted = Vec::new();
         for i in 0..=maximum {
             p.insert(i, mix64(u64::from(i)), 1);
@@ -610,7 +611,7 @@ mod tests {
 
     #[test]
     fn fold_all_counts_in_aging_twin_sketch_too() {
-        let mut p = WTinyLfu::new(100, Adaptation::Lead, false, Some(3));
+        let mut p = WTinyLfu::new(100, Adaptation::Lead, false, Some(3), 1);
         let mut evicted = Vec::new();
         for i in 0..=100 {
             p.insert(i, mix64(u64::from(i)), 1);
@@ -661,7 +662,7 @@ mod tests {
     )]
     fn deferral_static_always_adaptive_sampled_once_sized() {
         assert_eq!(full_static(20).deferral(), Deferral::Always);
-        let mut p = WTinyLfu::new(100_000, Adaptation::Lead, false, Some(1));
+        let mut p = WTinyLfu::new(100_000, Adaptation::Lead, false, Some(1), 1);
         assert_eq!(
             p.deferral(),
             Deferral::Always,
@@ -685,10 +686,10 @@ mod tests {
 
     #[test]
     fn adopt_mode_code_carries_index_margin_and_aging() {
-        let leader = WTinyLfu::new(100, Adaptation::Lead, false, Some(7));
+        let leader = WTinyLfu::new(100, Adaptation::Lead, false, Some(7), 1);
         let code = leader.mode_code().unwrap();
         assert_eq!(code, START_MODE as u8 | (START_MARGIN << 4));
-        let mut follower = WTinyLfu::new(100, Adaptation::Follow, false, Some(7));
+        let mut follower = WTinyLfu::new(100, Adaptation::Follow, false, Some(7), 1);
         follower.size_for_capacity();
         let slow = follower.admission.sketch.sample_size();
         follower.adopt_mode(4);
@@ -725,14 +726,14 @@ mod tests {
     #[cfg_attr(miri, ignore = "long stream: the climber decides over many samples")]
     fn adaptive_small_cache_shifting_hot_sets_takes_fast_aging() {
         let ratio = |fast| {
-            let mut p = WTinyLfu::new(100, Adaptation::Static, false, Some(8));
+            let mut p = WTinyLfu::new(100, Adaptation::Static, false, Some(8), 1);
             p.admission.set_fast_aging(fast);
             let (hits, total) = replay(&mut p, shifting_hot_sets());
             hits as f64 / total as f64
         };
         let (slow, fast) = (ratio(false), ratio(true));
         assert!(fast > slow + 0.01, "fast {fast}, slow {slow}");
-        let mut adaptive = WTinyLfu::new(100, Adaptation::Lead, false, Some(8));
+        let mut adaptive = WTinyLfu::new(100, Adaptation::Lead, false, Some(8), 1);
         replay(&mut adaptive, shifting_hot_sets());
         adaptive.validate();
         assert!(adaptive.admission.fast_aging());
@@ -744,7 +745,7 @@ mod tests {
         // Full at 100 entries, then grown a thousandfold: the sizing waits until the cache is
         // half full of the new capacity. Meanwhile the miniatures (still those of 100 entries)
         // replay the shifting hot sets, where the aging twin wins and the sketches trade places.
-        let mut p = WTinyLfu::new(100, Adaptation::Lead, false, Some(8));
+        let mut p = WTinyLfu::new(100, Adaptation::Lead, false, Some(8), 1);
         let mut map = std::collections::HashMap::new();
         let mut owner = std::collections::HashMap::new();
         let mut free: Vec<u32> = Vec::new();
@@ -800,10 +801,10 @@ mod tests {
         // A loop of 1,000 keys through 50 slots: fast aging (every 500 increments) forgets
         // every count before its key comes round again, and the cache hits nothing.
         let loop_keys = || (0..200_000u64).map(|i| i % 1_000);
-        let mut fast = WTinyLfu::new(50, Adaptation::Static, false, Some(9));
+        let mut fast = WTinyLfu::new(50, Adaptation::Static, false, Some(9), 1);
         fast.admission.set_fast_aging(true);
         assert_eq!(replay(&mut fast, loop_keys()).0, 0);
-        let mut adaptive = WTinyLfu::new(50, Adaptation::Lead, false, Some(9));
+        let mut adaptive = WTinyLfu::new(50, Adaptation::Lead, false, Some(9), 1);
         let (hits, total) = replay(&mut adaptive, loop_keys());
         assert!(!adaptive.admission.fast_aging());
         assert!(hits as f64 / total as f64 > 0.04, "{hits} of {total}");
@@ -811,7 +812,7 @@ mod tests {
 
     #[test]
     fn evict_over_capacity_keeps_bound_and_validates() {
-        let mut p = WTinyLfu::new(100, Adaptation::Lead, false, Some(1));
+        let mut p = WTinyLfu::new(100, Adaptation::Lead, false, Some(1), 1);
         let requests = if cfg!(miri) { 200 } else { 10_000 };
         replay(&mut p, (0..requests).map(|i| mix64(i) % 500));
         assert_eq!(p.weighted_size(), 100);
@@ -822,7 +823,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "long stream: a hit ratio over 200,000 requests")]
     fn loop_longer_than_capacity_gets_hits() {
         // LRU gets nothing on a loop of 1,000 keys through 500 slots; frequency keeps a stable set.
-        let mut p = WTinyLfu::new(500, Adaptation::Lead, false, Some(2));
+        let mut p = WTinyLfu::new(500, Adaptation::Lead, false, Some(2), 1);
         let (hits, total) = replay(&mut p, (0..200_000u64).map(|i| i % 1000));
         let ratio = hits as f64 / total as f64;
         assert!(ratio > 0.40, "hit ratio {ratio}");
@@ -830,7 +831,7 @@ mod tests {
 
     #[test]
     fn remove_then_insert_reuses_index() {
-        let mut p = WTinyLfu::new(10, Adaptation::Static, true, Some(3));
+        let mut p = WTinyLfu::new(10, Adaptation::Static, true, Some(3), 1);
         p.insert(0, 1, 1);
         p.remove(0);
         p.insert(0, 2, 1);
@@ -839,7 +840,7 @@ mod tests {
 
     #[test]
     fn insert_heavier_than_maximum_evicted_at_once() {
-        let mut p = WTinyLfu::new(10, Adaptation::Static, true, Some(4));
+        let mut p = WTinyLfu::new(10, Adaptation::Static, true, Some(4), 1);
         p.insert(0, 1, 3);
         p.insert(1, 2, 11);
         let mut evicted = Vec::new();
@@ -857,7 +858,7 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "long stream: the climber decides over many samples")]
     fn adaptive_short_reuse_grows_window_and_hits() {
-        let mut adaptive = WTinyLfu::new(1000, Adaptation::Lead, false, Some(5));
+        let mut adaptive = WTinyLfu::new(1000, Adaptation::Lead, false, Some(5), 1);
         let (hits, total) = replay(&mut adaptive, short_reuse(200_000));
         adaptive.validate();
         assert!(

@@ -667,7 +667,7 @@ mod tests {
             },
             false,
         );
-        let mut admission = Admission::new(Some(6));
+        let mut admission = Admission::new(Some(6), 1);
         admission.ensure_capacity(100);
         let mut evicted = Vec::new();
         // Past the capacity, so the window holds exactly its half.
@@ -695,7 +695,7 @@ mod tests {
     fn evict_returning_candidate_admitted_over_hot_victim() {
         let mut p = Segments::new(10, STATIC_MODE, false);
         p.size_ghost(10);
-        let mut admission = Admission::new(Some(7));
+        let mut admission = Admission::new(Some(7), 1);
         admission.ensure_capacity(10);
         let mut evicted = Vec::new();
         for i in 0..10u32 {
