@@ -22,6 +22,7 @@ pub mod pubsub;
 pub mod server;
 pub mod strings;
 pub mod syntax;
+pub mod transactions;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -29,6 +30,7 @@ use std::time::Instant;
 pub use args::Args;
 
 use crate::client::{Client, ReplyMode};
+use crate::keyspace::access::Shards;
 use crate::protocol::{ErrorReply, Reply};
 use crate::server::Server;
 
@@ -206,6 +208,7 @@ fn families() -> impl Iterator<Item = &'static Command> {
         pubsub::COMMANDS,
         server::COMMANDS,
         strings::COMMANDS,
+        transactions::COMMANDS,
     ]
     .into_iter()
     .flatten()
@@ -312,7 +315,8 @@ impl Table {
     }
 }
 
-/// What a command runs with: the server, its client, and the reply it writes.
+/// What a command runs with: the server, its client, the reply it writes, and the shards it
+/// may lock.
 pub struct Ctx<'a> {
     /// The server.
     pub server: &'a Server,
@@ -320,6 +324,9 @@ pub struct Ctx<'a> {
     pub client: &'a mut Client,
     /// The client's output.
     pub reply: &'a mut Reply,
+    /// Where the command takes its shards: from the keyspace, or from the transaction that
+    /// runs it (see [`Shards`]).
+    pub shards: Shards<'a>,
 }
 
 impl Ctx<'_> {
@@ -336,9 +343,12 @@ impl Ctx<'_> {
         self.notify_db(class, event, self.client.db, key);
     }
 
-    /// [`notify`](Self::notify) for a key of database `db`.
+    /// [`notify`](Self::notify) for a key of database `db`. Every command that changes a key
+    /// reports it, under the key's shard, so this tells the key's watchers too (see
+    /// [`crate::keyspace::watch`]).
     #[inline]
     pub fn notify_db(&self, class: u32, event: &'static str, db: usize, key: &[u8]) {
+        self.server.keyspace.watches().touch(db, key);
         self.server
             .keyspace
             .notifications()
@@ -388,7 +398,7 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     let mark = reply.len();
     let table = &server.commands;
     let Some(mut id) = table.lookup(args.get(0)) else {
-        reply.error_bytes(&unknown_command(args));
+        transactions::refuse(server, client, reply, None, &unknown_command(args));
         return finish(server, client, reply, None, started, mark, args);
     };
     if args.len() >= 2 && !table.entry(id).command.run.subcommands().is_empty() {
@@ -401,7 +411,7 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
                 text.extend_from_slice(b"'. Try ");
                 text.extend_from_slice(&c_string(args.get(0), usize::MAX).to_ascii_uppercase());
                 text.extend_from_slice(b" HELP.");
-                reply.error_bytes(&text);
+                transactions::refuse(server, client, reply, None, &text);
                 return finish(server, client, reply, None, started, mark, args);
             }
         }
@@ -410,6 +420,7 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     let command = entry.command;
     let arity = command.arity;
     let argc = args.len() as i32;
+    let in_multi = client.transaction.in_multi();
     let refusal = if (arity > 0 && arity != argc) || argc < -arity {
         Some(arity_error(&entry.full_name))
     } else if command.flags & flags::PROTECTED != 0 && !debug_allowed(server, client) {
@@ -418,11 +429,14 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
         ))
     } else if !client.authenticated && command.flags & flags::NO_AUTH == 0 {
         Some(ErrorReply::new("NOAUTH Authentication required."))
+    } else if in_multi && command.flags & flags::NO_MULTI != 0 {
+        Some(ErrorReply::err("Command not allowed inside a transaction"))
     } else if command.flags & (flags::WRITE | flags::READONLY) != 0
         && client.info.has_flag(crate::client::flag::MONITOR)
     {
         Some(ErrorReply::err("Replica can't interact with the keyspace"))
-    } else if command.flags & flags::DENYOOM != 0
+    } else if (command.flags & flags::DENYOOM != 0 || in_multi)
+        && transactions::oom_applies(command, client)
         && server.keyspace.refuses_writes(crate::memory::used_memory())
     {
         Some(ErrorReply::new(
@@ -440,33 +454,56 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
         None
     };
     if let Some(error) = refusal {
-        reply.error(&error);
+        transactions::refuse(server, client, reply, Some(command), error.0.as_bytes());
         server.stats.record_rejected(id);
         return finish(server, client, reply, None, started, mark, args);
     }
-    let handler = match command.run {
-        Run::Handler(handler) | Run::Both(handler, _) => handler,
-        // A container called with no subcommand: its arity (-2) refused it above.
-        Run::Container(_) => unreachable!("containers have arity -2"),
-    };
-    client.info.touch(id);
+    if in_multi && !transactions::runs_in_multi(command) {
+        transactions::queue(client, reply, id, command.flags, args);
+        return finish(server, client, reply, None, started, mark, args);
+    }
     let mut ctx = Ctx {
         server,
         client,
         reply,
+        shards: Shards::new(&server.keyspace),
     };
-    if let Err(error) = handler(&mut ctx, args) {
-        ctx.reply.error(&error);
-    }
+    call(&mut ctx, id, args);
     let client = ctx.client;
     let reply = ctx.reply;
     if crate::notify::has_pending() {
         publish_key_events(server, client, reply, mark);
     }
-    if command.flags & (flags::SKIP_MONITOR | flags::ADMIN) == 0 {
-        server.monitors.feed(server, client, args, reply);
-    }
     finish(server, client, reply, Some(id), started, mark, args);
+}
+
+/// Runs the command of table id `id`, which passed its checks: its handler, then the
+/// monitors' feed.
+#[inline]
+fn call(ctx: &mut Ctx<'_>, id: usize, args: Args<'_>) {
+    let command = ctx.server.commands.entry(id).command;
+    let handler = match command.run {
+        Run::Handler(handler) | Run::Both(handler, _) => handler,
+        // A container called with no subcommand: its arity (-2) refused it above.
+        Run::Container(_) => unreachable!("containers have arity -2"),
+    };
+    ctx.client.info.touch(id);
+    if let Err(error) = handler(ctx, args) {
+        ctx.reply.error(&error);
+    }
+    if command.flags & (flags::SKIP_MONITOR | flags::ADMIN) == 0 {
+        ctx.server
+            .monitors
+            .feed(ctx.server, ctx.client, args, ctx.reply);
+    }
+}
+
+/// Runs a command `EXEC` dequeued, in `EXEC`'s context (its shards held): as [`call`], then
+/// the statistics and slow log of the command, as Redis counts each one of a transaction.
+pub(super) fn call_queued(ctx: &mut Ctx<'_>, id: usize, args: Args<'_>) {
+    let started = Instant::now();
+    call(ctx, id, args);
+    record(ctx.server, ctx.client, ctx.reply, Some(id), started, args);
 }
 
 /// Publishes the keyspace events of the command that just ran, its shards released; the
@@ -532,8 +569,8 @@ fn unknown_command(args: Args<'_>) -> Vec<u8> {
     text
 }
 
-/// After a command: statistics (`ran`: the id of the command that ran, `None` if it was
-/// refused), the slow log, and `CLIENT REPLY`'s dropping of replies.
+/// After a command: its statistics and slow log ([`record`]), then `CLIENT REPLY`'s dropping
+/// of replies.
 fn finish(
     server: &Server,
     client: &mut Client,
@@ -541,6 +578,33 @@ fn finish(
     ran: Option<usize>,
     started: Instant,
     mark: usize,
+    args: Args<'_>,
+) {
+    record(server, client, reply, ran, started, args);
+    match client.reply_mode {
+        ReplyMode::On => {}
+        ReplyMode::Off => reply.truncate(mark),
+        // `CLIENT REPLY SKIP` itself replies nothing and skips the next command's reply.
+        ReplyMode::Skip => {
+            reply.truncate(mark);
+            client.reply_mode = ReplyMode::Skipping;
+        }
+        ReplyMode::Skipping => {
+            reply.truncate(mark);
+            client.reply_mode = ReplyMode::On;
+        }
+    }
+}
+
+/// A command's statistics (`ran`: the id of the command that ran, `None` if it was refused
+/// or queued), the errors it replied, and the slow log.
+#[inline]
+fn record(
+    server: &Server,
+    client: &mut Client,
+    reply: &mut Reply,
+    ran: Option<usize>,
+    started: Instant,
     args: Args<'_>,
 ) {
     let elapsed = started.elapsed();
@@ -558,18 +622,5 @@ fn finish(
     }
     if !client.redacted.is_empty() {
         client.redacted.clear();
-    }
-    match client.reply_mode {
-        ReplyMode::On => {}
-        ReplyMode::Off => reply.truncate(mark),
-        // `CLIENT REPLY SKIP` itself replies nothing and skips the next command's reply.
-        ReplyMode::Skip => {
-            reply.truncate(mark);
-            client.reply_mode = ReplyMode::Skipping;
-        }
-        ReplyMode::Skipping => {
-            reply.truncate(mark);
-            client.reply_mode = ReplyMode::On;
-        }
     }
 }

@@ -50,8 +50,10 @@
 //!   its number of keys, then one of its keys at random (the library's `random_entry`), so every
 //!   key is about equally likely, as in Redis.
 
+pub mod access;
 pub mod eviction;
 pub mod value;
+pub mod watch;
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -485,6 +487,16 @@ impl Shard {
             .map_or(0, |c| c.len_including_expired())
     }
 
+    /// A counter of the caches' statistics, summed over this shard's caches, the dropped ones
+    /// included.
+    pub fn cache_stat(&self, counter: impl Fn(&cortado::stats::CacheStats) -> u64) -> u64 {
+        counter(&self.retired)
+            + self
+                .databases()
+                .map(|(_, c)| counter(&c.stats()))
+                .sum::<u64>()
+    }
+
     /// Drops every key of `db`.
     pub fn flush(&mut self, db: usize) -> Option<Cache> {
         if let Some(far) = self.far.get_mut(db) {
@@ -606,6 +618,7 @@ fn random_u64() -> u64 {
 pub struct Keyspace {
     shards: Box<[Mutex<Shard>]>,
     notifications: Arc<Notifications>,
+    watches: watch::Watches,
     hasher: DefaultHashBuilder,
     databases: usize,
     time: TimeSource,
@@ -663,6 +676,7 @@ impl Keyspace {
                 })
                 .collect(),
             notifications,
+            watches: watch::Watches::default(),
             hasher: DefaultHashBuilder::default(),
             databases,
             time,
@@ -688,6 +702,11 @@ impl Keyspace {
     /// The keyspace notifications asked for (see [`crate::notify`]).
     pub fn notifications(&self) -> &Notifications {
         &self.notifications
+    }
+
+    /// The keys clients watch (see [`watch`]).
+    pub fn watches(&self) -> &watch::Watches {
+        &self.watches
     }
 
     /// Where the keyspace reads the time.
@@ -829,13 +848,7 @@ impl Keyspace {
     /// A counter of the caches' statistics, summed over every cache, the dropped ones
     /// included.
     pub fn cache_stat(&self, counter: impl Fn(&cortado::stats::CacheStats) -> u64) -> u64 {
-        self.sum(|shard| {
-            counter(&shard.retired)
-                + shard
-                    .databases()
-                    .map(|(_, c)| counter(&c.stats()))
-                    .sum::<u64>()
-        })
+        self.sum(|shard| shard.cache_stat(&counter))
     }
 
     /// The number of keys in `db`, at one instant: every shard is locked (a sum taken a shard

@@ -20,3 +20,4 @@ mod pubsub;
 mod scan;
 mod security;
 mod smoke;
+mod transactions;
