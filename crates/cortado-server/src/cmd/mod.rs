@@ -436,8 +436,8 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     {
         Some(ErrorReply::err("Replica can't interact with the keyspace"))
     } else if (command.flags & flags::DENYOOM != 0 || in_multi)
-        && transactions::oom_applies(command, client)
         && server.keyspace.refuses_writes(crate::memory::used_memory())
+        && transactions::oom_applies(command, client)
     {
         Some(ErrorReply::new(
             "OOM command not allowed when used memory > 'maxmemory'.",
@@ -468,7 +468,7 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
         reply,
         shards: Shards::new(&server.keyspace),
     };
-    call(&mut ctx, id, args);
+    call(&mut ctx, id, command, args);
     let client = ctx.client;
     let reply = ctx.reply;
     if crate::notify::has_pending() {
@@ -477,11 +477,10 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     finish(server, client, reply, Some(id), started, mark, args);
 }
 
-/// Runs the command of table id `id`, which passed its checks: its handler, then the
+/// Runs `command` (of table id `id`), which passed its checks: its handler, then the
 /// monitors' feed.
-#[inline]
-fn call(ctx: &mut Ctx<'_>, id: usize, args: Args<'_>) {
-    let command = ctx.server.commands.entry(id).command;
+#[inline(always)]
+fn call(ctx: &mut Ctx<'_>, id: usize, command: &Command, args: Args<'_>) {
     let handler = match command.run {
         Run::Handler(handler) | Run::Both(handler, _) => handler,
         // A container called with no subcommand: its arity (-2) refused it above.
@@ -500,10 +499,20 @@ fn call(ctx: &mut Ctx<'_>, id: usize, args: Args<'_>) {
 
 /// Runs a command `EXEC` dequeued, in `EXEC`'s context (its shards held): as [`call`], then
 /// the statistics and slow log of the command, as Redis counts each one of a transaction.
+/// `EXEC` keeps `CLIENT REPLY` on meanwhile: its one reply holds theirs.
 pub(super) fn call_queued(ctx: &mut Ctx<'_>, id: usize, args: Args<'_>) {
     let started = Instant::now();
-    call(ctx, id, args);
-    record(ctx.server, ctx.client, ctx.reply, Some(id), started, args);
+    let mark = ctx.reply.len();
+    call(ctx, id, ctx.server.commands.entry(id).command, args);
+    finish(
+        ctx.server,
+        ctx.client,
+        ctx.reply,
+        Some(id),
+        started,
+        mark,
+        args,
+    );
 }
 
 /// Publishes the keyspace events of the command that just ran, its shards released; the
@@ -569,8 +578,8 @@ fn unknown_command(args: Args<'_>) -> Vec<u8> {
     text
 }
 
-/// After a command: its statistics and slow log ([`record`]), then `CLIENT REPLY`'s dropping
-/// of replies.
+/// After a command: statistics (`ran`: the id of the command that ran, `None` if it was refused
+/// or queued), the slow log, and `CLIENT REPLY`'s dropping of replies.
 fn finish(
     server: &Server,
     client: &mut Client,
@@ -578,33 +587,6 @@ fn finish(
     ran: Option<usize>,
     started: Instant,
     mark: usize,
-    args: Args<'_>,
-) {
-    record(server, client, reply, ran, started, args);
-    match client.reply_mode {
-        ReplyMode::On => {}
-        ReplyMode::Off => reply.truncate(mark),
-        // `CLIENT REPLY SKIP` itself replies nothing and skips the next command's reply.
-        ReplyMode::Skip => {
-            reply.truncate(mark);
-            client.reply_mode = ReplyMode::Skipping;
-        }
-        ReplyMode::Skipping => {
-            reply.truncate(mark);
-            client.reply_mode = ReplyMode::On;
-        }
-    }
-}
-
-/// A command's statistics (`ran`: the id of the command that ran, `None` if it was refused
-/// or queued), the errors it replied, and the slow log.
-#[inline]
-fn record(
-    server: &Server,
-    client: &mut Client,
-    reply: &mut Reply,
-    ran: Option<usize>,
-    started: Instant,
     args: Args<'_>,
 ) {
     let elapsed = started.elapsed();
@@ -622,5 +604,18 @@ fn record(
     }
     if !client.redacted.is_empty() {
         client.redacted.clear();
+    }
+    match client.reply_mode {
+        ReplyMode::On => {}
+        ReplyMode::Off => reply.truncate(mark),
+        // `CLIENT REPLY SKIP` itself replies nothing and skips the next command's reply.
+        ReplyMode::Skip => {
+            reply.truncate(mark);
+            client.reply_mode = ReplyMode::Skipping;
+        }
+        ReplyMode::Skipping => {
+            reply.truncate(mark);
+            client.reply_mode = ReplyMode::On;
+        }
     }
 }

@@ -166,6 +166,7 @@ pub(super) fn runs_in_multi(command: &Command) -> bool {
 }
 
 /// Queues the command of table id `id` for `EXEC`; replies `QUEUED`.
+#[cold]
 pub(super) fn queue(client: &mut Client, reply: &mut Reply, id: usize, flags: u32, args: Args<'_>) {
     let Some(queue) = client.transaction.queue.as_mut() else {
         return;
@@ -201,6 +202,7 @@ pub(super) fn oom_applies(command: &Command, client: &Client) -> bool {
 
 /// Replies `error` to a refused `command`. Inside `MULTI` the refusal dooms the transaction;
 /// a refused `EXEC` discards it at once, with an `-EXECABORT` naming the error.
+#[cold]
 pub(super) fn refuse(
     server: &Server,
     client: &mut Client,
@@ -292,6 +294,7 @@ fn exec(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
         return Ok(());
     }
     ctx.reply.array(queue.commands.len());
+    let reply_mode = std::mem::take(&mut ctx.client.reply_mode);
     let mut inner = Ctx {
         server,
         client: &mut *ctx.client,
@@ -303,6 +306,7 @@ fn exec(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
         super::call_queued(&mut inner, *id, args);
     }
     drop(inner);
+    ctx.client.reply_mode = reply_mode;
     if server.settings_version() != version {
         // A `CONFIG SET` inside the transaction could not rebuild the caches while it held
         // the shards.
