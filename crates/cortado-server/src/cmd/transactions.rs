@@ -11,7 +11,8 @@
 //! # Design
 //!
 //! - **The queue** keeps every queued argument in one byte vector, with the ranges of each,
-//!   so a transaction of n commands allocates a few vectors, not n.
+//!   so a transaction of n commands allocates a few vectors, not n; the emptied vectors are
+//!   kept for the client's next transaction (up to [`KEEP_QUEUE_BYTES`]).
 //! - **`WATCH`** registers each key in the keyspace's registry ([`crate::keyspace::watch`]),
 //!   and remembers whether it was live. `EXEC` fails (a null array) if any write touched a
 //!   watched key since, or if a key live at `WATCH` is not live any more under the
@@ -117,6 +118,8 @@ pub const COMMANDS: &[Command] = &[
 pub struct Transaction {
     /// The queued commands; `None` outside `MULTI`.
     queue: Option<Queue>,
+    /// An emptied queue whose room the next `MULTI` reuses.
+    spare: Queue,
     /// The watched keys: database, key, and whether it was live when watched.
     watched: Vec<(usize, Vec<u8>, bool)>,
     /// Raised by a change to a watched key; made at the first `WATCH`.
@@ -136,6 +139,25 @@ struct Queue {
     flags: u32,
     /// Whether a command was refused while queueing (`EXEC` then aborts).
     refused: bool,
+}
+
+/// A queue holding more bytes than this is dropped after its transaction rather than kept
+/// for the next (a client that once queued a large value keeps no large buffer).
+const KEEP_QUEUE_BYTES: usize = 16 * 1024;
+
+impl Queue {
+    /// Empties the queue for reuse, if its room is worth keeping.
+    fn recycle(mut self) -> Queue {
+        if self.bytes.capacity() > KEEP_QUEUE_BYTES {
+            return Queue::default();
+        }
+        self.bytes.clear();
+        self.ranges.clear();
+        self.commands.clear();
+        self.flags = 0;
+        self.refused = false;
+        self
+    }
 }
 
 impl Transaction {
@@ -229,7 +251,9 @@ pub(super) fn refuse(
 /// Ends the client's transaction, if any, and forgets the keys it watches (`DISCARD`,
 /// `RESET`, the connection's end).
 pub fn end(server: &Server, client: &mut Client) {
-    client.transaction.queue = None;
+    if let Some(queue) = client.transaction.queue.take() {
+        client.transaction.spare = queue.recycle();
+    }
     client.info.set_flag(flag::MULTI, false);
     client.info.queued.store(-1, Ordering::Relaxed);
     unwatch_all(server, client);
@@ -254,7 +278,7 @@ fn multi(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     if ctx.client.transaction.in_multi() {
         return Err(ErrorReply::err("MULTI calls can not be nested"));
     }
-    ctx.client.transaction.queue = Some(Queue::default());
+    ctx.client.transaction.queue = Some(std::mem::take(&mut ctx.client.transaction.spare));
     ctx.client.info.set_flag(flag::MULTI, true);
     ctx.client.info.queued.store(0, Ordering::Relaxed);
     ctx.reply.ok();
@@ -280,6 +304,7 @@ fn exec(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     let server = ctx.server;
     if queue.refused {
         end(server, ctx.client);
+        ctx.client.transaction.spare = queue.recycle();
         return Err(ErrorReply::new(
             "EXECABORT Transaction discarded because of previous errors.",
         ));
@@ -290,6 +315,7 @@ fn exec(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     end(server, ctx.client);
     if changed {
         drop(locked);
+        ctx.client.transaction.spare = queue.recycle();
         ctx.reply.null_array();
         return Ok(());
     }
@@ -307,6 +333,7 @@ fn exec(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     }
     drop(inner);
     ctx.client.reply_mode = reply_mode;
+    ctx.client.transaction.spare = queue.recycle();
     if server.settings_version() != version {
         // A `CONFIG SET` inside the transaction could not rebuild the caches while it held
         // the shards.

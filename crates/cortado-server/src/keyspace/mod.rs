@@ -755,10 +755,10 @@ impl Keyspace {
 
     /// Locks every shard.
     pub fn lock_all(&self) -> Locked<'_> {
-        self.lock_indices((0..self.shards.len()).collect())
+        self.lock_indices(0..self.shards.len())
     }
 
-    fn lock_indices(&self, indices: Vec<usize>) -> Locked<'_> {
+    fn lock_indices(&self, indices: impl IntoIterator<Item = usize>) -> Locked<'_> {
         let now = self.time.now_nanos();
         Locked {
             guards: Guards::Many(
