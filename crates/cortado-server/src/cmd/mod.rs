@@ -7,8 +7,9 @@
 //! `rename-command`, numbers every command and subcommand for the statistics, and joins each
 //! to its [`docs::Doc`] (cost, syntax, ACL categories, key usage), which only `COMMAND`
 //! reads.
-//! [`execute`] runs one command for a client: lookup, arity, authentication, then the command,
-//! then the bookkeeping Redis does after each call.
+//! [`execute`] runs one command for a client: lookup, arity, authentication, then the command
+//! (or, inside `MULTI`, its queueing: see [`transactions`]), then the bookkeeping Redis does
+//! after each call.
 
 pub mod acl;
 pub mod args;

@@ -391,6 +391,12 @@ fn shutdown(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 /// `MONITOR`: OK, then a line for every command run (see [`crate::server::Monitors`]);
 /// nothing if the client is a monitor already.
 fn monitor(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
+    if ctx.shards.is_held() {
+        // Inside EXEC, as Redis refuses a client that may not block there.
+        return Err(ErrorReply::err(
+            "MONITOR isn't allowed for DENY BLOCKING client",
+        ));
+    }
     if ctx.client.info.has_flag(crate::client::flag::MONITOR) {
         return Ok(());
     }

@@ -4,7 +4,9 @@
 //! A command locks the shards of the keys it names ([`Keyspace::lock`], [`Keyspace::lock_keys`])
 //! or all of them ([`Keyspace::lock_all`]) and holds them for its whole length, so each command
 //! is atomic and isolated, and time stands still while it runs: every shard it holds reads the
-//! same instant, set when it was locked.
+//! same instant, set when it was locked. Commands reach these locks through [`access::Shards`],
+//! which inside `EXEC` lends the transaction's lock of every shard instead; [`watch`] tells
+//! `WATCH`ers of writes to their keys.
 //!
 //! # Design
 //!

@@ -668,6 +668,9 @@ fn transactions_queued_errors_match_redis() {
             On(0, &["CLIENT", "NOSUCH"]),
             On(0, &["EXEC"]),
             On(0, &["MULTI"]),
+            On(0, &["MONITOR"]),
+            On(0, &["EXEC"]),
+            On(0, &["MULTI"]),
             On(0, &["INCR", "b"]),
             On(0, &["DISCARD"]),
             On(0, &["GET", "b"]),
@@ -773,6 +776,51 @@ fn transactions_watch_expiry_match_redis() {
             On(0, &["SET", "x", "3"]),
             On(0, &["EXEC"]),
             On(0, &["GET", "x"]),
+        ],
+    );
+}
+
+#[test]
+fn transactions_watch_stale_keys_match_redis() {
+    // Keys already expired at WATCH (kept by turning active expiry off): removing them is no
+    // change, as in Redis 7.0; DISCARD forgets a change seen before it.
+    let debug = ["--enable-debug-command", "yes"];
+    same_script(
+        &debug,
+        &debug,
+        false,
+        &[
+            On(0, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]),
+            On(0, &["SET", "x", "foo", "PX", "1"]),
+            On(0, &["SET", "y", "foo", "PX", "1"]),
+            On(0, &["SET", "z", "foo", "PX", "1"]),
+            Sleep(30),
+            On(0, &["WATCH", "x"]),
+            On(1, &["DEL", "x"]),
+            On(0, &["MULTI"]),
+            On(0, &["PING"]),
+            On(0, &["EXEC"]),
+            On(0, &["WATCH", "y"]),
+            On(1, &["FLUSHDB"]),
+            On(0, &["MULTI"]),
+            On(0, &["PING"]),
+            On(0, &["EXEC"]),
+            On(0, &["SET", "z", "foo", "PX", "1"]),
+            Sleep(30),
+            On(0, &["WATCH", "z"]),
+            On(1, &["SWAPDB", "0", "1"]),
+            On(0, &["MULTI"]),
+            On(0, &["PING"]),
+            On(0, &["EXEC"]),
+            On(0, &["SET", "k", "1"]),
+            On(0, &["WATCH", "k"]),
+            On(1, &["SET", "k", "2"]),
+            On(0, &["MULTI"]),
+            On(0, &["DISCARD"]),
+            On(0, &["MULTI"]),
+            On(0, &["PING"]),
+            On(0, &["EXEC"]),
+            On(0, &["DEBUG", "SET-ACTIVE-EXPIRE", "1"]),
         ],
     );
 }
