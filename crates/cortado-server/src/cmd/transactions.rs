@@ -12,7 +12,8 @@
 //!
 //! - **The queue** keeps every queued argument in one byte vector, with the ranges of each,
 //!   so a transaction of n commands allocates a few vectors, not n; the emptied vectors are
-//!   kept for the client's next transaction (up to [`KEEP_QUEUE_BYTES`]).
+//!   kept for the client's next transaction (up to 16 KiB, so a client that once queued a
+//!   large value keeps no large buffer).
 //! - **`WATCH`** registers each key in the keyspace's registry ([`crate::keyspace::watch`]),
 //!   and remembers whether it was live. `EXEC` fails (a null array) if any write touched a
 //!   watched key since, or if a key live at `WATCH` is not live any more under the
