@@ -902,6 +902,29 @@ fn transactions_resp3_match_redis() {
 }
 
 #[test]
+fn transactions_resp3_own_events_inside_exec_match_redis() {
+    // A RESP3 client subscribed to its own keyspace events gets them inside EXEC's reply,
+    // where Redis 7.0 writes them.
+    same_script(
+        &[],
+        &[],
+        true,
+        &[
+            On(1, &["CONFIG", "SET", "notify-keyspace-events", "E$"]),
+            On(0, &["SUBSCRIBE", "__keyevent@0__:set"]),
+            On(0, &["MULTI"]),
+            On(0, &["SET", "a", "1"]),
+            On(0, &["GET", "a"]),
+            On(0, &["SET", "b", "2"]),
+            On(0, &["EXEC"]),
+            On(0, &["PING"]),
+            On(0, &["PING"]),
+            On(0, &["PING"]),
+        ],
+    );
+}
+
+#[test]
 fn transactions_oom_and_frozen_time_match_redis() {
     same_script(
         &["--enable-debug-command", "yes"],
@@ -1083,4 +1106,69 @@ fn check_and_set_with_watch_under_contention_no_lost_update() {
         retries.load(std::sync::atomic::Ordering::Relaxed)
     );
     assert_eq!(server.server.keyspace.watches().count(), 0);
+}
+
+/// `INFO commandstats` and `errorstats` as `name: calls, rejected, failed` lines and
+/// `errorstat_*` lines, without the times.
+fn counts(c: &mut RawClient) -> Vec<String> {
+    let mut lines = Vec::new();
+    for section in ["commandstats", "errorstats"] {
+        let Frame::Bulk(text) = c.call(&["INFO", section]) else {
+            panic!("INFO {section}");
+        };
+        for line in String::from_utf8(text).unwrap().lines() {
+            if let Some((name, fields)) = line.split_once(':') {
+                let kept: Vec<&str> = fields
+                    .split(',')
+                    .filter(|f| !f.starts_with("usec"))
+                    .collect();
+                if !name.starts_with("cmdstat_info") && !name.starts_with("cmdstat_config") {
+                    lines.push(format!("{name}:{}", kept.join(",")));
+                }
+            }
+        }
+    }
+    lines.sort();
+    lines
+}
+
+#[test]
+fn transactions_refusals_counted_as_redis_counts_them() {
+    let Some(redis) = RealRedis::start() else {
+        return;
+    };
+    let server = TestServer::start();
+    let mut seen = Vec::new();
+    for addr in [redis.addr, server.addr] {
+        let mut c = RawClient::connect(addr);
+        for args in [
+            &["CONFIG", "RESETSTAT"][..],
+            &["SET", "s", "x"],
+            &["MULTI"],
+            &["SET", "k"],
+            &["NOSUCH"],
+            &["GET", "k"],
+            &["EXEC"],
+            &["MULTI"],
+            &["WATCH", "x"],
+            &["MULTI"],
+            &["INCR", "s"],
+            &["SET", "k", "v"],
+            &["EXEC"],
+            &["MULTI"],
+            &["EXEC", "x"],
+            &["DISCARD"],
+        ] {
+            c.call(args);
+        }
+        seen.push(counts(&mut c));
+    }
+    assert!(
+        seen[0]
+            .iter()
+            .any(|l| l.starts_with("cmdstat_set:") && l.contains("rejected_calls=1")),
+        "{:?}",
+        seen[0]
+    );
+    assert_eq!(seen[0], seen[1]);
 }
