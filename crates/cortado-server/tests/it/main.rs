@@ -8,6 +8,7 @@ mod config;
 mod diff_generated;
 mod diff_keyspace;
 mod diff_strings;
+mod diff_transactions;
 mod differential;
 mod expiry_clock;
 mod info;
