@@ -83,6 +83,15 @@ fn transactions_queued_errors_match_redis() {
             On(0, &["DISCARD"]),
             On(0, &["GET", "b"]),
             On(0, &["UNWATCH"]),
+            On(0, &["WATCH", "b"]),
+            On(0, &["MULTI"]),
+            On(0, &["SET", "b", "3"]),
+            On(0, &["RESET"]),
+            On(0, &["EXEC"]),
+            On(1, &["SET", "b", "4"]),
+            On(0, &["MULTI"]),
+            On(0, &["GET", "b"]),
+            On(0, &["EXEC"]),
         ],
     );
 }
