@@ -374,6 +374,12 @@ pub fn subcommand_syntax_error(args: Args<'_>) -> ErrorReply {
     ))
 }
 
+/// The refusal of a command that may grow memory while the server is over `maxmemory`.
+#[cold]
+pub fn oom_error() -> ErrorReply {
+    ErrorReply::new("OOM command not allowed when used memory > 'maxmemory'.")
+}
+
 /// A syntax error.
 pub fn syntax_error() -> ErrorReply {
     ErrorReply::err("syntax error")
@@ -421,8 +427,7 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     let command = entry.command;
     let arity = command.arity;
     let argc = args.len() as i32;
-    let in_multi = client.transaction.in_multi();
-    let refusal = if (arity > 0 && arity != argc) || argc < -arity {
+    let mut refusal = if (arity > 0 && arity != argc) || argc < -arity {
         Some(arity_error(&entry.full_name))
     } else if command.flags & flags::PROTECTED != 0 && !debug_allowed(server, client) {
         Some(ErrorReply::err(
@@ -430,19 +435,14 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
         ))
     } else if !client.authenticated && command.flags & flags::NO_AUTH == 0 {
         Some(ErrorReply::new("NOAUTH Authentication required."))
-    } else if in_multi && command.flags & flags::NO_MULTI != 0 {
-        Some(ErrorReply::err("Command not allowed inside a transaction"))
     } else if command.flags & (flags::WRITE | flags::READONLY) != 0
         && client.info.has_flag(crate::client::flag::MONITOR)
     {
         Some(ErrorReply::err("Replica can't interact with the keyspace"))
-    } else if (command.flags & flags::DENYOOM != 0 || in_multi)
+    } else if command.flags & flags::DENYOOM != 0
         && server.keyspace.refuses_writes(crate::memory::used_memory())
-        && transactions::oom_applies(command, client)
     {
-        Some(ErrorReply::new(
-            "OOM command not allowed when used memory > 'maxmemory'.",
-        ))
+        Some(oom_error())
     } else if client.resp == 2
         && client.info.has_flag(crate::client::flag::PUBSUB)
         && !pubsub::ALLOWED_WHILE_SUBSCRIBED.contains(&command.name)
@@ -454,13 +454,16 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     } else {
         None
     };
+    if client.transaction.in_multi() {
+        refusal = refusal.or_else(|| transactions::refusal(server, client, command));
+        if refusal.is_none() && !transactions::runs_in_multi(command) {
+            transactions::queue(client, reply, id, command.flags, args);
+            return finish(server, client, reply, None, started, mark, args);
+        }
+    }
     if let Some(error) = refusal {
         transactions::refuse(server, client, reply, Some(command), error.0.as_bytes());
         server.stats.record_rejected(id);
-        return finish(server, client, reply, None, started, mark, args);
-    }
-    if in_multi && !transactions::runs_in_multi(command) {
-        transactions::queue(client, reply, id, command.flags, args);
         return finish(server, client, reply, None, started, mark, args);
     }
     let mut ctx = Ctx {

@@ -209,18 +209,23 @@ pub(super) fn queue(client: &mut Client, reply: &mut Reply, id: usize, flags: u3
     reply.simple("QUEUED");
 }
 
-/// Whether `-OOM` applies to `command` from `client`: to `denyoom` commands, and inside
-/// `MULTI` to every command but `DISCARD`, `QUIT`, `RESET`, and `EXEC` unless it would run a
-/// `denyoom` command (Redis 7.0's rules).
-pub(super) fn oom_applies(command: &Command, client: &Client) -> bool {
-    match &client.transaction.queue {
-        None => command.flags & DENYOOM != 0,
-        Some(queue) => match command.name {
-            "exec" => queue.flags & DENYOOM != 0,
-            "discard" | "quit" | "reset" => false,
-            _ => true,
-        },
+/// Why `command` from `client`, in `MULTI`, is refused beyond the checks every command
+/// passes (Redis 7.0's rules): a `no_multi` command; over `maxmemory`, every command but
+/// `DISCARD`, `QUIT`, `RESET`, and `EXEC` unless it would run a `denyoom` command (a
+/// `denyoom` command itself was refused already).
+#[cold]
+pub(super) fn refusal(server: &Server, client: &Client, command: &Command) -> Option<ErrorReply> {
+    if command.flags & NO_MULTI != 0 {
+        return Some(ErrorReply::err("Command not allowed inside a transaction"));
     }
+    let queue = client.transaction.queue.as_ref()?;
+    let oom_applies = match command.name {
+        "exec" => queue.flags & DENYOOM != 0,
+        "discard" | "quit" | "reset" => false,
+        _ => true,
+    };
+    (oom_applies && server.keyspace.refuses_writes(crate::memory::used_memory()))
+        .then(super::oom_error)
 }
 
 /// Replies `error` to a refused `command`. Inside `MULTI` the refusal dooms the transaction;
