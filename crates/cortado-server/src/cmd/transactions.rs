@@ -318,13 +318,16 @@ fn exec(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     let version = server.settings_version();
     let mut locked = server.keyspace.lock_all();
     let changed = ctx.client.transaction.changed(&mut locked);
-    end(server, ctx.client);
     if changed {
         drop(locked);
+        end(server, ctx.client);
         ctx.client.transaction.spare = queue.recycle();
         ctx.reply.null_array();
         return Ok(());
     }
+    // The keys are forgotten before the commands run, as Redis does; `CLIENT INFO` still
+    // shows the transaction (`flags=x`, `multi=<queued>`) until it ends.
+    unwatch_all(server, ctx.client);
     ctx.reply.array(queue.commands.len());
     let reply_mode = std::mem::take(&mut ctx.client.reply_mode);
     let mut inner = Ctx {
@@ -339,6 +342,7 @@ fn exec(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     }
     drop(inner);
     ctx.client.reply_mode = reply_mode;
+    end(server, ctx.client);
     ctx.client.transaction.spare = queue.recycle();
     if server.settings_version() != version {
         // A `CONFIG SET` inside the transaction could not rebuild the caches while it held

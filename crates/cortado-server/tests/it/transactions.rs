@@ -572,8 +572,16 @@ fn client_info_in_multi_shows_flag_and_queue_length() {
         Frame::Bulk(b) | Frame::Verbatim(_, b) => String::from_utf8(b.clone()).unwrap(),
         other => panic!("CLIENT INFO: {other:?}"),
     };
-    // Inside EXEC the transaction is over, as in Redis.
-    assert!(during.contains(" multi=-1 "), "{during}");
+    // Inside EXEC the transaction still shows, as in Redis 7.0.
+    assert!(
+        during.contains(" flags=x ") && during.contains(" multi=3 "),
+        "{during}"
+    );
+    let after = info(&mut c);
+    assert!(
+        after.contains(" flags=N ") && after.contains(" multi=-1 "),
+        "{after}"
+    );
     let mut other = server.raw();
     assert_eq!(c.call(&["MULTI"]), ok());
     assert_eq!(c.call(&["PING"]), queued());
