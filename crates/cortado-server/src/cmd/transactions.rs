@@ -228,8 +228,9 @@ pub(super) fn refusal(server: &Server, client: &Client, command: &Command) -> Op
         .then(super::oom_error)
 }
 
-/// Replies `error` to a refused `command`. Inside `MULTI` the refusal dooms the transaction;
-/// a refused `EXEC` discards it at once, with an `-EXECABORT` naming the error.
+/// Replies `error` to a refused `command`. Inside `MULTI` the refusal dooms the transaction.
+/// A refused `EXEC` answers `-EXECABORT` naming the error, discards the transaction and
+/// forgets the watched keys, in or out of `MULTI`, as Redis 7.0 does.
 #[cold]
 pub(super) fn refuse(
     server: &Server,
@@ -238,20 +239,18 @@ pub(super) fn refuse(
     command: Option<&Command>,
     error: &[u8],
 ) {
-    let Some(queue) = client.transaction.queue.as_mut() else {
-        reply.error_bytes(error);
-        return;
-    };
     if command.is_some_and(|c| c.name == "exec") {
         let reason = error.strip_prefix(b"ERR ").unwrap_or(error);
         let mut text = b"EXECABORT Transaction discarded because of: ".to_vec();
         text.extend_from_slice(reason);
         reply.error_bytes(&text);
         end(server, client);
-    } else {
-        queue.refused = true;
-        reply.error_bytes(error);
+        return;
     }
+    if let Some(queue) = client.transaction.queue.as_mut() {
+        queue.refused = true;
+    }
+    reply.error_bytes(error);
 }
 
 /// Ends the client's transaction, if any, and forgets the keys it watches (`DISCARD`,
