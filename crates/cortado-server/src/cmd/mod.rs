@@ -394,9 +394,11 @@ pub fn wrong_type() -> ErrorReply {
 ///
 /// The checks before a command runs are those Redis 7.0 makes, in its order: the
 /// command exists, its arity, authentication, the refusal of keyspace commands from a
-/// monitor, then of all but a few commands from a RESP2 client with a subscription. A refused command is counted as `rejected_calls` of its entry (an unknown command
-/// or subcommand has no entry), a command that ran and replied with an error as
-/// `failed_calls`.
+/// monitor, then of all but a few commands from a RESP2 client with a subscription; inside
+/// `MULTI`, those of [`transactions`] (`no_multi`, `-OOM`), after which the command is queued
+/// rather than run (but for `EXEC`, `DISCARD`, `MULTI`, `WATCH`, `QUIT` and `RESET`). A
+/// refused command is counted as `rejected_calls` of its entry (an unknown command or
+/// subcommand has no entry), a command that ran and replied with an error as `failed_calls`.
 pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Args<'_>) {
     if args.is_empty() {
         return;
