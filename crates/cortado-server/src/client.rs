@@ -22,7 +22,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
@@ -67,6 +67,8 @@ pub struct Client {
     pub redacted: Vec<usize>,
     /// The channels and patterns it is subscribed to.
     pub subscriptions: crate::pubsub::Subscriptions,
+    /// Its `MULTI` queue and `WATCH`ed keys.
+    pub transaction: crate::cmd::transactions::Transaction,
 }
 
 impl Client {
@@ -83,6 +85,7 @@ impl Client {
             shutdown: false,
             redacted: Vec::new(),
             subscriptions: Default::default(),
+            transaction: Default::default(),
         }
     }
 
@@ -130,6 +133,8 @@ pub struct ClientInfo {
     pub resp: AtomicU8,
     /// [`flag`]s.
     pub flags: AtomicU8,
+    /// Commands queued by `MULTI`, or -1 outside a transaction (`multi=`).
+    pub queued: AtomicI64,
     /// Bytes in the query buffer.
     pub query_buffer: AtomicUsize,
     /// Bytes waiting in the output buffer.
@@ -310,6 +315,7 @@ impl Clients {
             last_command: AtomicUsize::new(0),
             resp: AtomicU8::new(2),
             flags: AtomicU8::new(0),
+            queued: AtomicI64::new(-1),
             query_buffer: AtomicUsize::new(0),
             output_buffer: AtomicUsize::new(0),
             subscriptions: Default::default(),

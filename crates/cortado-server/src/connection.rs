@@ -75,6 +75,7 @@ pub async fn run(server: &Server, stream: TcpStream, client: Client) {
     };
     connection.serve().await;
     server.pubsub.unsubscribe_all(&mut connection.client);
+    crate::cmd::transactions::end(server, &mut connection.client);
     let _ = connection.stream.shutdown().await;
 }
 

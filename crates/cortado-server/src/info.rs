@@ -5,6 +5,7 @@
 //! forks) are present with the values Redis shows when it does none of it, so that a parser
 //! expecting them finds them. `latencystats` reads the histograms of [`crate::latency`].
 
+use crate::keyspace::access::Shards;
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
@@ -50,6 +51,7 @@ pub const DEFAULT_SECTIONS: &[&str] = &[
 /// `everything`), each once, in Redis's order.
 pub fn render<'a>(
     server: &Server,
+    shards: &Shards<'_>,
     args: impl Iterator<Item = &'a [u8]>,
 ) -> Result<String, ErrorReply> {
     let mut wanted: Vec<&str> = Vec::new();
@@ -75,13 +77,18 @@ pub fn render<'a>(
         if !text.is_empty() {
             text.push_str("\r\n");
         }
-        write_section(server, section, &mut text)?;
+        write_section(server, shards, section, &mut text)?;
     }
     Ok(text)
 }
 
 /// Appends section `name` (lowercase) to `out`.
-fn write_section(server: &Server, name: &str, out: &mut String) -> Result<(), ErrorReply> {
+fn write_section(
+    server: &Server,
+    shards: &Shards<'_>,
+    name: &str,
+    out: &mut String,
+) -> Result<(), ErrorReply> {
     let settings = server.settings();
     match name {
         "server" => {
@@ -206,7 +213,7 @@ fn write_section(server: &Server, name: &str, out: &mut String) -> Result<(), Er
         }
         "stats" => {
             let stats = &server.stats;
-            let [hits, misses, expired, evicted] = server.keyspace_counts();
+            let [hits, misses, expired, evicted] = server.keyspace_counts(shards);
             let rates = &stats.rates;
             write!(
                 out,
@@ -373,9 +380,9 @@ fn write_section(server: &Server, name: &str, out: &mut String) -> Result<(), Er
         "keyspace" => {
             out.push_str("# Keyspace\r\n");
             for db in 0..server.keyspace.databases() {
-                let keys = server.keyspace.dbsize(db);
+                let keys = shards.dbsize(db);
                 if keys > 0 {
-                    let expires = server.keyspace.expiring(db);
+                    let expires = shards.expiring(db);
                     write!(out, "db{db}:keys={keys},expires={expires},avg_ttl=0\r\n")?;
                 }
             }

@@ -25,7 +25,10 @@
 //!   [`keyspace`]); a command locks the shards of its keys in increasing order, holds them for
 //!   its whole length and releases them before its reply is written. So every command is
 //!   atomic and isolated (multi-key ones too: `MSET`, `RENAME`, `COPY` lock all their keys'
-//!   shards first), and a transaction or script can do the same with every shard. Parsing,
+//!   shards first). `MULTI`/`EXEC` ([`cmd::transactions`]) holds every shard for the whole
+//!   transaction and lends them to its commands, so it is one atomic step across keys and
+//!   databases with time frozen; `WATCH` is told of writes to the watched keys only
+//!   (`docs/decisions/0230-server-transactions.md`). Parsing,
 //!   replies and socket work run in parallel on all cores; only commands on the same shard
 //!   wait for each other.
 //! - **Why not Redis's single thread**: one thread owning the keyspace, fed by the connection

@@ -226,7 +226,7 @@ fn record(event: &'static str, db: usize, key: &[u8], at: Option<usize>) {
 }
 
 /// Whether the calling thread has events waiting to be published.
-#[inline]
+#[inline(always)]
 pub fn has_pending() -> bool {
     PENDING.with(|pending| !pending.borrow().is_empty())
 }

@@ -18,6 +18,7 @@ use tracing::{info, warn};
 use crate::client::{flag, Client, Clients};
 use crate::cmd::{Args, Table};
 use crate::config::{Config, ConfigError, Settings};
+use crate::keyspace::access::Shards;
 use crate::keyspace::{Keyspace, TimeSource};
 use crate::protocol::Reply;
 use crate::stats::{Counter, Stats};
@@ -148,8 +149,10 @@ impl Server {
         self.settings_version.load(Ordering::Acquire)
     }
 
-    /// Derives the settings again after `config` changed.
-    pub fn publish_settings(&self, config: &Config) {
+    /// Derives the settings again after `config` changed. The caches are rebuilt for new
+    /// `maxmemory` bounds at once, or, inside a transaction (`shards` held: see [`Shards`]),
+    /// by `EXEC` once it releases the shards ([`Server::apply_eviction`]).
+    pub fn publish_settings(&self, config: &Config, shards: &Shards<'_>) {
         let settings = config.settings();
         crate::config::set_log_level(&settings.loglevel);
         self.slowlog
@@ -159,37 +162,36 @@ impl Server {
         self.keyspace
             .notifications()
             .configure(&settings.notify_keyspace_events);
-        let eviction = crate::keyspace::Eviction::from_settings(&settings);
         *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(settings);
         self.settings_version.fetch_add(1, Ordering::AcqRel);
+        if !shards.is_held() {
+            self.apply_eviction();
+        }
+    }
+
+    /// Bounds the keyspace's caches as the current settings ask (see
+    /// [`Keyspace::set_eviction`]); locks every shard if the bounds changed.
+    pub fn apply_eviction(&self) {
+        let eviction = crate::keyspace::Eviction::from_settings(&self.settings());
         self.keyspace
             .set_eviction(eviction, crate::memory::used_memory());
     }
 
     /// `CONFIG RESETSTAT`: the counters of `INFO stats`, `commandstats` and `errorstats`
     /// start again from zero (the slow log stays, as in Redis).
-    pub fn reset_stats(&self) {
+    /// `shards` are the calling command's (see [`Shards`]).
+    pub fn reset_stats(&self, shards: &Shards<'_>) {
         self.stats.reset();
         *self
             .keyspace_baseline
             .lock()
-            .unwrap_or_else(|p| p.into_inner()) = self.keyspace_raw_counts();
-    }
-
-    /// The keyspace's hits, misses, expired and evicted keys since the start.
-    fn keyspace_raw_counts(&self) -> [u64; 4] {
-        [
-            self.keyspace.sum(|s| s.hits),
-            self.keyspace.sum(|s| s.misses),
-            self.keyspace.expired_keys(),
-            self.keyspace.evicted_keys(),
-        ]
+            .unwrap_or_else(|p| p.into_inner()) = keyspace_raw_counts(shards);
     }
 
     /// The keyspace's hits, misses, expired and evicted keys since the last `CONFIG
-    /// RESETSTAT`.
-    pub fn keyspace_counts(&self) -> [u64; 4] {
-        let raw = self.keyspace_raw_counts();
+    /// RESETSTAT`; `shards` are the calling command's (see [`Shards`]).
+    pub fn keyspace_counts(&self, shards: &Shards<'_>) -> [u64; 4] {
+        let raw = keyspace_raw_counts(shards);
         let base = *self
             .keyspace_baseline
             .lock()
@@ -673,4 +675,14 @@ fn keyspace_shards_from_env() -> Result<Option<usize>, ConfigError> {
             "{NAME}={text}: the keyspace's shard count must be a power of two from 1 to 1024"
         ))),
     }
+}
+
+/// The keyspace's hits, misses, expired and evicted keys since the start.
+fn keyspace_raw_counts(shards: &Shards<'_>) -> [u64; 4] {
+    [
+        shards.sum(|s| s.hits),
+        shards.sum(|s| s.misses),
+        shards.cache_stat(|stats| stats.evictions_expired),
+        shards.cache_stat(|stats| stats.evictions_size),
+    ]
 }

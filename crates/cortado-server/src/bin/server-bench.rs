@@ -3,7 +3,7 @@
 //! ```text
 //! cargo build --release -p cortado-server
 //! cargo run --release -p cortado-server --bin server-bench -- [throughput] [concurrency] [memory] [expiry]
-//!     [--requests N] [--keys N] [--rounds N]
+//!     [transactions] [--requests N] [--keys N] [--rounds N]
 //! ```
 //!
 //! - `throughput`: `redis-benchmark -t set,get -n N -r N -c 50` at `-P 1` and `-P 16`
@@ -19,6 +19,11 @@
 //!   second until `DBSIZE` is 0 and `used_memory` is back near its level before the load,
 //!   and the latency of a ping-pong `GET` client meanwhile (p50, p99, max), and in the
 //!   seconds before the deadline, the machine's own noise.
+//! - `transactions`: N `MULTI` / `INCR` / `EXEC` transactions from 8 connections, each
+//!   sending one transaction at a time (depth 1) or 16 pipelined (depth 16), through this
+//!   binary's own client: `redis-benchmark` repeats one command per request and cannot send a
+//!   sequence. Transactions per second and the ratio to Redis in the same round; the counters
+//!   are checked to sum to N on both servers.
 //!
 //! Needs `redis-server` and `redis-benchmark` on the `PATH`; the cortado-server binary is the
 //! one built beside this one.
@@ -34,6 +39,7 @@ struct Options {
     concurrency: bool,
     memory: bool,
     expiry: bool,
+    transactions: bool,
     requests: u64,
     keys: u64,
     rounds: u32,
@@ -45,6 +51,7 @@ fn options() -> Result<Options, String> {
         concurrency: false,
         memory: false,
         expiry: false,
+        transactions: false,
         requests: 1_000_000,
         keys: 1_000_000,
         rounds: 1,
@@ -61,13 +68,14 @@ fn options() -> Result<Options, String> {
             "concurrency" => o.concurrency = true,
             "memory" => o.memory = true,
             "expiry" => o.expiry = true,
+            "transactions" => o.transactions = true,
             "--requests" => o.requests = number("--requests")?,
             "--keys" => o.keys = number("--keys")?,
             "--rounds" => o.rounds = number("--rounds")? as u32,
             other => return Err(format!("unknown argument '{other}'")),
         }
     }
-    if !(o.throughput || o.concurrency || o.memory || o.expiry) {
+    if !(o.throughput || o.concurrency || o.memory || o.expiry || o.transactions) {
         o.throughput = true;
         o.memory = true;
         o.expiry = true;
@@ -107,6 +115,9 @@ fn main() {
     }
     if o.expiry {
         expiry(&o);
+    }
+    if o.transactions {
+        transactions(&o);
     }
 }
 
@@ -418,6 +429,94 @@ fn throughput(o: &Options) {
             }
         }
     }
+}
+
+/// Connections sending transactions in `transactions`.
+const TX_CLIENTS: u64 = 8;
+
+/// `MULTI` / `INCR` / `EXEC` transactions per second on Redis and Cortado, taking turns.
+fn transactions(o: &Options) {
+    println!(
+        "\n## Transactions: {} x MULTI/INCR/EXEC from {TX_CLIENTS} connections, {} round(s)\n",
+        o.requests, o.rounds
+    );
+    println!("| round | depth | redis tx/s | cortado tx/s | ratio |");
+    println!("|---|---|---|---|---|");
+    for round in 0..o.rounds {
+        for depth in [1, 16] {
+            let order = if round % 2 == 0 {
+                [Kind::Redis, Kind::Cortado]
+            } else {
+                [Kind::Cortado, Kind::Redis]
+            };
+            let mut rates = [0.0; 2];
+            for kind in order {
+                let server = Server::start(kind);
+                rates[usize::from(kind == Kind::Cortado)] =
+                    transaction_load(server.addr, o.requests, depth);
+            }
+            println!(
+                "| {} | {depth} | {:.0} | {:.0} | {:.2}x |",
+                round + 1,
+                rates[0],
+                rates[1],
+                rates[1] / rates[0]
+            );
+        }
+    }
+}
+
+/// Runs `transactions` transactions (`MULTI`, `INCR tx:<client>`, `EXEC`) from
+/// [`TX_CLIENTS`] connections, `depth` in flight on each; returns transactions per second.
+/// Panics if a transaction fails or the counters do not sum to the transactions run.
+fn transaction_load(addr: SocketAddr, transactions: u64, depth: u64) -> f64 {
+    let per_client = transactions / TX_CLIENTS;
+    let started = Instant::now();
+    let threads: Vec<_> = (0..TX_CLIENTS)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let mut client = Client::connect(addr).expect("connect");
+                let key = format!("tx:{i}");
+                let mut one = encode(&[b"MULTI"]);
+                one.extend(encode(&[b"INCR", key.as_bytes()]));
+                one.extend(encode(&[b"EXEC"]));
+                let batch = one.repeat(depth as usize);
+                let mut done = 0;
+                while done < per_client {
+                    let n = depth.min(per_client - done);
+                    client.send(&batch[..one.len() * n as usize]);
+                    for _ in 0..n {
+                        let replies = [(); 3].map(|_| client.read_reply().expect("a reply"));
+                        assert!(
+                            replies[0] == "+OK" && replies[1] == "+QUEUED",
+                            "{replies:?}"
+                        );
+                        assert!(replies[2].starts_with("*1\n:"), "{replies:?}");
+                    }
+                    done += n;
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().expect("client thread");
+    }
+    let rate = (per_client * TX_CLIENTS) as f64 / started.elapsed().as_secs_f64();
+    let mut check = Client::connect(addr).expect("connect");
+    let total: u64 = (0..TX_CLIENTS)
+        .map(|i| {
+            let reply = check
+                .call(&[b"GET", format!("tx:{i}").as_bytes()])
+                .expect("GET");
+            reply
+                .lines()
+                .nth(1)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        })
+        .sum();
+    assert_eq!(total, per_client * TX_CLIENTS, "every transaction counted");
+    rate
 }
 
 /// Requests per second of Cortado's design and of the two it was measured against, beside

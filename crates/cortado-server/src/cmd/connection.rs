@@ -361,6 +361,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
         ctx.server.monitors.remove(ctx.client.id);
     }
     ctx.server.pubsub.unsubscribe_all(ctx.client);
+    super::transactions::end(ctx.server, ctx.client);
     *ctx.client
         .info
         .name
@@ -426,7 +427,7 @@ pub fn describe(server: &crate::server::Server, info: &ClientInfo) -> String {
     let qbuf = info.query_buffer.load(Ordering::Relaxed);
     let omem = info.output_buffer.load(Ordering::Relaxed);
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
         info.id,
         info.addr,
         info.laddr,
@@ -439,6 +440,7 @@ pub fn describe(server: &crate::server::Server, info: &ClientInfo) -> String {
         info.subscriptions.channels.load(Ordering::Relaxed),
         info.subscriptions.patterns.load(Ordering::Relaxed),
         info.subscriptions.shard_channels.load(Ordering::Relaxed),
+        info.queued.load(Ordering::Relaxed),
         qbuf,
         omem,
         qbuf + omem + 16384,

@@ -168,7 +168,9 @@ pub const DOCS: &[Doc] = &[
     doc("decr", CONSTANT, "key:key").keys(RW | ACCESS | UPDATE),
     doc("decrby", CONSTANT, "key:key decrement:integer").keys(RW | ACCESS | UPDATE),
     doc("del", EACH_KEY, "key:key...").keys(RM | DELETE),
+    doc("discard", "O(N) for N queued commands", NONE),
     doc("echo", CONSTANT, "message"),
+    doc("exec", "The queued commands' costs", NONE),
     doc("exists", EACH_KEY, "key:key...").keys(RO),
     doc("expire", CONSTANT, "key:key seconds:integer condition=[NX|XX|GT|LT]")
         .keys(RW | UPDATE),
@@ -218,6 +220,7 @@ pub const DOCS: &[Doc] = &[
     doc("move", CONSTANT, "key:key db:integer").keys(RW | ACCESS | UPDATE),
     doc("mset", EACH_KEY, "data=(key:key value)...").keys(OW | UPDATE),
     doc("msetnx", EACH_KEY, "data=(key:key value)...").keys(OW | INSERT),
+    doc("multi", CONSTANT, NONE),
     doc("object", SUBCOMMANDS, NONE),
     doc("object|encoding", CONSTANT, "key:key").keys(RO),
     doc("object|freq", CONSTANT, "key:key").keys(RO),
@@ -287,6 +290,8 @@ pub const DOCS: &[Doc] = &[
     doc("type", CONSTANT, "key:key").keys(RO),
     doc("unlink", EACH_KEY, "key:key...").keys(RM | DELETE),
     doc("unsubscribe", "O(N) for N channels", "[channel...]"),
+    doc("unwatch", "O(N) for N watched keys", NONE),
+    doc("watch", EACH_KEY, "key:key...").keys(RO),
 ];
 
 #[cfg(test)]

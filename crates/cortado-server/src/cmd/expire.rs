@@ -165,7 +165,7 @@ fn expire_generic(
     let mut when = n.checked_mul(unit_ms).ok_or_else(invalid)?;
     let key = args.get(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     if relative {
         when = when.checked_add(shard.now_millis()).ok_or_else(invalid)?;
@@ -219,7 +219,7 @@ fn pexpireat(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 /// (counted as a keyspace hit or miss) that does not count as a use, as Redis's.
 fn lookup(ctx: &mut Ctx<'_>, key: &[u8]) -> Option<(Option<i64>, i64)> {
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     shard.lookup_read_untouched(db, key)?;
     let at = shard.expire_time(db, key)?;
@@ -269,7 +269,7 @@ fn pexpiretime(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn persist(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     let removed = matches!(shard.expire_time(db, key), Some(Some(_)));
     if removed {

@@ -282,7 +282,7 @@ pub const COMMANDS: &[Command] = &[
 fn del(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let keys = args.from(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock_keys(keys.iter());
+    let mut locked = ctx.shards.lock_keys(keys.iter());
     let mut removed = 0;
     for key in keys.iter() {
         if locked.shard(key).remove(db, key).is_some() {
@@ -298,7 +298,7 @@ fn del(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn exists(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let keys = args.from(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock_keys(keys.iter());
+    let mut locked = ctx.shards.lock_keys(keys.iter());
     let n = keys
         .iter()
         .filter(|key| locked.shard(key).lookup_read_untouched(db, key).is_some())
@@ -311,7 +311,7 @@ fn exists(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn touch(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let keys = args.from(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock_keys(keys.iter());
+    let mut locked = ctx.shards.lock_keys(keys.iter());
     let n = keys
         .iter()
         .filter(|key| locked.shard(key).lookup_read(db, key).is_some())
@@ -324,7 +324,7 @@ fn touch(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn type_of(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let name = locked
         .shard(key)
         .lookup_read_untouched(db, key)
@@ -338,7 +338,7 @@ fn keys(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let pattern = args.get(1);
     let all = pattern == b"*";
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock_all();
+    let mut locked = ctx.shards.lock_all();
     let mut found: Vec<Vec<u8>> = Vec::new();
     for (_, shard) in locked.shards() {
         if let Some(cache) = shard.db_ref(db) {
@@ -387,7 +387,7 @@ fn scan(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     }
     let db = ctx.db();
     let mut keys = Vec::new();
-    let next = ctx.server.keyspace.scan(
+    let next = ctx.shards.scan(
         db,
         cursor,
         usize::try_from(count).unwrap_or(usize::MAX),
@@ -446,7 +446,7 @@ fn parse_cursor(bytes: &[u8]) -> Result<u64, ErrorReply> {
 
 /// `RANDOMKEY`: a key of the database picked at random, or nil if it has none.
 fn randomkey(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
-    match ctx.server.keyspace.random_key(ctx.db()) {
+    match ctx.shards.random_key(ctx.db()) {
         Some(key) => ctx.reply.bulk(key.as_slice()),
         None => ctx.reply.null(),
     }
@@ -474,7 +474,7 @@ fn expire_of(at: Option<i64>) -> Expire {
 fn rename_generic(ctx: &mut Ctx<'_>, args: Args<'_>, nx: bool) -> CmdResult {
     let (src, dst) = (args.get(1), args.get(2));
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock_keys([src, dst]);
+    let mut locked = ctx.shards.lock_keys([src, dst]);
     if !locked.shard(src).contains(db, src) {
         return Err(ErrorReply::err("no such key"));
     }
@@ -549,7 +549,7 @@ fn copy(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
             "source and destination objects are the same",
         ));
     }
-    let mut locked = ctx.server.keyspace.lock_keys([src, dst]);
+    let mut locked = ctx.shards.lock_keys([src, dst]);
     let shard = locked.shard(src);
     let Some(value) = shard.lookup_read(src_db, src).map(Value::copy) else {
         ctx.reply.int(0);
@@ -577,7 +577,7 @@ fn move_key(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
             "source and destination objects are the same",
         ));
     }
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     if !locked.shard(key).contains(src_db, key) || locked.shard(key).contains(dst_db, key) {
         ctx.reply.int(0);
         return Ok(());
@@ -594,7 +594,7 @@ fn move_key(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn object_value(ctx: &mut Ctx<'_>, args: Args<'_>) -> Option<Value> {
     let key = args.get(2);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     locked.shard(key).lookup_read_untouched(db, key).cloned()
 }
 
@@ -614,7 +614,7 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn object_freq(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(2);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     match locked.shard(key).frequency(db, key) {
         None => ctx.reply.null(),
         Some(Some(n)) => ctx.reply.int(n as i64),
@@ -692,7 +692,7 @@ fn memory_usage(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     }
     let key = args.get(2);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     match locked.shard(key).memory_usage(db, key) {
         Some(bytes) => ctx.reply.int(bytes as i64),
         None => ctx.reply.null(),

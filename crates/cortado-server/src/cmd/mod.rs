@@ -7,8 +7,9 @@
 //! `rename-command`, numbers every command and subcommand for the statistics, and joins each
 //! to its [`docs::Doc`] (cost, syntax, ACL categories, key usage), which only `COMMAND`
 //! reads.
-//! [`execute`] runs one command for a client: lookup, arity, authentication, then the command,
-//! then the bookkeeping Redis does after each call.
+//! [`execute`] runs one command for a client: lookup, arity, authentication, then the command
+//! (or, inside `MULTI`, its queueing: see [`transactions`]), then the bookkeeping Redis does
+//! after each call.
 
 pub mod acl;
 pub mod args;
@@ -22,6 +23,7 @@ pub mod pubsub;
 pub mod server;
 pub mod strings;
 pub mod syntax;
+pub mod transactions;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -29,6 +31,7 @@ use std::time::Instant;
 pub use args::Args;
 
 use crate::client::{Client, ReplyMode};
+use crate::keyspace::access::Shards;
 use crate::protocol::{ErrorReply, Reply};
 use crate::server::Server;
 
@@ -206,6 +209,7 @@ fn families() -> impl Iterator<Item = &'static Command> {
         pubsub::COMMANDS,
         server::COMMANDS,
         strings::COMMANDS,
+        transactions::COMMANDS,
     ]
     .into_iter()
     .flatten()
@@ -312,7 +316,8 @@ impl Table {
     }
 }
 
-/// What a command runs with: the server, its client, and the reply it writes.
+/// What a command runs with: the server, its client, the reply it writes, and the shards it
+/// may lock.
 pub struct Ctx<'a> {
     /// The server.
     pub server: &'a Server,
@@ -320,6 +325,9 @@ pub struct Ctx<'a> {
     pub client: &'a mut Client,
     /// The client's output.
     pub reply: &'a mut Reply,
+    /// Where the command takes its shards: from the keyspace, or from the transaction that
+    /// runs it (see [`Shards`]).
+    pub shards: Shards<'a>,
 }
 
 impl Ctx<'_> {
@@ -336,9 +344,12 @@ impl Ctx<'_> {
         self.notify_db(class, event, self.client.db, key);
     }
 
-    /// [`notify`](Self::notify) for a key of database `db`.
+    /// [`notify`](Self::notify) for a key of database `db`. Every command that changes a key
+    /// reports it, under the key's shard, so this tells the key's watchers too (see
+    /// [`crate::keyspace::watch`]).
     #[inline]
     pub fn notify_db(&self, class: u32, event: &'static str, db: usize, key: &[u8]) {
+        self.server.keyspace.watches().touch(db, key);
         self.server
             .keyspace
             .notifications()
@@ -363,6 +374,12 @@ pub fn subcommand_syntax_error(args: Args<'_>) -> ErrorReply {
     ))
 }
 
+/// The refusal of a command that may grow memory while the server is over `maxmemory`.
+#[cold]
+pub fn oom_error() -> ErrorReply {
+    ErrorReply::new("OOM command not allowed when used memory > 'maxmemory'.")
+}
+
 /// A syntax error.
 pub fn syntax_error() -> ErrorReply {
     ErrorReply::err("syntax error")
@@ -377,9 +394,11 @@ pub fn wrong_type() -> ErrorReply {
 ///
 /// The checks before a command runs are those Redis 7.0 makes, in its order: the
 /// command exists, its arity, authentication, the refusal of keyspace commands from a
-/// monitor, then of all but a few commands from a RESP2 client with a subscription. A refused command is counted as `rejected_calls` of its entry (an unknown command
-/// or subcommand has no entry), a command that ran and replied with an error as
-/// `failed_calls`.
+/// monitor, then of all but a few commands from a RESP2 client with a subscription; inside
+/// `MULTI`, those of [`transactions`] (`no_multi`, `-OOM`), after which the command is queued
+/// rather than run (but for `EXEC`, `DISCARD`, `MULTI`, `WATCH`, `QUIT` and `RESET`). A
+/// refused command is counted as `rejected_calls` of its entry (an unknown command or
+/// subcommand has no entry), a command that ran and replied with an error as `failed_calls`.
 pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Args<'_>) {
     if args.is_empty() {
         return;
@@ -388,7 +407,7 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     let mark = reply.len();
     let table = &server.commands;
     let Some(mut id) = table.lookup(args.get(0)) else {
-        reply.error_bytes(&unknown_command(args));
+        transactions::refuse(server, client, reply, None, &unknown_command(args));
         return finish(server, client, reply, None, started, mark, args);
     };
     if args.len() >= 2 && !table.entry(id).command.run.subcommands().is_empty() {
@@ -401,7 +420,7 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
                 text.extend_from_slice(b"'. Try ");
                 text.extend_from_slice(&c_string(args.get(0), usize::MAX).to_ascii_uppercase());
                 text.extend_from_slice(b" HELP.");
-                reply.error_bytes(&text);
+                transactions::refuse(server, client, reply, None, &text);
                 return finish(server, client, reply, None, started, mark, args);
             }
         }
@@ -410,7 +429,7 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     let command = entry.command;
     let arity = command.arity;
     let argc = args.len() as i32;
-    let refusal = if (arity > 0 && arity != argc) || argc < -arity {
+    let mut refusal = if (arity > 0 && arity != argc) || argc < -arity {
         Some(arity_error(&entry.full_name))
     } else if command.flags & flags::PROTECTED != 0 && !debug_allowed(server, client) {
         Some(ErrorReply::err(
@@ -425,9 +444,7 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     } else if command.flags & flags::DENYOOM != 0
         && server.keyspace.refuses_writes(crate::memory::used_memory())
     {
-        Some(ErrorReply::new(
-            "OOM command not allowed when used memory > 'maxmemory'.",
-        ))
+        Some(oom_error())
     } else if client.resp == 2
         && client.info.has_flag(crate::client::flag::PUBSUB)
         && !pubsub::ALLOWED_WHILE_SUBSCRIBED.contains(&command.name)
@@ -439,34 +456,69 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
     } else {
         None
     };
+    if client.transaction.in_multi() {
+        refusal = refusal.or_else(|| transactions::refusal(server, client, command));
+        if refusal.is_none() && !transactions::runs_in_multi(command) {
+            transactions::queue(client, reply, id, command.flags, args);
+            return finish(server, client, reply, None, started, mark, args);
+        }
+    }
     if let Some(error) = refusal {
-        reply.error(&error);
+        transactions::refuse(server, client, reply, Some(command), error.0.as_bytes());
         server.stats.record_rejected(id);
         return finish(server, client, reply, None, started, mark, args);
     }
-    let handler = match command.run {
-        Run::Handler(handler) | Run::Both(handler, _) => handler,
-        // A container called with no subcommand: its arity (-2) refused it above.
-        Run::Container(_) => unreachable!("containers have arity -2"),
-    };
-    client.info.touch(id);
     let mut ctx = Ctx {
         server,
         client,
         reply,
+        shards: Shards::new(&server.keyspace),
     };
-    if let Err(error) = handler(&mut ctx, args) {
-        ctx.reply.error(&error);
-    }
+    call(&mut ctx, id, command, args);
     let client = ctx.client;
     let reply = ctx.reply;
     if crate::notify::has_pending() {
         publish_key_events(server, client, reply, mark);
     }
-    if command.flags & (flags::SKIP_MONITOR | flags::ADMIN) == 0 {
-        server.monitors.feed(server, client, args, reply);
-    }
     finish(server, client, reply, Some(id), started, mark, args);
+}
+
+/// Runs `command` (of table id `id`), which passed its checks: its handler, then the
+/// monitors' feed.
+#[inline(always)]
+fn call(ctx: &mut Ctx<'_>, id: usize, command: &Command, args: Args<'_>) {
+    let handler = match command.run {
+        Run::Handler(handler) | Run::Both(handler, _) => handler,
+        // A container called with no subcommand: its arity (-2) refused it above.
+        Run::Container(_) => unreachable!("containers have arity -2"),
+    };
+    ctx.client.info.touch(id);
+    if let Err(error) = handler(ctx, args) {
+        ctx.reply.error(&error);
+    }
+    if command.flags & (flags::SKIP_MONITOR | flags::ADMIN) == 0 {
+        ctx.server
+            .monitors
+            .feed(ctx.server, ctx.client, args, ctx.reply);
+    }
+}
+
+/// Runs a command `EXEC` dequeued, in `EXEC`'s context (its shards held): as [`call`], then
+/// the statistics and slow log of the command, as Redis counts each one of a transaction.
+/// `EXEC` keeps `CLIENT REPLY` on meanwhile: its one reply holds theirs.
+pub(super) fn call_queued(ctx: &mut Ctx<'_>, id: usize, args: Args<'_>) {
+    let started = Instant::now();
+    let mark = ctx.reply.len();
+    call(ctx, id, ctx.server.commands.entry(id).command, args);
+    finish(
+        ctx.server,
+        ctx.client,
+        ctx.reply,
+        Some(id),
+        started,
+        mark,
+        args,
+    );
 }
 
 /// Publishes the keyspace events of the command that just ran, its shards released; the
@@ -532,8 +584,8 @@ fn unknown_command(args: Args<'_>) -> Vec<u8> {
     text
 }
 
-/// After a command: statistics (`ran`: the id of the command that ran, `None` if it was
-/// refused), the slow log, and `CLIENT REPLY`'s dropping of replies.
+/// After a command: statistics (`ran`: the id of the command that ran, `None` if it was refused
+/// or queued), the slow log, and `CLIENT REPLY`'s dropping of replies.
 fn finish(
     server: &Server,
     client: &mut Client,

@@ -256,7 +256,7 @@ pub fn help(ctx: &mut Ctx<'_>, command: &str, lines: &[&str]) {
 
 /// `DBSIZE`: the number of keys in the selected database.
 fn dbsize(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
-    let n = ctx.server.keyspace.dbsize(ctx.db());
+    let n = ctx.shards.dbsize(ctx.db());
     ctx.reply.int(n as i64);
     Ok(())
 }
@@ -283,7 +283,11 @@ fn drop_caches(caches: Vec<crate::keyspace::Cache>, background: bool) {
 fn flushdb(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let background = flush_mode(args)?;
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock_all();
+    let mut locked = ctx.shards.lock_all();
+    ctx.server
+        .keyspace
+        .watches()
+        .touch_db(db, |key| locked.shard(key).contains(db, key));
     let caches: Vec<_> = locked
         .shards()
         .into_iter()
@@ -299,7 +303,13 @@ fn flushdb(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn flushall(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let background = flush_mode(args)?;
     let databases = ctx.server.keyspace.databases();
-    let mut locked = ctx.server.keyspace.lock_all();
+    let mut locked = ctx.shards.lock_all();
+    for db in 0..databases {
+        ctx.server
+            .keyspace
+            .watches()
+            .touch_db(db, |key| locked.shard(key).contains(db, key));
+    }
     let mut caches = Vec::new();
     for (_, shard) in locked.shards() {
         caches.extend((0..databases).filter_map(|db| shard.flush(db)));
@@ -322,9 +332,16 @@ fn swapdb(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     if a < 0 || a >= n || b < 0 || b >= n {
         return Err(ErrorReply::err("DB index is out of range"));
     }
-    let mut locked = ctx.server.keyspace.lock_all();
+    let (a, b) = (a as usize, b as usize);
+    let mut locked = ctx.shards.lock_all();
+    for db in [a, b] {
+        ctx.server.keyspace.watches().touch_db(db, |key| {
+            let shard = locked.shard(key);
+            shard.contains(a, key) || shard.contains(b, key)
+        });
+    }
     for (_, shard) in locked.shards() {
-        shard.swap(a as usize, b as usize);
+        shard.swap(a, b);
     }
     ctx.reply.ok();
     Ok(())
@@ -374,6 +391,12 @@ fn shutdown(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 /// `MONITOR`: OK, then a line for every command run (see [`crate::server::Monitors`]);
 /// nothing if the client is a monitor already.
 fn monitor(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
+    if ctx.shards.is_held() {
+        // Inside EXEC, as Redis refuses a client that may not block there.
+        return Err(ErrorReply::err(
+            "MONITOR isn't allowed for DENY BLOCKING client",
+        ));
+    }
     if ctx.client.info.has_flag(crate::client::flag::MONITOR) {
         return Ok(());
     }
@@ -389,7 +412,7 @@ fn debug(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         // Redis reads the seconds with strtod and sleeps for none if they are not a number
         // or negative.
         let seconds = leading_float(args.get(2)).max(0.0);
-        let locked = ctx.server.keyspace.lock_all();
+        let locked = ctx.shards.lock_all();
         if seconds.is_finite() {
             std::thread::sleep(Duration::from_secs_f64(seconds));
         }
@@ -482,7 +505,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let loopback = ctx.client.info.addr.ip().is_loopback();
     let mut config = ctx.server.config.lock().unwrap_or_else(|p| p.into_inner());
     config.set_all(&pairs, loopback).map_err(ErrorReply::err)?;
-    ctx.server.publish_settings(&config);
+    ctx.server.publish_settings(&config, &ctx.shards);
     drop(config);
     ctx.reply.ok();
     Ok(())
@@ -490,7 +513,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 
 /// `CONFIG RESETSTAT`: OK; the counters of `INFO` start again.
 fn config_resetstat(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
-    ctx.server.reset_stats();
+    ctx.server.reset_stats(&ctx.shards);
     ctx.reply.ok();
     Ok(())
 }
@@ -607,7 +630,7 @@ pub fn human_bytes(n: u64) -> String {
 /// `INFO [section ...]`: the server's figures in Redis's sections and field names (see
 /// [`crate::info`]).
 fn info(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    let text = crate::info::render(ctx.server, args.from(1).iter())?;
+    let text = crate::info::render(ctx.server, &ctx.shards, args.from(1).iter())?;
     ctx.reply.verbatim(text.as_bytes());
     Ok(())
 }

@@ -319,7 +319,7 @@ fn check_length(ctx: &Ctx<'_>, len: usize, more: usize) -> CmdResult {
 fn get(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     match read(locked.shard(key), db, key)? {
         Some(bytes) => ctx.reply.bulk(bytes),
         None => ctx.reply.null(),
@@ -424,7 +424,7 @@ fn set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let db = ctx.db();
     if args.len() == 3 {
         // The plain form: one lookup (the write's), no clock read.
-        let mut locked = ctx.server.keyspace.lock(key);
+        let mut locked = ctx.shards.lock(key);
         let value = Value::string(args.get(2));
         locked.shard(key).set(db, key, value, Expire::Never);
         ctx.notify(STRING, "set", key);
@@ -432,7 +432,7 @@ fn set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         return Ok(());
     }
     let options = StringOptions::parse(args, 3, true)?;
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     let at = options.expire_at(shard.now_millis(), "set")?;
     let exists = if options.get {
@@ -473,7 +473,7 @@ fn set(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn setnx(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     if shard.lookup_write(db, key).is_some() {
         ctx.reply.int(0);
@@ -493,7 +493,7 @@ fn set_with_ttl(ctx: &mut Ctx<'_>, args: Args<'_>, unit: ExpireUnit, command: &s
         ..StringOptions::default()
     };
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     let at = options.expire_at(shard.now_millis(), command)?;
     let at = at.expect("an expiry was given");
@@ -518,7 +518,7 @@ fn psetex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn getset(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     match read(shard, db, key)? {
         Some(bytes) => ctx.reply.bulk(bytes),
@@ -533,7 +533,7 @@ fn getset(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn getdel(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     match read(shard, db, key)? {
         Some(bytes) => {
@@ -552,7 +552,7 @@ fn getex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let options = StringOptions::parse(args, 2, false)?;
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     let now_ms = shard.now_millis();
     let Some(bytes) = read(shard, db, key)? else {
@@ -577,7 +577,7 @@ fn getex(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn mget(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let keys = args.from(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock_keys(keys.iter());
+    let mut locked = ctx.shards.lock_keys(keys.iter());
     ctx.reply.array(keys.len());
     for key in keys.iter() {
         match locked
@@ -646,7 +646,7 @@ fn add(ctx: &mut Ctx<'_>, key: &[u8], by: i64) -> CmdResult {
     let db = ctx.db();
     let overflow = || ErrorReply::err("increment or decrement would overflow");
     let mut digits = itoa::Buffer::new();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     if let Some(mut value) = shard.lookup_mut(db, key) {
         let new = parse_int(string(&value)?)?
@@ -695,7 +695,7 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let by = args.get(2);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     if let Some(mut value) = shard.lookup_mut(db, key) {
         let sum = crate::float::add_decimal(string(&value)?, by)?;
@@ -725,7 +725,7 @@ fn append(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let tail = args.get(2);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     if let Some(mut value) = shard.lookup_mut(db, key) {
         let len = string(&value)?.len();
@@ -745,7 +745,7 @@ fn append(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn strlen(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let len = read(locked.shard(key), db, key)?.map_or(0, <[u8]>::len);
     ctx.reply.int(len as i64);
     Ok(())
@@ -773,7 +773,7 @@ fn getrange(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let (start, end) = (args.int(2)?, args.int(3)?);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let bytes = read(locked.shard(key), db, key)?.unwrap_or_default();
     match string_range(start, end, bytes.len()) {
         Some((s, e)) => ctx.reply.bulk(&bytes[s..=e]),
@@ -793,7 +793,7 @@ fn setrange(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let patch = args.get(3);
     let end = offset + patch.len();
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     if let Some(mut value) = shard.lookup_mut(db, key) {
         let len = string(&value)?.len();
@@ -861,7 +861,7 @@ fn setbit(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         old
     };
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     if let Some(mut value) = shard.lookup_mut(db, key) {
         string(&value)?;
@@ -892,7 +892,7 @@ fn getbit(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let offset = bit_offset(ctx, args.get(2))?;
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let bytes = read(locked.shard(key), db, key)?.unwrap_or_default();
     let byte = (offset >> 3) as usize;
     let bit = bytes
@@ -907,7 +907,7 @@ fn getbit(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 fn bitcount(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let db = ctx.db();
-    let mut locked = ctx.server.keyspace.lock(key);
+    let mut locked = ctx.shards.lock(key);
     let Some(bytes) = read(locked.shard(key), db, key)? else {
         ctx.reply.int(0);
         return Ok(());
@@ -966,7 +966,7 @@ fn lcs(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     // Redis reads the keys before it looks at the options.
     let db = ctx.db();
     let (k1, k2) = (args.get(1), args.get(2));
-    let mut locked = ctx.server.keyspace.lock_keys([k1, k2]);
+    let mut locked = ctx.shards.lock_keys([k1, k2]);
     let mut fetch = |key: &[u8]| match locked.shard(key).lookup_read(db, key) {
         Some(value) => value.as_str().map(|s| s.as_slice().to_vec()),
         None => Some(Vec::new()),

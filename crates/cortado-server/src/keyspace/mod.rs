@@ -4,7 +4,9 @@
 //! A command locks the shards of the keys it names ([`Keyspace::lock`], [`Keyspace::lock_keys`])
 //! or all of them ([`Keyspace::lock_all`]) and holds them for its whole length, so each command
 //! is atomic and isolated, and time stands still while it runs: every shard it holds reads the
-//! same instant, set when it was locked.
+//! same instant, set when it was locked. Commands reach these locks through [`access::Shards`],
+//! which inside `EXEC` lends the transaction's lock of every shard instead; [`watch`] tells
+//! `WATCH`ers of writes to their keys.
 //!
 //! # Design
 //!
@@ -50,8 +52,10 @@
 //!   its number of keys, then one of its keys at random (the library's `random_entry`), so every
 //!   key is about equally likely, as in Redis.
 
+pub mod access;
 pub mod eviction;
 pub mod value;
+pub mod watch;
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -540,6 +544,16 @@ impl Shard {
             .map_or(0, |c| c.len_including_expired())
     }
 
+    /// A counter of the caches' statistics, summed over this shard's caches, the dropped ones
+    /// included.
+    pub fn cache_stat(&self, counter: impl Fn(&cortado::stats::CacheStats) -> u64) -> u64 {
+        counter(&self.retired)
+            + self
+                .databases()
+                .map(|(_, c)| counter(&c.stats()))
+                .sum::<u64>()
+    }
+
     /// Drops every key of `db`.
     pub fn flush(&mut self, db: usize) -> Option<Cache> {
         if let Some(far) = self.far.get_mut(db) {
@@ -661,6 +675,7 @@ fn random_u64() -> u64 {
 pub struct Keyspace {
     shards: Box<[Mutex<Shard>]>,
     notifications: Arc<Notifications>,
+    watches: watch::Watches,
     hasher: DefaultHashBuilder,
     databases: usize,
     time: TimeSource,
@@ -720,6 +735,7 @@ impl Keyspace {
                 })
                 .collect(),
             notifications,
+            watches: watch::Watches::default(),
             hasher: DefaultHashBuilder::default(),
             databases,
             time,
@@ -746,6 +762,11 @@ impl Keyspace {
     /// The keyspace notifications asked for (see [`crate::notify`]).
     pub fn notifications(&self) -> &Notifications {
         &self.notifications
+    }
+
+    /// The keys clients watch (see [`watch`]).
+    pub fn watches(&self) -> &watch::Watches {
+        &self.watches
     }
 
     /// Where the keyspace reads the time.
@@ -794,10 +815,10 @@ impl Keyspace {
 
     /// Locks every shard.
     pub fn lock_all(&self) -> Locked<'_> {
-        self.lock_indices((0..self.shards.len()).collect())
+        self.lock_indices(0..self.shards.len())
     }
 
-    fn lock_indices(&self, indices: Vec<usize>) -> Locked<'_> {
+    fn lock_indices(&self, indices: impl IntoIterator<Item = usize>) -> Locked<'_> {
         let now = self.time.now_nanos();
         Locked {
             guards: Guards::Many(
@@ -887,13 +908,7 @@ impl Keyspace {
     /// A counter of the caches' statistics, summed over every cache, the dropped ones
     /// included.
     pub fn cache_stat(&self, counter: impl Fn(&cortado::stats::CacheStats) -> u64) -> u64 {
-        self.sum(|shard| {
-            counter(&shard.retired)
-                + shard
-                    .databases()
-                    .map(|(_, c)| counter(&c.stats()))
-                    .sum::<u64>()
-        })
+        self.sum(|shard| shard.cache_stat(&counter))
     }
 
     /// The number of keys in `db`, at one instant: every shard is locked (a sum taken a shard
