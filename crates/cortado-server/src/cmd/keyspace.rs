@@ -634,7 +634,7 @@ fn object_idletime(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(2);
     let db = ctx.db();
     let idle = {
-        let mut locked = ctx.server.keyspace.lock(key);
+        let mut locked = ctx.shards.lock(key);
         locked.shard(key).idle_time(db, key)
     };
     let Some(idle) = idle else {

@@ -60,6 +60,47 @@ fn exec_queued_commands_replies_each_in_order() {
     );
 }
 
+/// Every command reaches its shards through the transaction's hold inside `EXEC` (a
+/// command that locked on its own would wait for `EXEC` forever).
+#[test]
+fn exec_key_and_server_commands_run_inside_without_locking_again() {
+    let server = server();
+    let mut c = server.raw();
+    c.call(&["SET", "k", "v"]);
+    let inside: &[&[&str]] = &[
+        &["OBJECT", "IDLETIME", "k"],
+        &["OBJECT", "ENCODING", "k"],
+        &["OBJECT", "FREQ", "k"],
+        &["MEMORY", "USAGE", "k"],
+        &["TYPE", "k"],
+        &["TTL", "k"],
+        &["TOUCH", "k"],
+        &["EXISTS", "k"],
+        &["COPY", "k", "k2"],
+        &["RENAME", "k2", "k3"],
+        &["KEYS", "*"],
+        &["SCAN", "0"],
+        &["RANDOMKEY"],
+        &["DBSIZE"],
+        &["INFO", "everything"],
+    ];
+    assert_eq!(c.call(&["MULTI"]), ok());
+    for command in inside {
+        assert_eq!(c.call(command), queued(), "{command:?}");
+    }
+    let Frame::Array(replies) = c.call(&["EXEC"]) else {
+        panic!("EXEC replies an array")
+    };
+    assert_eq!(replies.len(), inside.len());
+    // Whole seconds: a second's boundary may fall between the SET and the EXEC.
+    assert!(
+        matches!(replies[0], Frame::Int(0..=1)),
+        "OBJECT IDLETIME {:?}",
+        replies[0]
+    );
+    assert_eq!(replies[13], Frame::Int(2), "DBSIZE");
+}
+
 #[test]
 fn multi_nested_errors_and_transaction_continues() {
     let server = server();
