@@ -32,7 +32,7 @@
 //!   run. A policy's clock counts requests, not seconds (see the library's `sampled` module):
 //!   `lfu-decay-time` 0 still means counters never decay; any other value leaves the decay
 //!   period to the library's automatic one, which follows the cache's turnover.
-//! - **One keyspace's minimums.** The caches [split](cortado::unsync::CacheBuilder::split_minimums)
+//! - **One keyspace's minimums.** The caches [split](cortado::builder::CacheBuilder::split_minimums)
 //!   W-TinyLFU's fixed minimums (the sketch's smallest table and aging floor) among the shards:
 //!   each of 32 shards keeping a whole cache's 32 KiB sketch spent 1 MB before the first key,
 //!   more than a limit of a few MB leaves for keys.
