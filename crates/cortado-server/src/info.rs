@@ -383,7 +383,11 @@ fn write_section(
                 let keys = shards.dbsize(db);
                 if keys > 0 {
                     let expires = shards.expiring(db);
-                    write!(out, "db{db}:keys={keys},expires={expires},avg_ttl=0\r\n")?;
+                    let avg_ttl = shards.avg_ttl_millis(db);
+                    write!(
+                        out,
+                        "db{db}:keys={keys},expires={expires},avg_ttl={avg_ttl}\r\n"
+                    )?;
                 }
             }
         }

@@ -679,6 +679,27 @@ impl<K: Hash + Eq, V, S: BuildHasher> Cache<K, V, S> {
         self.shard.timed_len()
     }
 
+    /// Up to `count` lifetimes left of entries that have a deadline, drawn at random (an entry
+    /// may come twice), looking at no more than 16 x `count` entries, so that fewer come back
+    /// when few entries have one: an estimate of their spread without visiting every entry,
+    /// such as Redis's `avg_ttl`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut cache = cortado::unsync::Cache::new(100);
+    /// cache.insert_with_ttl("a", 1, Duration::from_secs(60));
+    /// let sample = cache.sample_times_to_live(8);
+    /// assert!(!sample.is_empty());
+    /// assert!(sample.iter().all(|left| *left <= Duration::from_secs(60)));
+    /// ```
+    pub fn sample_times_to_live(&self, count: usize) -> Vec<Duration> {
+        self.shard
+            .sample_lifetimes(crate::random::random_seed(), count, self.now())
+            .into_iter()
+            .map(Duration::from_nanos)
+            .collect()
+    }
+
     /// Visits the live entries stored at positions `cursor..` (0 to start), looking at no more
     /// than `count` positions, and returns the cursor to continue from, or `None` once the end
     /// is reached.

@@ -162,4 +162,17 @@ impl<'a> Shards<'a> {
     pub fn expiring(&self, db: usize) -> u64 {
         self.sum(|shard| shard.expiring(db) as u64)
     }
+
+    /// `INFO`'s `avg_ttl` for `db`: the mean lifetime left, in milliseconds, of keys with an
+    /// expiry time, estimated from a sample of each shard's weighed by the shard's count of
+    /// them (Redis estimates it from its expiry cycle's samples); 0 with none.
+    pub fn avg_ttl_millis(&self, db: usize) -> u64 {
+        let counted = std::cell::Cell::new(0u64);
+        let weighed = self.sum(|shard| {
+            let (keys, mean) = shard.ttl_sample(db);
+            counted.set(counted.get() + keys);
+            keys.saturating_mul(mean)
+        });
+        weighed.checked_div(counted.get()).unwrap_or(0)
+    }
 }

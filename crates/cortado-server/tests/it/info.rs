@@ -355,3 +355,33 @@ fn redis_cli_stat_reads_the_server() {
     }
     assert!(text.contains("keys") && text.contains("requests"), "{text}");
 }
+
+/// `avg_ttl` estimates the mean lifetime left of the keys with one, in milliseconds, and is 0
+/// without any.
+#[test]
+fn info_keyspace_avg_ttl_estimates_mean_lifetime_left() {
+    let server = TestServer::with_manual_clock(&[]);
+    let mut client = server.raw();
+    let avg_ttl = |client: &mut RawClient| -> f64 {
+        let line = field(&info(client, &["keyspace"]), "db0");
+        let value = line
+            .split(',')
+            .find_map(|part| part.strip_prefix("avg_ttl="))
+            .expect("avg_ttl");
+        value.parse().expect("a number")
+    };
+    for i in 0..1_000 {
+        client.call(&["SET", &format!("plain{i}"), "v"]);
+    }
+    assert_eq!(avg_ttl(&mut client), 0.0);
+    // Lifetimes of 100 to 1,099 seconds: a mean of 599.5 s.
+    for i in 0..1_000 {
+        let seconds = (100 + i).to_string();
+        client.call(&["SET", &format!("timed{i}"), "v", "EX", &seconds]);
+    }
+    let mean = avg_ttl(&mut client);
+    assert!((509_575.0..=689_425.0).contains(&mean), "{mean}");
+    server.advance(Duration::from_secs(50));
+    let later = avg_ttl(&mut client);
+    assert!((467_075.0..=631_925.0).contains(&later), "{later}");
+}

@@ -12,6 +12,9 @@ use super::{hash_key, Shard};
 use crate::expiry::Deadlines;
 use crate::notification::RemovalCause;
 
+/// Slots a sample of lifetimes looks at per lifetime asked for ([`Shard::sample_lifetimes`]):
+/// enough to find most when one entry in a few has a deadline, bounded when almost none has.
+pub(crate) const LIFETIME_PROBES: usize = 16;
 impl<K, V, S> Shard<K, V, S>
 where
     K: Hash + Eq,
@@ -120,6 +123,30 @@ where
     /// Entries that have a deadline (expired ones not yet removed included).
     pub(crate) fn timed_len(&self) -> usize {
         self.wheel.as_ref().map_or(0, |wheel| wheel.len())
+    }
+
+    /// Up to `count` lifetimes left at `now`, in nanoseconds, of live entries with a deadline
+    /// at slots drawn from `seed` (a slot may come twice), looking at no more than
+    /// [`LIFETIME_PROBES`] x `count` slots: fewer come back when few entries have a deadline.
+    pub(crate) fn sample_lifetimes(&self, seed: u64, count: usize, now: u64) -> Vec<u64> {
+        let slots = self.index.slots.len() as u64;
+        let mut lifetimes = Vec::with_capacity(count);
+        if slots == 0 || self.timed_len() == 0 {
+            return lifetimes;
+        }
+        for k in 0..count.saturating_mul(LIFETIME_PROBES) as u64 {
+            if lifetimes.len() == count {
+                break;
+            }
+            let i = (crate::random::mix64(seed.wrapping_add(k)) % slots) as u32;
+            if self.index.slots[i as usize].is_none() {
+                continue;
+            }
+            if let Some(deadline) = self.deadline(i).filter(|&d| d > now) {
+                lifetimes.push(deadline - now);
+            }
+        }
+        lifetimes
     }
 
     /// Calls `visit` with each live entry in slots `from..`, looking at no more than `count`
