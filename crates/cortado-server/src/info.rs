@@ -3,7 +3,9 @@
 //!
 //! Fields about what Cortado does not have (persistence, replication, Lua, active defrag,
 //! forks) are present with the values Redis shows when it does none of it, so that a parser
-//! expecting them finds them. `latencystats` reads the histograms of [`crate::latency`].
+//! expecting them finds them. `latencystats` reads the histograms of [`crate::latency`];
+//! `keyspace`'s `avg_ttl` is an estimate from a few keys per shard, as Redis's is an estimate
+//! from its expiry cycle's samples.
 
 use crate::keyspace::access::Shards;
 use std::fmt::Write as _;
