@@ -54,6 +54,7 @@ pub mod glob;
 pub mod info;
 pub mod keyspace;
 pub mod latency;
+pub mod lua;
 pub mod memory;
 pub mod notify;
 pub mod protocol;

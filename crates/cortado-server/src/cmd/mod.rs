@@ -20,6 +20,7 @@ pub mod expire;
 pub mod keyspace;
 pub mod keyspec;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod strings;
 pub mod syntax;
@@ -207,6 +208,7 @@ fn families() -> impl Iterator<Item = &'static Command> {
         expire::COMMANDS,
         keyspace::COMMANDS,
         pubsub::COMMANDS,
+        scripting::COMMANDS,
         server::COMMANDS,
         strings::COMMANDS,
         transactions::COMMANDS,
