@@ -5,6 +5,7 @@ local sha1hex, log, error_reply, setresp, set_repl, handler = ...
 local G = _G
 local error, rawget, select, setmetatable, tostring, type, xpcall =
     error, rawget, select, setmetatable, tostring, type, xpcall
+local load, loadstring, setfenv = load, loadstring, setfenv
 
 for _, name in ipairs({ 'print', 'dofile', 'loadfile', 'setfenv', 'getfenv',
     'newproxy', 'module', 'require', 'package', 'os', 'io' }) do
@@ -56,6 +57,14 @@ local env = setmetatable({}, {
     __metatable = false,
 })
 G._G = env
+
+-- Code a script compiles runs in the scripts' environment too, not in the real globals.
+local function sandboxed(f, message)
+    if f then setfenv(f, env) end
+    return f, message
+end
+G.loadstring = function(...) return sandboxed(loadstring(...)) end
+G.load = function(...) return sandboxed(load(...)) end
 
 local function run(f)
     return xpcall(f, handler)

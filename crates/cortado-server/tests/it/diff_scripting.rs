@@ -196,6 +196,9 @@ fn scripting_sandbox_and_refusals_match_redis() {
             &["EVAL", "return print", "0"],
             &["EVAL", "return debug", "0"],
             &["EVAL", "return type(loadstring)", "0"],
+            &["EVAL", "return loadstring('return 1 + 2')()", "0"],
+            &["EVAL", "return loadstring('y = 1')()", "0"],
+            &["EVAL", "return loadstring('return os')()", "0"],
             &[
                 "EVAL",
                 "return {type(pcall), type(string.rep), type(_G), type(unpack)}",
