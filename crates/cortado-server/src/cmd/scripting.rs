@@ -23,7 +23,6 @@
 //! See `docs/decisions/0231-server-lua.md` for what was chosen and measured.
 
 use std::cell::RefCell;
-use std::time::Instant;
 
 use mlua::{MultiValue, Value};
 
@@ -237,6 +236,8 @@ fn run_locked(
     let first_event = crate::notify::pending_count();
     let lua = engine.lua().clone();
     let redis = engine.redis().clone();
+    // `CLIENT REPLY` applies to the script's reply, not to its commands'.
+    let reply_mode = std::mem::take(&mut ctx.client.reply_mode);
     let outcome = {
         let ctx = RefCell::new(&mut *ctx);
         let engine = &*engine;
@@ -265,6 +266,7 @@ fn run_locked(
             outcome
         })
     };
+    ctx.client.reply_mode = reply_mode;
     if ctx.client.db != db {
         ctx.client.select(db);
     }
@@ -351,13 +353,10 @@ fn script_call(
     let mut scratch = Reply::new();
     scratch.set_resp3(resp3);
     std::mem::swap(ctx.reply, &mut scratch);
-    let started = Instant::now();
-    super::call(ctx, id, command, args);
+    // As a queued command: its statistics too, and one call site of `finish` keeps the
+    // single-command path's inlining (decisions/0230).
+    super::call_queued(ctx, id, args);
     std::mem::swap(ctx.reply, &mut scratch);
-    let (errors, _) = scratch.take_errors();
-    let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    server.stats.record_call(id, nanos, errors > 0);
-    server.stats.add(crate::stats::Counter::Commands, 1);
     let bytes = scratch.bytes();
     if bytes.first() == Some(&b'-') {
         let end = bytes

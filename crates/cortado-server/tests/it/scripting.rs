@@ -1,7 +1,7 @@
 //! Scripts alone: their atomicity under concurrent clients, the distributed lock pattern, and
 //! the script cache (see `diff_scripting.rs` for the replies compared with Redis).
 
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -89,14 +89,49 @@ fn scripting_transfers_across_keys_are_never_seen_half_done() {
     assert_eq!(int(reader.call(&["GET", "to"])), 600);
 }
 
-/// The lock's state as the test clients know it: the token of the last client that got it,
-/// when that client sent its `SET` (the lease ends no earlier than that plus the lifetime),
-/// and when it sent its unlock, if it did.
-#[derive(Default)]
-struct LockRecord {
-    token: String,
-    sent_set: Option<Instant>,
-    sent_unlock: Option<Instant>,
+/// One client's hold of the lock, as its clock saw it: the server ran its `SET` between
+/// `sent_set` and `got`, and its unlock between `sent_unlock` and `unlocked`.
+#[derive(Debug, Clone, Copy)]
+struct Hold {
+    sent_set: Instant,
+    got: Instant,
+    sent_unlock: Instant,
+    unlocked: Instant,
+    /// Whether the unlock deleted the key.
+    deleted: bool,
+}
+
+/// Checks every pair of holds: a hold surely granted after another (its `SET` sent after the
+/// other's reply) came no earlier than the other's lease could end (its `SET` plus the
+/// lifetime, less a millisecond of rounding) or its unlock was sent; and an unlock that
+/// deleted the key had no hold surely granted between its own grant and it. Returns how many
+/// holds were taken over before their unlock (the case the compare-and-delete is for).
+fn check_holds(holds: &[Hold], lifetime: Duration) -> usize {
+    let mut taken_over = 0;
+    for (i, a) in holds.iter().enumerate() {
+        let earliest_end = (a.sent_set + lifetime - Duration::from_millis(1)).min(a.sent_unlock);
+        let mut overtaken = false;
+        for (j, b) in holds.iter().enumerate() {
+            if i == j || b.sent_set < a.got {
+                continue;
+            }
+            assert!(
+                b.got >= earliest_end,
+                "a hold was granted while another's lease ran: {a:?} then {b:?}"
+            );
+            if b.got <= a.sent_unlock {
+                overtaken = true;
+            }
+        }
+        if overtaken {
+            assert!(
+                !a.deleted,
+                "an unlock deleted a lock granted to another: {a:?}"
+            );
+            taken_over += 1;
+        }
+    }
+    taken_over
 }
 
 #[test]
@@ -106,92 +141,104 @@ fn scripting_lock_with_expiring_leases_has_one_holder_and_no_foreign_unlock() {
     let clients = 6;
     let run_for = Duration::from_millis(1500);
     let sha = server.raw().call(&["SCRIPT", "LOAD", UNLOCK]).text();
-    let record = Arc::new(Mutex::new(LockRecord::default()));
     let start = Arc::new(Barrier::new(clients));
     let handles: Vec<_> = (0..clients)
         .map(|id| {
             let mut client: RawClient = server.raw();
-            let (sha, record, start) = (sha.clone(), Arc::clone(&record), Arc::clone(&start));
+            let (sha, start) = (sha.clone(), Arc::clone(&start));
             thread::spawn(move || {
                 let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ (id as u64 + 1);
-                let (mut acquired, mut expired_mid_hold, mut refused_unlocks) = (0, 0, 0);
+                let mut holds = Vec::new();
                 start.wait();
                 let began = Instant::now();
                 let mut attempt = 0;
                 while began.elapsed() < run_for {
                     attempt += 1;
                     let token = format!("{id}-{attempt}");
-                    let sent_set = Instant::now();
                     let px = lifetime.as_millis().to_string();
+                    let sent_set = Instant::now();
                     let reply = client.call(&["SET", "lock", &token, "NX", "PX", &px]);
+                    let got = Instant::now();
                     if reply == Frame::Null {
                         thread::sleep(Duration::from_millis(1));
                         continue;
                     }
                     assert_eq!(reply, Frame::Simple("OK".into()));
-                    let got = Instant::now();
-                    {
-                        let mut r = record.lock().unwrap();
-                        if let Some(previous_set) = r.sent_set {
-                            // The previous holder's lease ended (no earlier than its SET plus
-                            // the lifetime, less a millisecond of the server's rounding), or
-                            // it had sent its unlock.
-                            let expired = got + Duration::from_millis(1) >= previous_set + lifetime;
-                            let released = r.sent_unlock.is_some_and(|u| u <= got);
-                            assert!(
-                                expired || released,
-                                "{token} got the lock while {} held it",
-                                r.token
-                            );
-                        }
-                        *r = LockRecord {
-                            token: token.clone(),
-                            sent_set: Some(sent_set),
-                            sent_unlock: None,
-                        };
-                    }
-                    acquired += 1;
                     // Hold for 0 to 50 ms: about half the leases expire mid-hold.
                     seed = seed
                         .wrapping_mul(6364136223846793005)
                         .wrapping_add(1442695040888963407);
                     thread::sleep(Duration::from_millis((seed >> 33) % 50));
-                    let taken_over = {
-                        let mut r = record.lock().unwrap();
-                        if r.token == token {
-                            r.sent_unlock = Some(Instant::now());
-                            false
-                        } else {
-                            true
-                        }
-                    };
+                    let sent_unlock = Instant::now();
                     let deleted = client.call(&["EVALSHA", &sha, "1", "lock", &token]);
-                    if taken_over {
-                        // Another client holds the lock now, or held it and let it go: the
-                        // compare-and-delete must not remove theirs.
-                        assert_eq!(deleted, Frame::Int(0), "{token} deleted a lock it lost");
-                        refused_unlocks += 1;
-                    }
-                    if deleted == Frame::Int(0) {
-                        expired_mid_hold += 1;
-                    }
+                    let unlocked = Instant::now();
+                    assert!(matches!(deleted, Frame::Int(0 | 1)), "{deleted:?}");
+                    holds.push(Hold {
+                        sent_set,
+                        got,
+                        sent_unlock,
+                        unlocked,
+                        deleted: deleted == Frame::Int(1),
+                    });
                 }
-                (acquired, expired_mid_hold, refused_unlocks)
+                holds
             })
         })
         .collect();
-    let (mut acquired, mut expired, mut refused) = (0, 0, 0);
-    for handle in handles {
-        let (a, e, r) = handle.join().unwrap();
-        acquired += a;
-        expired += e;
-        refused += r;
-    }
-    // The pattern was exercised: many acquisitions, leases lost mid-hold, lost locks that
-    // other clients had taken.
-    assert!(acquired > 20, "only {acquired} acquisitions");
-    assert!(expired > 0, "no lease expired mid-hold");
-    assert!(refused > 0, "no lock was taken over before its unlock");
+    let holds: Vec<Hold> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    let taken_over = check_holds(&holds, lifetime);
+    // The pattern was exercised: many holds, leases lost mid-hold and taken by another
+    // client before the unlock, and unlocks that did delete.
+    assert!(holds.len() > 20, "only {} holds", holds.len());
+    assert!(taken_over > 0, "no lock was taken over before its unlock");
+    assert!(
+        holds.iter().any(|h| h.deleted),
+        "no unlock deleted its lock"
+    );
+    assert!(holds.iter().all(|h| h.unlocked >= h.sent_unlock));
+}
+
+#[test]
+fn scripting_lock_check_catches_overlapping_holds() {
+    // The checker must be able to fail: two holds granted 5 ms apart, the first neither
+    // expired nor unlocked by then.
+    let t = Instant::now();
+    let ms = Duration::from_millis;
+    let first = Hold {
+        sent_set: t,
+        got: t + ms(1),
+        sent_unlock: t + ms(20),
+        unlocked: t + ms(21),
+        deleted: true,
+    };
+    let second = Hold {
+        sent_set: t + ms(5),
+        got: t + ms(6),
+        sent_unlock: t + ms(30),
+        unlocked: t + ms(31),
+        deleted: true,
+    };
+    let caught = std::panic::catch_unwind(|| check_holds(&[first, second], ms(25)));
+    assert!(caught.is_err());
+    // And a foreign unlock: the first expired, the second was granted, then the first's
+    // unlock deleted.
+    let late = Hold {
+        sent_set: t + ms(27),
+        got: t + ms(28),
+        sent_unlock: t + ms(40),
+        unlocked: t + ms(41),
+        deleted: false,
+    };
+    let expired_first = Hold {
+        sent_unlock: t + ms(35),
+        unlocked: t + ms(36),
+        ..first
+    };
+    let caught = std::panic::catch_unwind(|| check_holds(&[expired_first, late], ms(25)));
+    assert!(caught.is_err());
 }
 
 #[test]
