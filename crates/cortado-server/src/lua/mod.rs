@@ -290,7 +290,7 @@ fn number(value: &Value) -> Option<f64> {
 
 /// An error `redis.call` and the `redis` library raise: Redis raises a table
 /// `{err = text}`, which a Rust function cannot, so the error handler makes the table from it
-/// ([`error_handler`]).
+/// (Redis's `__redis__err__handler`, in Rust here).
 #[derive(Debug)]
 pub struct ScriptError(pub Vec<u8>);
 
