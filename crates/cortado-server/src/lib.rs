@@ -28,7 +28,10 @@
 //!   shards first). `MULTI`/`EXEC` ([`cmd::transactions`]) holds every shard for the whole
 //!   transaction and lends them to its commands, so it is one atomic step across keys and
 //!   databases with time frozen; `WATCH` is told of writes to the watched keys only
-//!   (`docs/decisions/0230-server-transactions.md`). Parsing,
+//!   (`docs/decisions/0230-server-transactions.md`). A script ([`cmd::scripting`]) holds every
+//!   shard and then the server's one Lua state ([`lua`]) for its run and lends the shards to
+//!   the commands it calls, so it too is one atomic step (`docs/decisions/0231-server-lua.md`).
+//!   Parsing,
 //!   replies and socket work run in parallel on all cores; only commands on the same shard
 //!   wait for each other.
 //! - **Why not Redis's single thread**: one thread owning the keyspace, fed by the connection
@@ -54,6 +57,7 @@ pub mod glob;
 pub mod info;
 pub mod keyspace;
 pub mod latency;
+pub mod lua;
 pub mod memory;
 pub mod notify;
 pub mod protocol;

@@ -231,6 +231,21 @@ pub fn has_pending() -> bool {
     PENDING.with(|pending| !pending.borrow().is_empty())
 }
 
+/// The number of events the calling thread recorded and has not published.
+pub fn pending_count() -> usize {
+    PENDING.with(|pending| pending.borrow().len())
+}
+
+/// Places the events recorded after the first `first` at `at` of the reply: a script's
+/// commands wrote their replies elsewhere, and their messages go before the script's reply.
+pub fn place_pending_from(first: usize, at: usize) {
+    PENDING.with(|pending| {
+        for event in pending.borrow_mut().iter_mut().skip(first) {
+            event.at = Some(at);
+        }
+    });
+}
+
 /// Takes the events the calling thread recorded, oldest first.
 pub fn take_pending() -> Vec<KeyEvent> {
     PENDING.with(|pending| std::mem::take(&mut *pending.borrow_mut()))

@@ -48,6 +48,8 @@ pub struct Server {
     pub slowlog: SlowLog,
     /// Clients in `MONITOR` mode.
     pub monitors: Monitors,
+    /// The Lua engine and its cached scripts.
+    pub scripts: crate::lua::Scripts,
     /// Channels and patterns and their subscribers.
     pub pubsub: crate::pubsub::PubSub,
     shutdown: watch::Sender<bool>,
@@ -121,6 +123,7 @@ impl Server {
             stats,
             clients: Clients::default(),
             monitors: Monitors::default(),
+            scripts: crate::lua::Scripts::default(),
             pubsub,
             shutdown,
             stopping: AtomicBool::new(false),

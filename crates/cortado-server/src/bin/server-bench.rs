@@ -3,7 +3,7 @@
 //! ```text
 //! cargo build --release -p cortado-server
 //! cargo run --release -p cortado-server --bin server-bench -- [throughput] [concurrency] [memory] [expiry]
-//!     [transactions] [--requests N] [--keys N] [--rounds N]
+//!     [transactions] [scripts] [--requests N] [--keys N] [--rounds N]
 //! ```
 //!
 //! - `throughput`: `redis-benchmark -t set,get -n N -r N -c 50` at `-P 1` and `-P 16`
@@ -24,6 +24,11 @@
 //!   binary's own client: `redis-benchmark` repeats one command per request and cannot send a
 //!   sequence. Transactions per second and the ratio to Redis in the same round; the counters
 //!   are checked to sum to N on both servers.
+//! - `scripts`: N `EVALSHA`s from 8 connections at depth 1 and 16, of the lock's
+//!   compare-and-delete script (on a lock another token holds, so it reads and compares and
+//!   deletes nothing, as a contended unlock does) and of a script doing one `INCR`, loaded
+//!   with `SCRIPT LOAD` first. Scripts per second and the ratio to Redis in the same round;
+//!   the replies are checked, and the `INCR` counters to sum to N.
 //!
 //! Needs `redis-server` and `redis-benchmark` on the `PATH`; the cortado-server binary is the
 //! one built beside this one.
@@ -40,6 +45,7 @@ struct Options {
     memory: bool,
     expiry: bool,
     transactions: bool,
+    scripts: bool,
     requests: u64,
     keys: u64,
     rounds: u32,
@@ -52,6 +58,7 @@ fn options() -> Result<Options, String> {
         memory: false,
         expiry: false,
         transactions: false,
+        scripts: false,
         requests: 1_000_000,
         keys: 1_000_000,
         rounds: 1,
@@ -69,13 +76,14 @@ fn options() -> Result<Options, String> {
             "memory" => o.memory = true,
             "expiry" => o.expiry = true,
             "transactions" => o.transactions = true,
+            "scripts" => o.scripts = true,
             "--requests" => o.requests = number("--requests")?,
             "--keys" => o.keys = number("--keys")?,
             "--rounds" => o.rounds = number("--rounds")? as u32,
             other => return Err(format!("unknown argument '{other}'")),
         }
     }
-    if !(o.throughput || o.concurrency || o.memory || o.expiry || o.transactions) {
+    if !(o.throughput || o.concurrency || o.memory || o.expiry || o.transactions || o.scripts) {
         o.throughput = true;
         o.memory = true;
         o.expiry = true;
@@ -118,6 +126,9 @@ fn main() {
     }
     if o.transactions {
         transactions(&o);
+    }
+    if o.scripts {
+        scripts(&o);
     }
 }
 
@@ -516,6 +527,113 @@ fn transaction_load(addr: SocketAddr, transactions: u64, depth: u64) -> f64 {
         })
         .sum();
     assert_eq!(total, per_client * TX_CLIENTS, "every transaction counted");
+    rate
+}
+
+/// The lock's compare-and-delete script, as the distributed lock pattern writes it.
+const UNLOCK_SCRIPT: &str =
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+/// A script doing one `INCR`.
+const INCR_SCRIPT: &str = "return redis.call('incr', KEYS[1])";
+
+/// `EVALSHA`s per second of the unlock and `INCR` scripts on Redis and Cortado, taking turns.
+fn scripts(o: &Options) {
+    println!(
+        "\n## Scripts: {} x EVALSHA from {TX_CLIENTS} connections, {} round(s)\n",
+        o.requests, o.rounds
+    );
+    println!("| round | script | depth | redis scripts/s | cortado scripts/s | ratio |");
+    println!("|---|---|---|---|---|---|");
+    for round in 0..o.rounds {
+        for (name, script) in [("unlock", UNLOCK_SCRIPT), ("incr", INCR_SCRIPT)] {
+            for depth in [1, 16] {
+                let order = if round % 2 == 0 {
+                    [Kind::Redis, Kind::Cortado]
+                } else {
+                    [Kind::Cortado, Kind::Redis]
+                };
+                let mut rates = [0.0; 2];
+                for kind in order {
+                    let server = Server::start(kind);
+                    rates[usize::from(kind == Kind::Cortado)] =
+                        script_load(server.addr, script, o.requests, depth);
+                }
+                println!(
+                    "| {} | {name} | {depth} | {:.0} | {:.0} | {:.2}x |",
+                    round + 1,
+                    rates[0],
+                    rates[1],
+                    rates[1] / rates[0]
+                );
+            }
+        }
+    }
+}
+
+/// Runs `count` `EVALSHA`s of `script` (given `KEYS[1]` = `s:<client>`, `ARGV[1]` = `mine`)
+/// from [`TX_CLIENTS`] connections, `depth` in flight on each; returns scripts per second.
+/// Each lock is held by another token first, so the unlock script replies 0 every time; the
+/// `INCR` script's counters must sum to the scripts run.
+fn script_load(addr: SocketAddr, script: &str, count: u64, depth: u64) -> f64 {
+    let per_client = count / TX_CLIENTS;
+    let mut setup = Client::connect(addr).expect("connect");
+    let sha = setup
+        .call(&[b"SCRIPT", b"LOAD", script.as_bytes()])
+        .expect("SCRIPT LOAD");
+    let sha = sha.lines().nth(1).expect("a SHA1").to_owned();
+    let unlock = script == UNLOCK_SCRIPT;
+    for i in 0..TX_CLIENTS {
+        if unlock {
+            setup
+                .call(&[b"SET", format!("s:{i}").as_bytes(), b"theirs"])
+                .expect("SET");
+        }
+    }
+    let started = Instant::now();
+    let threads: Vec<_> = (0..TX_CLIENTS)
+        .map(|i| {
+            let sha = sha.clone();
+            std::thread::spawn(move || {
+                let mut client = Client::connect(addr).expect("connect");
+                let key = format!("s:{i}");
+                let one = encode(&[b"EVALSHA", sha.as_bytes(), b"1", key.as_bytes(), b"mine"]);
+                let batch = one.repeat(depth as usize);
+                let mut done = 0;
+                while done < per_client {
+                    let n = depth.min(per_client - done);
+                    client.send(&batch[..one.len() * n as usize]);
+                    for _ in 0..n {
+                        let reply = client.read_reply().expect("a reply");
+                        assert!(reply.starts_with(':'), "{reply}");
+                        if unlock {
+                            assert_eq!(reply, ":0", "the lock is another's");
+                        }
+                    }
+                    done += n;
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().expect("client thread");
+    }
+    let rate = (per_client * TX_CLIENTS) as f64 / started.elapsed().as_secs_f64();
+    if !unlock {
+        let total: u64 = (0..TX_CLIENTS)
+            .map(|i| {
+                let reply = setup
+                    .call(&[b"GET", format!("s:{i}").as_bytes()])
+                    .expect("GET");
+                reply
+                    .lines()
+                    .nth(1)
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0)
+            })
+            .sum();
+        assert_eq!(total, per_client * TX_CLIENTS, "every script counted");
+    }
     rate
 }
 

@@ -105,7 +105,8 @@ fn of_group(group: &str) -> u32 {
 }
 
 /// The categories of `command`: those its flags and group give, and `extra`. A container
-/// (`CLIENT`, `CONFIG`) belongs to no group's category: only its subcommands do.
+/// (`CLIENT`, `CONFIG`) belongs to no group's category: only its subcommands do; a
+/// `readonly` command of `@scripting` is not `@read`.
 pub fn of(command: &Command, extra: u32) -> u32 {
     let f = command.flags;
     let mut out = extra;
@@ -123,6 +124,10 @@ pub fn of(command: &Command, extra: u32) -> u32 {
     out |= if f & flags::FAST != 0 { FAST } else { SLOW };
     if !matches!(command.run, Run::Container(_)) {
         out |= of_group(command.group);
+    }
+    // As Redis's `setImplicitACLCategories`: a read-only script (`EVAL_RO`) is no `@read`.
+    if out & SCRIPTING != 0 {
+        out &= !READ;
     }
     out
 }

@@ -49,6 +49,14 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// The first `n` arguments (all of them if there are fewer).
+    pub fn prefix(&self, n: usize) -> Args<'a> {
+        Args {
+            bytes: self.bytes,
+            ranges: &self.ranges[..n.min(self.ranges.len())],
+        }
+    }
+
     /// Argument `i` as an integer, or Redis's error for one that is not.
     pub fn int(&self, i: usize) -> Result<i64, ErrorReply> {
         parse_int(self.get(i))

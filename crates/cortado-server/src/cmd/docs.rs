@@ -14,7 +14,7 @@
 
 use super::acl::{ADMIN, CONNECTION, DANGEROUS, KEYSPACE};
 use super::keyspec::flag::*;
-use super::keyspec::KeysDoc;
+use super::keyspec::{Begin, Find, KeySpec, KeysDoc};
 use super::Args;
 
 /// One command's description. See the [module docs](self).
@@ -60,6 +60,14 @@ impl Doc {
     const fn each_key(self, flags: &'static [u16]) -> Doc {
         Doc {
             keys: KeysDoc::Each(flags),
+            ..self
+        }
+    }
+
+    /// Its keys are found as `specs` say.
+    const fn specs(self, specs: &'static [KeySpec]) -> Doc {
+        Doc {
+            keys: KeysDoc::Specs(specs),
             ..self
         }
     }
@@ -113,6 +121,25 @@ const EACH_KEY: &str = "O(N) for N keys";
 const NONE: &str = "";
 const SUBCOMMANDS: &str = "Varies with the subcommand";
 const CONSTANT: &str = "O(1)";
+const SCRIPT_COST: &str = "Depends on the script";
+
+/// The keys of a script that may write: `numkeys` of them after the count, as Redis
+/// assumes the worst of a script.
+const SCRIPT_KEYS: &[KeySpec] = &[script_keys(RW | ACCESS | UPDATE)];
+/// The keys of a read-only script.
+const SCRIPT_KEYS_RO: &[KeySpec] = &[script_keys(RO | ACCESS)];
+
+const fn script_keys(flags: u16) -> KeySpec {
+    KeySpec {
+        flags,
+        begin: Begin::Index(2),
+        find: Find::Keynum {
+            keynumidx: 0,
+            firstkey: 1,
+            keystep: 1,
+        },
+    }
+}
 
 /// Every command's description, sorted by full name.
 pub const DOCS: &[Doc] = &[
@@ -170,6 +197,12 @@ pub const DOCS: &[Doc] = &[
     doc("del", EACH_KEY, "key:key...").keys(RM | DELETE),
     doc("discard", "O(N) for N queued commands", NONE),
     doc("echo", CONSTANT, "message"),
+    doc("eval", SCRIPT_COST, "script numkeys:integer [key:key...] [arg...]").specs(SCRIPT_KEYS),
+    doc("eval_ro", SCRIPT_COST, "script numkeys:integer [key:key...] [arg...]")
+        .specs(SCRIPT_KEYS_RO),
+    doc("evalsha", SCRIPT_COST, "sha1 numkeys:integer [key:key...] [arg...]").specs(SCRIPT_KEYS),
+    doc("evalsha_ro", SCRIPT_COST, "sha1 numkeys:integer [key:key...] [arg...]")
+        .specs(SCRIPT_KEYS_RO),
     doc("exec", "The queued commands' costs", NONE),
     doc("exists", EACH_KEY, "key:key...").keys(RO),
     doc("expire", CONSTANT, "key:key seconds:integer condition=[NX|XX|GT|LT]")
@@ -264,6 +297,11 @@ pub const DOCS: &[Doc] = &[
         "O(1) a call; O(N) for a whole pass over N keys",
         "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type]",
     ),
+    doc("script", SUBCOMMANDS, NONE),
+    doc("script|exists", "O(N) for N scripts", "sha1..."),
+    doc("script|flush", "O(N) for N cached scripts", "flush-type=[ASYNC|SYNC]"),
+    doc("script|help", CONSTANT, NONE),
+    doc("script|load", "O(N) for a script of N bytes", "script"),
     doc("select", CONSTANT, "index:integer"),
     doc("set", CONSTANT, concat!("key:key value condition=[NX|XX] [GET] ", expiration!("KEEPTTL"))).keys(RW | ACCESS | UPDATE | VARIABLE_FLAGS)
         .flags_per_call(set_call_flags),
@@ -338,7 +376,9 @@ mod tests {
             let args = syntax::parse(doc.syntax).unwrap_or_else(|e| panic!("{}: {e}", doc.name));
             let keys = entry.command.keys;
             let specs = keyspec::specs(keys, doc.keys);
-            let has_positions = keys.first != 0;
+            // A command whose keys move (`EVAL`'s follow its count) has specs, no positions.
+            let movable = entry.command.flags & crate::cmd::flags::MOVABLE_KEYS != 0;
+            let has_positions = keys.first != 0 || movable;
             assert_eq!(
                 !specs.is_empty(),
                 has_positions,

@@ -20,6 +20,7 @@ pub mod expire;
 pub mod keyspace;
 pub mod keyspec;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod strings;
 pub mod syntax;
@@ -207,6 +208,7 @@ fn families() -> impl Iterator<Item = &'static Command> {
         expire::COMMANDS,
         keyspace::COMMANDS,
         pubsub::COMMANDS,
+        scripting::COMMANDS,
         server::COMMANDS,
         strings::COMMANDS,
         transactions::COMMANDS,
@@ -503,9 +505,10 @@ fn call(ctx: &mut Ctx<'_>, id: usize, command: &Command, args: Args<'_>) {
     }
 }
 
-/// Runs a command `EXEC` dequeued, in `EXEC`'s context (its shards held): as [`call`], then
-/// the statistics and slow log of the command, as Redis counts each one of a transaction.
-/// `EXEC` keeps `CLIENT REPLY` on meanwhile: its one reply holds theirs.
+/// Runs a command `EXEC` dequeued or a script called, in their context (the shards held): as
+/// [`call`], then the statistics and slow log of the command, as Redis counts each one of a
+/// transaction. `EXEC` and scripts keep `CLIENT REPLY` on meanwhile: their one reply holds
+/// their commands'.
 pub(super) fn call_queued(ctx: &mut Ctx<'_>, id: usize, args: Args<'_>) {
     let started = Instant::now();
     let mark = ctx.reply.len();

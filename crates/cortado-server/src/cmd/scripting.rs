@@ -1,0 +1,433 @@
+//! Scripting: `EVAL`, `EVALSHA`, `EVAL_RO`, `EVALSHA_RO`, `SCRIPT LOAD|EXISTS|FLUSH|HELP`.
+//!
+//! A script runs in the server's Lua engine ([`crate::lua`]) as one atomic step: `EVAL`
+//! locks every shard (or, inside `EXEC`, uses the transaction's hold), then the engine, and
+//! lends the shards to each command the script runs through `redis.call` or `redis.pcall`,
+//! as `EXEC` lends them to its queued commands. Those commands pass Redis 7.0's script checks
+//! (known command, arity, not `noscript`, no write from a read-only script, `-OOM`) and
+//! reply into a buffer of their own, which is converted to Lua ([`crate::lua::convert`]).
+//!
+//! # Design
+//!
+//! - **Lock order**: the shards, then the engine, everywhere; `SCRIPT LOAD` takes only the
+//!   engine. `EXEC` holds the shards when its `EVAL` takes the engine, so the other order
+//!   would deadlock against a concurrent `EVAL`.
+//! - **Keyspace events** of the script's commands are published once the script ends, put
+//!   before the script's reply for a client subscribed to its own events (their commands'
+//!   replies were written elsewhere).
+//! - **`SELECT`** inside a script changes the script's database only; the client's is restored.
+//! - The formats: `EVAL script numkeys [key ...] [arg ...]`; `EVALSHA sha1 numkeys ...`;
+//!   `SCRIPT LOAD script` replies the SHA1; `SCRIPT EXISTS sha1 ...` an array of 0/1;
+//!   `SCRIPT FLUSH [ASYNC|SYNC]` drops every script (both modes synchronously).
+//!
+//! See `docs/decisions/0231-server-lua.md` for what was chosen and measured.
+
+use std::cell::RefCell;
+
+use mlua::{MultiValue, Value};
+
+use super::flags::*;
+use super::{Args, CmdResult, Command, Ctx, Keys, Run, NO_KEYS};
+use crate::keyspace::access::Shards;
+use crate::lua::{convert, error_text, normalize_sha, Engine, ScriptError};
+use crate::protocol::{ErrorReply, Reply};
+
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    keys: Keys,
+    summary: &'static str,
+    since: &'static str,
+    handler: super::Handler,
+) -> Command {
+    Command {
+        name,
+        arity,
+        flags,
+        keys,
+        group: "scripting",
+        since,
+        summary,
+        run: Run::Handler(handler),
+    }
+}
+
+/// The flags Redis 7.0 gives `EVAL` and `EVALSHA`.
+const EVAL: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLE_KEYS;
+
+/// The scripting commands.
+pub const COMMANDS: &[Command] = &[
+    cmd(
+        "eval",
+        -3,
+        EVAL,
+        NO_KEYS,
+        "Runs a Lua script.",
+        "2.6.0",
+        eval,
+    ),
+    cmd(
+        "eval_ro",
+        -3,
+        READONLY | EVAL,
+        NO_KEYS,
+        "Runs a read-only Lua script.",
+        "7.0.0",
+        eval_ro,
+    ),
+    cmd(
+        "evalsha",
+        -3,
+        EVAL,
+        NO_KEYS,
+        "Runs a cached Lua script by its SHA1.",
+        "2.6.0",
+        evalsha,
+    ),
+    cmd(
+        "evalsha_ro",
+        -3,
+        READONLY | EVAL,
+        NO_KEYS,
+        "Runs a cached read-only Lua script by its SHA1.",
+        "7.0.0",
+        evalsha_ro,
+    ),
+    Command {
+        name: "script",
+        arity: -2,
+        flags: 0,
+        keys: NO_KEYS,
+        group: "scripting",
+        since: "2.6.0",
+        summary: "Subcommands that manage the script cache",
+        run: Run::Container(SCRIPT),
+    },
+];
+
+/// `SCRIPT`'s subcommands.
+const SCRIPT: &[Command] = &[
+    cmd(
+        "exists",
+        -3,
+        NOSCRIPT,
+        NO_KEYS,
+        "Tells whether scripts are in the cache.",
+        "2.6.0",
+        script_exists,
+    ),
+    cmd(
+        "flush",
+        -2,
+        NOSCRIPT,
+        NO_KEYS,
+        "Drops every cached script.",
+        "2.6.0",
+        script_flush,
+    ),
+    cmd(
+        "help",
+        2,
+        LOADING | STALE,
+        NO_KEYS,
+        "Returns helpful text about the different subcommands.",
+        "5.0.0",
+        script_help,
+    ),
+    cmd(
+        "load",
+        3,
+        NOSCRIPT | STALE,
+        NO_KEYS,
+        "Caches a script without running it.",
+        "2.6.0",
+        script_load,
+    ),
+];
+
+/// How `EVAL` names its script.
+#[derive(Clone, Copy)]
+enum Source {
+    Body,
+    Sha,
+}
+
+fn eval(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    run(ctx, args, Source::Body, false)
+}
+
+fn eval_ro(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    run(ctx, args, Source::Body, true)
+}
+
+fn evalsha(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    run(ctx, args, Source::Sha, false)
+}
+
+fn evalsha_ro(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    run(ctx, args, Source::Sha, true)
+}
+
+fn noscript() -> ErrorReply {
+    ErrorReply::new("NOSCRIPT No matching script. Please use EVAL.")
+}
+
+fn lua_failure(error: mlua::Error) -> ErrorReply {
+    ErrorReply::err(format!("Error running script: {error}"))
+}
+
+/// The engine of `guard`, made if there is none.
+fn engine(guard: &mut Option<Engine>) -> Result<&mut Engine, ErrorReply> {
+    if guard.is_none() {
+        *guard = Some(Engine::new().map_err(lua_failure)?);
+    }
+    Ok(guard.as_mut().expect("made above"))
+}
+
+/// Runs a script: the checks, the shards and the engine, then the script. See the
+/// [module docs](self).
+fn run(ctx: &mut Ctx<'_>, args: Args<'_>, source: Source, read_only: bool) -> CmdResult {
+    let server = ctx.server;
+    let sha = match source {
+        Source::Sha => Some(normalize_sha(args.get(1)).ok_or_else(noscript)?),
+        Source::Body => None,
+    };
+    let numkeys = args.int(2)?;
+    if numkeys < 0 {
+        return Err(ErrorReply::err("Number of keys can't be negative"));
+    }
+    let numkeys = usize::try_from(numkeys).unwrap_or(usize::MAX);
+    if numkeys > args.len() - 3 {
+        return Err(ErrorReply::err(
+            "Number of keys can't be greater than number of args",
+        ));
+    }
+    let keys = args.from(3).prefix(numkeys);
+    let argv = args.from(3 + numkeys);
+    let outer = (!ctx.shards.is_held())
+        .then(|| std::mem::replace(&mut ctx.shards, Shards::holding(server.keyspace.lock_all())));
+    let mut guard = server.scripts.lock();
+    let result = run_locked(ctx, &mut guard, args.get(1), sha, keys, argv, read_only);
+    drop(guard);
+    if let Some(outer) = outer {
+        ctx.shards = outer;
+    }
+    result
+}
+
+/// [`run`] with the shards and the engine held.
+fn run_locked(
+    ctx: &mut Ctx<'_>,
+    guard: &mut Option<Engine>,
+    body: &[u8],
+    sha: Option<[u8; 40]>,
+    keys: Args<'_>,
+    argv: Args<'_>,
+    read_only: bool,
+) -> CmdResult {
+    let engine = engine(guard)?;
+    let (sha, function) = match sha {
+        Some(sha) => (sha, engine.get(&sha).ok_or_else(noscript)?),
+        None => engine.load(body).map_err(ErrorReply::err)?,
+    };
+    let db = ctx.client.db;
+    let mark = ctx.reply.len();
+    let first_event = crate::notify::pending_count();
+    let lua = engine.lua().clone();
+    let redis = engine.redis().clone();
+    // `CLIENT REPLY` applies to the script's reply, not to its commands'.
+    let reply_mode = std::mem::take(&mut ctx.client.reply_mode);
+    let outcome = {
+        let ctx = RefCell::new(&mut *ctx);
+        let engine = &*engine;
+        lua.scope(|scope| {
+            let call = |raise: bool| {
+                let ctx = &ctx;
+                move |lua: &mlua::Lua, args: MultiValue| -> mlua::Result<Value> {
+                    let resp3 = engine.resp() == 3;
+                    let mut ctx = ctx.borrow_mut();
+                    match script_call(&mut ctx, lua, args, read_only, resp3) {
+                        Ok(value) => Ok(value),
+                        Err(text) if raise => Err(mlua::Error::external(ScriptError(text))),
+                        Err(text) => {
+                            let t = lua.create_table()?;
+                            t.raw_set("err", lua.create_string(text)?)?;
+                            Ok(Value::Table(t))
+                        }
+                    }
+                }
+            };
+            redis.raw_set("call", scope.create_function(call(true))?)?;
+            redis.raw_set("pcall", scope.create_function(call(false))?)?;
+            let outcome = engine.run(&function, keys, argv);
+            redis.raw_set("call", Value::Nil)?;
+            redis.raw_set("pcall", Value::Nil)?;
+            outcome
+        })
+    };
+    ctx.client.reply_mode = reply_mode;
+    if ctx.client.db != db {
+        ctx.client.select(db);
+    }
+    crate::notify::place_pending_from(first_event, mark);
+    let resp3 = engine.resp() == 3;
+    match outcome.map_err(lua_failure)? {
+        Ok(value) => convert::lua_to_reply(&value, ctx.reply, resp3, 0),
+        Err(table) => {
+            let err = table.raw_get::<mlua::String>("err").ok();
+            let mut text = err.map(|e| e.as_bytes().to_vec()).unwrap_or_default();
+            let source = table.raw_get::<mlua::String>("source").ok();
+            let line = table.raw_get::<i64>("line").ok();
+            if let (Some(source), Some(line)) = (source, line) {
+                text.extend_from_slice(b" script: ");
+                text.extend_from_slice(&sha);
+                text.extend_from_slice(b", on ");
+                text.extend_from_slice(&source.as_bytes());
+                text.extend_from_slice(format!(":{line}.").as_bytes());
+            }
+            ctx.reply.error_bytes(&convert::one_line(&text));
+        }
+    }
+    Ok(())
+}
+
+/// Runs one command for `redis.call`/`redis.pcall`: its reply as a Lua value, or the text of
+/// the error table (a refusal, or the command's error reply).
+fn script_call(
+    ctx: &mut Ctx<'_>,
+    lua: &mlua::Lua,
+    values: MultiValue,
+    read_only: bool,
+    resp3: bool,
+) -> Result<Value, Vec<u8>> {
+    let lua_error = |e: mlua::Error| error_text(e.to_string().as_bytes());
+    if values.is_empty() {
+        return Err(error_text(
+            b"Please specify at least one argument for this redis lib call",
+        ));
+    }
+    let mut bytes = Vec::new();
+    let mut ranges = Vec::with_capacity(values.len());
+    for value in values {
+        let text = match value {
+            Value::String(s) => s,
+            Value::Number(_) | Value::Integer(_) => match lua.coerce_string(value) {
+                Ok(Some(s)) => s,
+                _ => return Err(argument_type_error()),
+            },
+            _ => return Err(argument_type_error()),
+        };
+        let at = bytes.len();
+        bytes.extend_from_slice(&text.as_bytes());
+        ranges.push(at..bytes.len());
+    }
+    let args = Args::new(&bytes, &ranges);
+    let server = ctx.server;
+    let table = &server.commands;
+    let unknown = || error_text(b"Unknown Redis command called from script");
+    let mut id = table.lookup(args.get(0)).ok_or_else(unknown)?;
+    if !table.entry(id).command.run.subcommands().is_empty() && args.len() >= 2 {
+        id = table.lookup_sub(id, args.get(1)).ok_or_else(unknown)?;
+    }
+    let command = table.entry(id).command;
+    let arity = command.arity;
+    let argc = args.len() as i32;
+    if (arity > 0 && arity != argc) || argc < -arity {
+        return Err(error_text(
+            b"Wrong number of args calling Redis command from script",
+        ));
+    }
+    if command.flags & NOSCRIPT != 0 {
+        return Err(error_text(b"This Redis command is not allowed from script"));
+    }
+    if read_only && command.flags & WRITE != 0 {
+        return Err(error_text(
+            b"Write commands are not allowed from read-only scripts.",
+        ));
+    }
+    if command.flags & DENYOOM != 0 && server.keyspace.refuses_writes(crate::memory::used_memory())
+    {
+        return Err(error_text(format!("-{}", super::oom_error().0).as_bytes()));
+    }
+    let mut scratch = Reply::new();
+    scratch.set_resp3(resp3);
+    std::mem::swap(ctx.reply, &mut scratch);
+    // As a queued command: its statistics too, and one call site of `finish` keeps the
+    // single-command path's inlining (decisions/0230).
+    super::call_queued(ctx, id, args);
+    std::mem::swap(ctx.reply, &mut scratch);
+    let bytes = scratch.bytes();
+    if bytes.first() == Some(&b'-') {
+        let end = bytes
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .unwrap_or(bytes.len());
+        return Err(error_text(&bytes[..end]));
+    }
+    let mut at = 0;
+    convert::reply_to_lua(lua, bytes, &mut at).map_err(lua_error)
+}
+
+fn argument_type_error() -> Vec<u8> {
+    error_text(b"Lua redis lib command arguments must be strings or integers")
+}
+
+/// `SCRIPT LOAD script`: the script's SHA1, once it compiled.
+fn script_load(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let mut guard = ctx.server.scripts.lock();
+    let engine = engine(&mut guard)?;
+    let (sha, _) = engine.load(args.get(2)).map_err(ErrorReply::err)?;
+    drop(guard);
+    ctx.reply.bulk(&sha);
+    Ok(())
+}
+
+/// `SCRIPT EXISTS sha1 [sha1 ...]`: 1 for each cached script, 0 for each other.
+fn script_exists(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let guard = ctx.server.scripts.lock();
+    let shas = args.from(2);
+    ctx.reply.array(shas.len());
+    for sha in shas.iter() {
+        let cached = normalize_sha(sha)
+            .zip(guard.as_ref())
+            .is_some_and(|(sha, engine)| engine.contains(&sha));
+        ctx.reply.int(i64::from(cached));
+    }
+    Ok(())
+}
+
+/// `SCRIPT FLUSH [ASYNC|SYNC]`: OK, every script dropped.
+fn script_flush(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let valid = match args.len() {
+        2 => true,
+        3 => args.is(2, "async") || args.is(2, "sync"),
+        _ => false,
+    };
+    if !valid {
+        return Err(ErrorReply::err(
+            "SCRIPT FLUSH only support SYNC|ASYNC option",
+        ));
+    }
+    ctx.server.scripts.flush();
+    ctx.reply.ok();
+    Ok(())
+}
+
+/// `SCRIPT HELP`: the subcommands, a few lines each.
+fn script_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
+    super::server::help(
+        ctx,
+        "SCRIPT",
+        &[
+            "EXISTS <sha1> [<sha1> ...]",
+            "    Return information about the existence of the scripts in the script cache.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Flush the Lua scripts cache. Very dangerous on replicas.",
+            "    Both modes flush synchronously here.",
+            "LOAD <script>",
+            "    Load a script into the scripts cache without executing it.",
+        ],
+    );
+    Ok(())
+}

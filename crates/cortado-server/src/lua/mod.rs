@@ -1,0 +1,397 @@
+//! The Lua engine behind `EVAL`: one Lua 5.1 state per server, sandboxed as Redis 7.0
+//! sandboxes its own, with the scripts compiled once and cached by SHA1.
+//!
+//! A script runs with the `redis` library (`call`, `pcall`, `error_reply`, `status_reply`,
+//! `sha1hex`, `log`, `setresp`, `set_repl`, `replicate_commands`) in an environment where
+//! reading a global that does not exist and writing any global are errors, and `os`, `io`,
+//! `loadfile`, `dofile`, `require`, `print`, `debug` are absent; [`cmd::scripting`] runs it
+//! with every shard held, and lends `redis.call` the hold.
+//!
+//! # Design
+//!
+//! - **One state per server**, behind a mutex taken after the shards: a script holds every
+//!   shard anyway, so a second state could never run beside it; one state compiles each
+//!   script once for all clients. `SCRIPT FLUSH` drops the state.
+//! - **The sandbox** is a proxy table as each script's environment: its `__index` reads the
+//!   real globals or raises Redis's "nonexistent global variable" error, its `__newindex`
+//!   raises "Attempt to modify a readonly table" (Redis's patched Lua has read-only tables;
+//!   stock Lua needs the proxy). `string`, `math`, `table`, `coroutine` and `redis` are
+//!   read-only proxies too, so no script changes what the next one sees.
+//! - **Errors** go through Redis 7.0's `__redis__err__handler`, in Rust here: a string error
+//!   becomes `{err = "ERR " .. msg}`, and the table gets the source and line of the script's
+//!   frame (skipping C frames and this module's own Lua), which the reply prints as
+//!   `script: <sha>, on @user_script:<line>.`. The handler reads the stack through
+//!   [`mlua::Lua::inspect_stack`], so the unsafe `debug` library is never loaded.
+//! - **`redis.call`** and **`redis.pcall`** are Rust functions the running script sets for
+//!   its length ([`mlua::Lua::scope`]), so they may borrow the command's context. A Rust
+//!   function cannot raise a table as Redis's C does; it raises a [`ScriptError`] that the
+//!   error handler turns into the table. (A Lua wrapper raising the table would lose the
+//!   script's line: `return redis.call(...)` is a tail call, which drops the script's frame.)
+//!
+//! [`cmd::scripting`]: crate::cmd::scripting
+
+pub mod convert;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mlua::{ChunkMode, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use sha1::{Digest, Sha1};
+
+/// The Lua code that builds the sandbox and the `redis` library around the Rust functions it
+/// is given; it returns the scripts' environment, the runner and the real `redis` table.
+const SETUP: &str = include_str!("setup.lua");
+
+/// The scripts' Lua state, made at the first script. See the [module docs](self).
+#[derive(Default)]
+pub struct Scripts {
+    engine: Mutex<Option<Engine>>,
+}
+
+impl std::fmt::Debug for Scripts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scripts").finish_non_exhaustive()
+    }
+}
+
+impl Scripts {
+    /// The engine, made if there is none; the caller holds it for the script's run.
+    pub fn lock(&self) -> MutexGuard<'_, Option<Engine>> {
+        self.engine.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Drops every script and the state (`SCRIPT FLUSH`).
+    pub fn flush(&self) {
+        *self.lock() = None;
+    }
+}
+
+/// A Lua state with its cached scripts. See the [module docs](self).
+pub struct Engine {
+    lua: Lua,
+    env: Table,
+    runner: Function,
+    /// The real `redis` table (the scripts see a read-only proxy).
+    redis: Table,
+    /// The running script's `redis.setresp`.
+    resp: Arc<AtomicU8>,
+    scripts: HashMap<[u8; 40], Function>,
+}
+
+/// The lowercase hex SHA1 of `bytes`.
+pub fn sha1_hex(bytes: &[u8]) -> [u8; 40] {
+    let digest = Sha1::digest(bytes);
+    let mut hex = [0u8; 40];
+    for (i, b) in digest.iter().enumerate() {
+        hex[2 * i] = b"0123456789abcdef"[usize::from(b >> 4)];
+        hex[2 * i + 1] = b"0123456789abcdef"[usize::from(b & 15)];
+    }
+    hex
+}
+
+/// `sha` in lowercase, if it is 40 bytes long.
+pub fn normalize_sha(sha: &[u8]) -> Option<[u8; 40]> {
+    let mut out: [u8; 40] = sha.try_into().ok()?;
+    out.make_ascii_lowercase();
+    Some(out)
+}
+
+impl Engine {
+    /// A fresh sandboxed state.
+    pub fn new() -> mlua::Result<Self> {
+        let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
+        let lua = Lua::new_with(libs, LuaOptions::default())?;
+        let resp = Arc::new(AtomicU8::new(2));
+        let sha1hex = lua.create_function(|lua, args: MultiValue| {
+            if args.len() != 1 {
+                return Err(raise("wrong number of arguments"));
+            }
+            let text = lua
+                .coerce_string(args[0].clone())?
+                .map(|s| s.as_bytes().to_vec())
+                .unwrap_or_default();
+            lua.create_string(sha1_hex(&text))
+        })?;
+        let log = lua.create_function(|lua, args: MultiValue| {
+            if args.len() < 2 {
+                return Err(raise("redis.log() requires two arguments or more."));
+            }
+            let Some(level) = number(&args[0]) else {
+                return Err(raise("First argument must be a number (log level)."));
+            };
+            if !(0.0..4.0).contains(&level) {
+                return Err(raise("Invalid debug level."));
+            }
+            let mut parts = Vec::new();
+            for value in args.iter().skip(1) {
+                if let Some(s) = lua.coerce_string(value.clone())? {
+                    parts.push(String::from_utf8_lossy(&s.as_bytes()).into_owned());
+                }
+            }
+            let text = parts.join(" ");
+            match level as u8 {
+                0 => tracing::debug!(target: "script", "{text}"),
+                1 => tracing::trace!(target: "script", "{text}"),
+                2 => tracing::info!(target: "script", "{text}"),
+                _ => tracing::warn!(target: "script", "{text}"),
+            }
+            Ok(())
+        })?;
+        let error_reply = lua.create_function(|lua, args: MultiValue| {
+            let table = lua.create_table()?;
+            match (args.len(), args.front()) {
+                (1, Some(Value::String(s))) => {
+                    let mut text = s.as_bytes().to_vec();
+                    if text.first() != Some(&b'-') {
+                        text.insert(0, b'-');
+                    }
+                    table.raw_set("err", lua.create_string(error_text(&text))?)?;
+                }
+                _ => table.raw_set("err", "ERR wrong number or type of arguments")?,
+            }
+            Ok(table)
+        })?;
+        let setresp = {
+            let resp = Arc::clone(&resp);
+            lua.create_function(move |_, args: MultiValue| {
+                if args.len() != 1 {
+                    return Err(raise("redis.setresp() requires one argument."));
+                }
+                match number(&args[0]).map(|n| n as i64) {
+                    Some(n @ (2 | 3)) => resp.store(n as u8, Ordering::Relaxed),
+                    _ => return Err(raise("RESP version must be 2 or 3.")),
+                }
+                Ok(())
+            })?
+        };
+        let set_repl = lua.create_function(|_, args: MultiValue| {
+            if args.len() != 1 {
+                return Err(raise("redis.set_repl() requires one argument."));
+            }
+            match number(&args[0]) {
+                Some(flags) if (0.0..=3.0).contains(&flags) => Ok(()),
+                _ => Err(raise(
+                    "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+                )),
+            }
+        })?;
+        let handler = lua.create_function(error_handler)?;
+        let (env, runner, redis): (Table, Function, Table) = lua
+            .load(SETUP)
+            .set_name("=redis")
+            .call((sha1hex, log, error_reply, setresp, set_repl, handler))?;
+        Ok(Engine {
+            lua,
+            env,
+            runner,
+            redis,
+            resp,
+            scripts: HashMap::new(),
+        })
+    }
+
+    /// The `redis.setresp` of the running script: 2 or 3.
+    pub fn resp(&self) -> u8 {
+        self.resp.load(Ordering::Relaxed)
+    }
+
+    /// The real `redis` table, where the running script's `call` and `pcall` are set.
+    pub fn redis(&self) -> &Table {
+        &self.redis
+    }
+
+    /// The Lua state.
+    pub fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    /// Whether the script of `sha` (lowercase) is cached.
+    pub fn contains(&self, sha: &[u8; 40]) -> bool {
+        self.scripts.contains_key(sha)
+    }
+
+    /// The cached script of `sha` (lowercase).
+    pub fn get(&self, sha: &[u8; 40]) -> Option<Function> {
+        self.scripts.get(sha).cloned()
+    }
+
+    /// Compiles and caches `body` (if it is not cached); its SHA1, or Redis's compile error.
+    pub fn load(&mut self, body: &[u8]) -> Result<([u8; 40], Function), String> {
+        let sha = sha1_hex(body);
+        if let Some(f) = self.scripts.get(&sha) {
+            return Ok((sha, f.clone()));
+        }
+        let f = self
+            .lua
+            .load(body)
+            .set_name("@user_script")
+            .set_mode(ChunkMode::Text)
+            .set_environment(self.env.clone())
+            .into_function()
+            .map_err(|e| {
+                let message = match &e {
+                    mlua::Error::SyntaxError { message, .. } => message.clone(),
+                    other => other.to_string(),
+                };
+                format!("Error compiling script (new function): {message}")
+            })?;
+        self.scripts.insert(sha, f.clone());
+        Ok((sha, f))
+    }
+
+    /// Runs `script` with `KEYS` and `ARGV` set, through Redis's error handler: the value it
+    /// returned, or the error table.
+    pub fn run(
+        &self,
+        script: &Function,
+        keys: crate::cmd::Args<'_>,
+        argv: crate::cmd::Args<'_>,
+    ) -> mlua::Result<Result<Value, Table>> {
+        let globals = self.lua.globals();
+        let k = self.lua.create_table_with_capacity(keys.len(), 0)?;
+        for (i, key) in keys.iter().enumerate() {
+            k.raw_set(i + 1, self.lua.create_string(key)?)?;
+        }
+        let a = self.lua.create_table_with_capacity(argv.len(), 0)?;
+        for (i, arg) in argv.iter().enumerate() {
+            a.raw_set(i + 1, self.lua.create_string(arg)?)?;
+        }
+        globals.raw_set("KEYS", k)?;
+        globals.raw_set("ARGV", a)?;
+        self.resp.store(2, Ordering::Relaxed);
+        let (ok, value): (bool, Value) = self.runner.call(script)?;
+        if ok {
+            return Ok(Ok(value));
+        }
+        match value {
+            Value::Table(t) => Ok(Err(t)),
+            other => {
+                let t = self.lua.create_table()?;
+                let text = self.lua.coerce_string(other)?;
+                let text = text.map(|s| s.as_bytes().to_vec()).unwrap_or_default();
+                let mut err = b"ERR ".to_vec();
+                err.extend_from_slice(&text);
+                t.raw_set("err", self.lua.create_string(err)?)?;
+                Ok(Err(t))
+            }
+        }
+    }
+}
+
+/// A Lua number's value (mlua gives integral numbers as integers).
+fn number(value: &Value) -> Option<f64> {
+    match value {
+        Value::Integer(n) => Some(*n as f64),
+        Value::Number(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// An error `redis.call` and the `redis` library raise: Redis raises a table
+/// `{err = text}`, which a Rust function cannot, so the error handler makes the table from it
+/// (Redis's `__redis__err__handler`, in Rust here).
+#[derive(Debug)]
+pub struct ScriptError(pub Vec<u8>);
+
+impl std::fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.0))
+    }
+}
+
+impl std::error::Error for ScriptError {}
+
+/// The Lua error of a [`ScriptError`] of `message` (given the code `ERR`).
+pub fn raise(message: &str) -> mlua::Error {
+    mlua::Error::external(ScriptError(error_text(message.as_bytes())))
+}
+
+/// Redis 7.0's `__redis__err__handler`: the error as a table `{err = text}` (a string error
+/// gets the code `ERR`), with the source and line of the innermost frame that is the
+/// script's (neither C nor this module's Lua).
+fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Table> {
+    let table = match err {
+        Value::Table(table) => table,
+        Value::Error(error) => {
+            let text = match error.chain().find_map(|e| e.downcast_ref::<ScriptError>()) {
+                Some(ScriptError(text)) => text.clone(),
+                None => format!("ERR {error}").into_bytes(),
+            };
+            let table = lua.create_table()?;
+            table.raw_set("err", lua.create_string(text)?)?;
+            table
+        }
+        other => {
+            let text = lua.coerce_string(other)?;
+            let mut bytes = b"ERR ".to_vec();
+            match text {
+                Some(text) => bytes.extend_from_slice(&text.as_bytes()),
+                None => bytes.extend_from_slice(b"nil"),
+            }
+            let table = lua.create_table()?;
+            table.raw_set("err", lua.create_string(bytes)?)?;
+            table
+        }
+    };
+    for level in 1.. {
+        let frame = lua.inspect_stack(level, |debug| {
+            let source = debug.source();
+            let ours = source.what == "C" || source.source.as_deref() == Some("=redis");
+            (!ours).then(|| (source.source.map(|s| s.into_owned()), debug.current_line()))
+        });
+        match frame {
+            None => break,
+            Some(None) => continue,
+            Some(Some((source, line))) => {
+                table.raw_set("source", source)?;
+                table.raw_set("line", line)?;
+                break;
+            }
+        }
+    }
+    Ok(table)
+}
+
+/// Redis's error text from an error reply (`-CODE msg`, or `msg` given the code `ERR`), as
+/// a Lua error table holds it: `CODE msg`, trimmed of CR and LF at both ends.
+pub fn error_text(raw: &[u8]) -> Vec<u8> {
+    let (code, msg): (&[u8], &[u8]) = match raw.strip_prefix(b"-") {
+        Some(rest) => match rest.iter().position(|&b| b == b' ') {
+            Some(space) => (&rest[..space], &rest[space + 1..]),
+            None => (b"ERR", rest),
+        },
+        None => (b"ERR", raw),
+    };
+    let trim = |b: &u8| *b == b'\r' || *b == b'\n';
+    let start = msg.iter().position(|b| !trim(b)).unwrap_or(msg.len());
+    let end = msg.iter().rposition(|b| !trim(b)).map_or(start, |e| e + 1);
+    let mut text = code.to_vec();
+    text.push(b' ');
+    text.extend_from_slice(&msg[start..end.max(start)]);
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha1_hex_of_empty_is_the_known_digest() {
+        assert_eq!(&sha1_hex(b""), b"da39a3ee5e6b4b0d3255bfef95601890afd80709");
+    }
+
+    #[test]
+    fn error_text_splits_code_and_trims() {
+        assert_eq!(error_text(b"-X y\r\n"), b"X y");
+        assert_eq!(error_text(b"-boom"), b"ERR boom");
+        assert_eq!(error_text(b"plain words"), b"ERR plain words");
+    }
+
+    #[test]
+    fn normalize_sha_lowercases_and_checks_length() {
+        let upper = [b'A'; 40];
+        assert_eq!(normalize_sha(&upper), Some([b'a'; 40]));
+        assert_eq!(normalize_sha(b"abc"), None);
+    }
+}
