@@ -227,19 +227,33 @@ fn reads_and_writes_finding_an_expired_key_tell_expired_first_as_redis() {
     ];
     // A write also removes the other expired keys of the shard it holds (Cortado's expiry on
     // the timer wheel, which `DEBUG SET-ACTIVE-EXPIRE 0` does not stop), and the keys fall in
-    // shards by a hash seeded per process: only the named keys' expired events are compared.
-    let of_named_key = |command: &[&str], event: &String| {
-        !event.contains("expired")
-            || command[1..].iter().any(|key| {
-                event.ends_with(&format!(":{key} expired"))
-                    || event.ends_with(&format!("expired {key}"))
-            })
+    // shards by a hash seeded per process: Cortado may tell a key expired during another
+    // key's command, and then not again when the key's own command finds it gone. So each
+    // command's events are compared for the keys it names, less the expired events of keys
+    // Cortado already told.
+    let expired_key = |event: &str| -> Option<String> {
+        if let Some(rest) = event.strip_suffix(" expired") {
+            rest.rsplit(':').next().map(str::to_owned)
+        } else {
+            event.split_once(":expired ").map(|(_, key)| key.to_owned())
+        }
     };
+    let names = |command: &[&str], key: &str| command[1..].contains(&key);
+    let mut told_early: Vec<String> = Vec::new();
     for command in commands {
         let mut want = events(&mut redis, &mut redis_sub, command);
         let mut got = events(&mut ours, &mut our_sub, command);
-        want.retain(|event| of_named_key(command, event));
-        got.retain(|event| of_named_key(command, event));
+        for key in got.iter().filter_map(|event| expired_key(event)) {
+            if !names(command, &key) {
+                told_early.push(key);
+            }
+        }
+        let keep = |event: &String| match expired_key(event) {
+            Some(key) => names(command, &key) && !told_early.contains(&key),
+            None => true,
+        };
+        want.retain(keep);
+        got.retain(keep);
         if want != got {
             differing.push(format!(
                 "{command:?}\n  redis:   {want:?}\n  cortado: {got:?}"
