@@ -514,18 +514,7 @@ fn transaction_load(addr: SocketAddr, transactions: u64, depth: u64) -> f64 {
     }
     let rate = (per_client * TX_CLIENTS) as f64 / started.elapsed().as_secs_f64();
     let mut check = Client::connect(addr).expect("connect");
-    let total: u64 = (0..TX_CLIENTS)
-        .map(|i| {
-            let reply = check
-                .call(&[b"GET", format!("tx:{i}").as_bytes()])
-                .expect("GET");
-            reply
-                .lines()
-                .nth(1)
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0)
-        })
-        .sum();
+    let total = counters_total(&mut check, "tx");
     assert_eq!(total, per_client * TX_CLIENTS, "every transaction counted");
     rate
 }
@@ -620,21 +609,27 @@ fn script_load(addr: SocketAddr, script: &str, count: u64, depth: u64) -> f64 {
     }
     let rate = (per_client * TX_CLIENTS) as f64 / started.elapsed().as_secs_f64();
     if !unlock {
-        let total: u64 = (0..TX_CLIENTS)
-            .map(|i| {
-                let reply = setup
-                    .call(&[b"GET", format!("s:{i}").as_bytes()])
-                    .expect("GET");
-                reply
-                    .lines()
-                    .nth(1)
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0)
-            })
-            .sum();
+        let total = counters_total(&mut setup, "s");
         assert_eq!(total, per_client * TX_CLIENTS, "every script counted");
     }
     rate
+}
+
+/// The sum of the counters `{prefix}:0` to `{prefix}:{TX_CLIENTS - 1}` (a missing one: 0), by
+/// which the transaction and script modes check that no increment was lost.
+fn counters_total(client: &mut Client, prefix: &str) -> u64 {
+    (0..TX_CLIENTS)
+        .map(|i| {
+            let reply = client
+                .call(&[b"GET", format!("{prefix}:{i}").as_bytes()])
+                .expect("GET");
+            reply
+                .lines()
+                .nth(1)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        })
+        .sum()
 }
 
 /// Requests per second of Cortado's design and of the two it was measured against, beside

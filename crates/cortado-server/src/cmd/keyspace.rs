@@ -15,26 +15,7 @@ use crate::keyspace::{Expire, Value};
 use crate::notify::class::GENERIC;
 use crate::protocol::ErrorReply;
 
-const fn cmd(
-    name: &'static str,
-    arity: i32,
-    flags: u32,
-    keys: Keys,
-    summary: &'static str,
-    since: &'static str,
-    handler: super::Handler,
-) -> Command {
-    Command {
-        name,
-        arity,
-        flags,
-        keys,
-        group: "generic",
-        since,
-        summary,
-        run: Run::Handler(handler),
-    }
-}
+command_constructor!("generic");
 
 /// A `MEMORY` subcommand: Redis files these under `server`.
 const fn memory(

@@ -11,6 +11,34 @@
 //! (or, inside `MULTI`, its queueing: see [`transactions`]), then the bookkeeping Redis does
 //! after each call.
 
+/// Defines a family file's `cmd`: a [`Command`] of the family `$group` (as `COMMAND DOCS`
+/// names it) run by a handler, the one way every family builds its `COMMANDS`.
+macro_rules! command_constructor {
+    ($group:literal) => {
+        /// A command of this family run by `handler`.
+        const fn cmd(
+            name: &'static str,
+            arity: i32,
+            flags: u32,
+            keys: $crate::cmd::Keys,
+            summary: &'static str,
+            since: &'static str,
+            handler: $crate::cmd::Handler,
+        ) -> $crate::cmd::Command {
+            $crate::cmd::Command {
+                name,
+                arity,
+                flags,
+                keys,
+                group: $group,
+                since,
+                summary,
+                run: $crate::cmd::Run::Handler(handler),
+            }
+        }
+    };
+}
+
 pub mod acl;
 pub mod args;
 pub mod command;

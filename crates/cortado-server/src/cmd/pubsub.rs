@@ -12,26 +12,7 @@ use super::flags::*;
 use super::{Args, CmdResult, Command, Ctx, Keys, Run, NO_KEYS};
 use crate::pubsub::{Namespace, PubSub, Publisher};
 
-const fn cmd(
-    name: &'static str,
-    arity: i32,
-    flags: u32,
-    keys: Keys,
-    summary: &'static str,
-    since: &'static str,
-    handler: super::Handler,
-) -> Command {
-    Command {
-        name,
-        arity,
-        flags,
-        keys,
-        group: "pubsub",
-        since,
-        summary,
-        run: Run::Handler(handler),
-    }
-}
+command_constructor!("pubsub");
 
 const ALL_KEYS: Keys = Keys {
     first: 1,

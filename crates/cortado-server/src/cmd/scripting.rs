@@ -27,31 +27,12 @@ use std::cell::RefCell;
 use mlua::{MultiValue, Value};
 
 use super::flags::*;
-use super::{Args, CmdResult, Command, Ctx, Keys, Run, NO_KEYS};
+use super::{Args, CmdResult, Command, Ctx, Run, NO_KEYS};
 use crate::keyspace::access::Shards;
 use crate::lua::{convert, error_text, normalize_sha, Engine, ScriptError};
 use crate::protocol::{ErrorReply, Reply};
 
-const fn cmd(
-    name: &'static str,
-    arity: i32,
-    flags: u32,
-    keys: Keys,
-    summary: &'static str,
-    since: &'static str,
-    handler: super::Handler,
-) -> Command {
-    Command {
-        name,
-        arity,
-        flags,
-        keys,
-        group: "scripting",
-        since,
-        summary,
-        run: Run::Handler(handler),
-    }
-}
+command_constructor!("scripting");
 
 /// The flags Redis 7.0 gives `EVAL` and `EVALSHA`.
 const EVAL: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLE_KEYS;

@@ -12,32 +12,13 @@
 
 use super::args::parse_int;
 use super::flags::*;
-use super::{syntax_error, wrong_type, Args, CmdResult, Command, Ctx, Keys, Run, KEY1};
+use super::{syntax_error, wrong_type, Args, CmdResult, Command, Ctx, Keys, KEY1};
 use crate::keyspace::value::Growable;
 use crate::keyspace::{Expire, Shard, Value, Written};
 use crate::notify::class::{GENERIC, STRING};
 use crate::protocol::ErrorReply;
 
-const fn cmd(
-    name: &'static str,
-    arity: i32,
-    flags: u32,
-    keys: Keys,
-    summary: &'static str,
-    since: &'static str,
-    handler: super::Handler,
-) -> Command {
-    Command {
-        name,
-        arity,
-        flags,
-        keys,
-        group: "string",
-        since,
-        summary,
-        run: Run::Handler(handler),
-    }
-}
+command_constructor!("string");
 
 /// A bit command: Redis files these under `bitmap`.
 const fn bitmap(

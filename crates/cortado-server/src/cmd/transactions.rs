@@ -29,7 +29,7 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 
 use super::flags::*;
-use super::{Args, CmdResult, Command, Ctx, Keys, Run, NO_KEYS};
+use super::{Args, CmdResult, Command, Ctx, Keys, NO_KEYS};
 use crate::client::{flag, Client};
 use crate::keyspace::access::Shards;
 use crate::keyspace::watch::Dirty;
@@ -37,26 +37,7 @@ use crate::keyspace::Locked;
 use crate::protocol::{ErrorReply, Reply};
 use crate::server::Server;
 
-const fn cmd(
-    name: &'static str,
-    arity: i32,
-    flags: u32,
-    keys: Keys,
-    summary: &'static str,
-    since: &'static str,
-    handler: super::Handler,
-) -> Command {
-    Command {
-        name,
-        arity,
-        flags,
-        keys,
-        group: "transactions",
-        since,
-        summary,
-        run: Run::Handler(handler),
-    }
-}
+command_constructor!("transactions");
 
 /// The flags Redis 7.0 gives every transaction command but `EXEC`.
 const CONTROL: u32 = NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY;
