@@ -101,6 +101,8 @@ impl Server {
         };
         let pubsub = crate::pubsub::PubSub::default();
         pubsub.configure(settings.output_limit_pubsub.hard);
+        let scripts = crate::lua::Scripts::default();
+        scripts.busy.set_threshold_ms(settings.busy_reply_threshold);
         let keyspace = match keyspace_shards_from_env()? {
             Some(shards) => Keyspace::with_shards(settings.databases, time, shards),
             None => Keyspace::new(settings.databases, time),
@@ -123,7 +125,7 @@ impl Server {
             stats,
             clients: Clients::default(),
             monitors: Monitors::default(),
-            scripts: crate::lua::Scripts::default(),
+            scripts,
             pubsub,
             shutdown,
             stopping: AtomicBool::new(false),
@@ -161,6 +163,9 @@ impl Server {
         self.slowlog
             .configure(settings.slowlog_slower_than, settings.slowlog_max_len);
         self.pubsub.configure(settings.output_limit_pubsub.hard);
+        self.scripts
+            .busy
+            .set_threshold_ms(settings.busy_reply_threshold);
         self.stats.latencies.set_enabled(settings.latency_tracking);
         self.keyspace
             .notifications()
@@ -206,6 +211,8 @@ impl Server {
     /// and closes.
     pub fn shutdown(&self) {
         if !self.stopping.swap(true, Ordering::SeqCst) {
+            // A running script would never end on its own: it is stopped, whatever it wrote.
+            self.scripts.busy.abort();
             self.shutdown.send_replace(true);
             self.clients.wake_all();
         }

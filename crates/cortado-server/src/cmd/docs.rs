@@ -301,6 +301,7 @@ pub const DOCS: &[Doc] = &[
     doc("script|exists", "O(N) for N scripts", "sha1..."),
     doc("script|flush", "O(N) for N cached scripts", "flush-type=[ASYNC|SYNC]"),
     doc("script|help", CONSTANT, NONE),
+    doc("script|kill", CONSTANT, NONE),
     doc("script|load", "O(N) for a script of N bytes", "script"),
     doc("select", CONSTANT, "index:integer"),
     doc("set", CONSTANT, concat!("key:key value condition=[NX|XX] [GET] ", expiration!("KEEPTTL"))).keys(RW | ACCESS | UPDATE | VARIABLE_FLAGS)

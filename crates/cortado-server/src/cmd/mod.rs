@@ -424,8 +424,9 @@ pub fn wrong_type() -> ErrorReply {
 ///
 /// The checks before a command runs are those Redis 7.0 makes, in its order: the
 /// command exists, its arity, authentication, the refusal of keyspace commands from a
-/// monitor, then of all but a few commands from a RESP2 client with a subscription; inside
-/// `MULTI`, those of [`transactions`] (`no_multi`, `-OOM`), after which the command is queued
+/// monitor, then of all but a few commands from a RESP2 client with a subscription, then,
+/// while a script runs, the wait for its end and, past `busy-reply-threshold`, the `-BUSY`
+/// refusal of all but the `allow_busy` commands ([`crate::lua::busy`]); inside `MULTI`, those of [`transactions`] (`no_multi`, `-OOM`), after which the command is queued
 /// rather than run (but for `EXEC`, `DISCARD`, `MULTI`, `WATCH`, `QUIT` and `RESET`). A
 /// refused command is counted as `rejected_calls` of its entry (an unknown command or
 /// subcommand has no entry), a command that ran and replied with an error as `failed_calls`.
@@ -483,6 +484,12 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
             "Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
             entry.full_name
         )))
+    } else if server.scripts.busy.is_running()
+        && server.scripts.busy.wait()
+        && command.flags & flags::ALLOW_BUSY == 0
+    {
+        // A script ran past `busy-reply-threshold` (see `crate::lua::busy`).
+        Some(server.scripts.busy.refusal())
     } else {
         None
     };

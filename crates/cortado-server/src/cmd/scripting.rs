@@ -1,4 +1,5 @@
-//! Scripting: `EVAL`, `EVALSHA`, `EVAL_RO`, `EVALSHA_RO`, `SCRIPT LOAD|EXISTS|FLUSH|HELP`.
+//! Scripting: `EVAL`, `EVALSHA`, `EVAL_RO`, `EVALSHA_RO`,
+//! `SCRIPT LOAD|EXISTS|FLUSH|KILL|HELP`.
 //!
 //! A script runs in the server's Lua engine ([`crate::lua`]) as one atomic step: `EVAL`
 //! locks every shard (or, inside `EXEC`, uses the transaction's hold), then the engine, and
@@ -117,6 +118,15 @@ const SCRIPT: &[Command] = &[
         script_help,
     ),
     cmd(
+        "kill",
+        2,
+        NOSCRIPT | ALLOW_BUSY,
+        NO_KEYS,
+        "Terminates a server-side Lua script during execution.",
+        "2.6.0",
+        script_kill,
+    ),
+    cmd(
         "load",
         3,
         NOSCRIPT | STALE,
@@ -159,11 +169,8 @@ fn lua_failure(error: mlua::Error) -> ErrorReply {
 }
 
 /// The engine of `guard`, made if there is none.
-fn engine(guard: &mut Option<Engine>) -> Result<&mut Engine, ErrorReply> {
-    if guard.is_none() {
-        *guard = Some(Engine::new().map_err(lua_failure)?);
-    }
-    Ok(guard.as_mut().expect("made above"))
+fn engine<'g>(ctx: &Ctx<'_>, guard: &'g mut Option<Engine>) -> Result<&'g mut Engine, ErrorReply> {
+    ctx.server.scripts.engine(guard).map_err(lua_failure)
 }
 
 /// Runs a script: the checks, the shards and the engine, then the script. See the
@@ -207,7 +214,7 @@ fn run_locked(
     argv: Args<'_>,
     read_only: bool,
 ) -> CmdResult {
-    let engine = engine(guard)?;
+    let engine = engine(ctx, guard)?;
     let (sha, function) = match sha {
         Some(sha) => (sha, engine.get(&sha).ok_or_else(noscript)?),
         None => engine.load(body).map_err(ErrorReply::err)?,
@@ -219,6 +226,7 @@ fn run_locked(
     let redis = engine.redis().clone();
     // `CLIENT REPLY` applies to the script's reply, not to its commands'.
     let reply_mode = std::mem::take(&mut ctx.client.reply_mode);
+    let server = ctx.server;
     let outcome = {
         let ctx = RefCell::new(&mut *ctx);
         let engine = &*engine;
@@ -241,7 +249,11 @@ fn run_locked(
             };
             redis.raw_set("call", scope.create_function(call(true))?)?;
             redis.raw_set("pcall", scope.create_function(call(false))?)?;
+            server.scripts.busy.start(false);
+            server.keyspace.set_long_hold(true);
             let outcome = engine.run(&function, keys, argv);
+            server.keyspace.set_long_hold(false);
+            server.scripts.busy.end();
             redis.raw_set("call", Value::Nil)?;
             redis.raw_set("pcall", Value::Nil)?;
             outcome
@@ -331,6 +343,10 @@ fn script_call(
     {
         return Err(error_text(format!("-{}", super::oom_error().0).as_bytes()));
     }
+    if command.flags & WRITE != 0 {
+        // As Redis, a write called is a write made: SCRIPT KILL no longer stops the script.
+        server.scripts.busy.mark_write();
+    }
     let mut scratch = Reply::new();
     scratch.set_resp3(resp3);
     std::mem::swap(ctx.reply, &mut scratch);
@@ -357,7 +373,7 @@ fn argument_type_error() -> Vec<u8> {
 /// `SCRIPT LOAD script`: the script's SHA1, once it compiled.
 fn script_load(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let mut guard = ctx.server.scripts.lock();
-    let engine = engine(&mut guard)?;
+    let engine = engine(ctx, &mut guard)?;
     let (sha, _) = engine.load(args.get(2)).map_err(ErrorReply::err)?;
     drop(guard);
     ctx.reply.bulk(&sha);
@@ -395,6 +411,14 @@ fn script_flush(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     Ok(())
 }
 
+/// `SCRIPT KILL`: OK once the running script is asked to stop (it has written nothing),
+/// or Redis's refusal (see [`crate::lua::busy::Busy::kill`]).
+fn script_kill(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
+    ctx.server.scripts.busy.kill(true)?;
+    ctx.reply.ok();
+    Ok(())
+}
+
 /// `SCRIPT HELP`: the subcommands, a few lines each.
 fn script_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     super::server::help(
@@ -406,6 +430,8 @@ fn script_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
             "FLUSH [ASYNC|SYNC]",
             "    Flush the Lua scripts cache. Very dangerous on replicas.",
             "    Both modes flush synchronously here.",
+            "KILL",
+            "    Kill the currently executing Lua script.",
             "LOAD <script>",
             "    Load a script into the scripts cache without executing it.",
         ],

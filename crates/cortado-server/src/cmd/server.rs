@@ -383,6 +383,12 @@ fn shutdown(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         }
         return Err(ErrorReply::err("No shutdown in progress."));
     }
+    let busy = &ctx.server.scripts.busy;
+    if busy.timed_out() && !(1..args.len()).any(|i| args.is(i, "nosave")) {
+        // As Redis: only SHUTDOWN NOSAVE stops a server whose script is busy (the server's
+        // stop stops the script).
+        return Err(busy.refusal());
+    }
     tracing::warn!(id = ctx.client.id, "user requested shutdown");
     ctx.client.shutdown = true;
     Ok(())

@@ -171,6 +171,9 @@ pub struct Settings {
     pub lfu_log_factor: u32,
     /// `lfu-decay-time` in minutes (0: counters never decay).
     pub lfu_decay_time: u64,
+    /// `busy-reply-threshold` (alias `lua-time-limit`) in milliseconds: how long a script
+    /// runs before other clients get `-BUSY` (see [`crate::lua::busy`]).
+    pub busy_reply_threshold: u64,
     /// `enable-debug-command` (`yes` by default here, where Redis says `no`: test harnesses
     /// send `DEBUG SLEEP` and `DEBUG LOG`).
     pub enable_debug_command: Allowed,
@@ -506,6 +509,7 @@ impl Config {
                 .collect(),
             lfu_log_factor: int("lfu-log-factor").max(0) as u32,
             lfu_decay_time: int("lfu-decay-time").max(0) as u64,
+            busy_reply_threshold: int("busy-reply-threshold").max(0) as u64,
             enable_debug_command: Allowed::parse(&self.values["enable-debug-command"]),
             enable_protected_configs: Allowed::parse(&self.values["enable-protected-configs"]),
             notify_keyspace_events: self.values["notify-keyspace-events"].clone(),

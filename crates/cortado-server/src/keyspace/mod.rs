@@ -717,6 +717,20 @@ pub struct Keyspace {
     overfull: AtomicBool,
     /// The shard where the cron's next eviction pass starts, after one that ran out of time.
     evict_from: std::sync::atomic::AtomicUsize,
+    /// Whether the holder of every shard may keep them long: see [`Keyspace::set_long_hold`].
+    long_hold: AtomicBool,
+}
+
+/// Runs `f`, which may block, with the current tokio worker's other tasks handed to another
+/// thread first (on a multi-threaded runtime; elsewhere, as it is), so the runtime goes on
+/// serving other connections meanwhile.
+pub fn off_the_runtime<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
 }
 
 /// The shards a command holds, in increasing index order.
@@ -769,6 +783,7 @@ impl Keyspace {
             keys_room: AtomicU64::new(u64::MAX),
             overfull: AtomicBool::new(false),
             evict_from: std::sync::atomic::AtomicUsize::new(0),
+            long_hold: AtomicBool::new(false),
         }
     }
 
@@ -805,11 +820,42 @@ impl Keyspace {
     }
 
     fn lock_shard(&self, i: usize, now: u64) -> MutexGuard<'_, Shard> {
-        let mut guard = self.shards[i]
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut guard = self.acquire(i);
         guard.set_time(now);
         guard
+    }
+
+    /// Locks shard `i`; a wait for a holder that may keep every shard long (a script: see
+    /// [`Keyspace::set_long_hold`]) happens off the runtime's worker thread.
+    #[inline(always)]
+    fn acquire(&self, i: usize) -> MutexGuard<'_, Shard> {
+        match self.shards[i].try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => self.acquire_contended(i),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn acquire_contended(&self, i: usize) -> MutexGuard<'_, Shard> {
+        let lock = || {
+            self.shards[i]
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+        };
+        if self.long_hold.load(Ordering::Relaxed) {
+            off_the_runtime(lock)
+        } else {
+            lock()
+        }
+    }
+
+    /// Says that the holder of every shard may keep them long (a script runs), or no longer:
+    /// a command that then waits for a shard waits off the runtime's worker thread, so the
+    /// runtime goes on serving the other connections (`SCRIPT KILL` among them).
+    pub fn set_long_hold(&self, long: bool) {
+        self.long_hold.store(long, Ordering::Relaxed);
     }
 
     /// Locks the shard of `key`. Its time is read when the command first needs it, which a
@@ -817,9 +863,7 @@ impl Keyspace {
     #[inline]
     pub fn lock(&self, key: &[u8]) -> Locked<'_> {
         let i = self.shard_of(key);
-        let mut guard = self.shards[i]
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut guard = self.acquire(i);
         guard.current = false;
         Locked {
             guards: Guards::One(i, guard),

@@ -30,23 +30,32 @@
 //!
 //! [`cmd::scripting`]: crate::cmd::scripting
 
+pub mod busy;
 pub mod convert;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mlua::{ChunkMode, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use mlua::{
+    ChunkMode, Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState,
+};
 use sha1::{Digest, Sha1};
 
 /// The Lua code that builds the sandbox and the `redis` library around the Rust functions it
 /// is given; it returns the scripts' environment, the runner and the real `redis` table.
 const SETUP: &str = include_str!("setup.lua");
 
+/// How many Lua instructions run between two looks of the hook at the kill flag: Redis's
+/// own count (its `luaMaskCountHook`), about a millisecond of a busy loop.
+pub const HOOK_INSTRUCTIONS: u32 = 100_000;
+
 /// The scripts' Lua state, made at the first script. See the [module docs](self).
 #[derive(Default)]
 pub struct Scripts {
     engine: Mutex<Option<Engine>>,
+    /// The running script, as other connections see it.
+    pub busy: Arc<busy::Busy>,
 }
 
 impl std::fmt::Debug for Scripts {
@@ -64,6 +73,14 @@ impl Scripts {
     /// Drops every script and the state (`SCRIPT FLUSH`).
     pub fn flush(&self) {
         *self.lock() = None;
+    }
+
+    /// The engine of `guard` (which [`lock`](Self::lock) gave), made if there is none.
+    pub fn engine<'g>(&self, guard: &'g mut Option<Engine>) -> mlua::Result<&'g mut Engine> {
+        if guard.is_none() {
+            *guard = Some(Engine::new(Arc::clone(&self.busy))?);
+        }
+        Ok(guard.as_mut().expect("made above"))
     }
 }
 
@@ -98,10 +115,30 @@ pub fn normalize_sha(sha: &[u8]) -> Option<[u8; 40]> {
 }
 
 impl Engine {
-    /// A fresh sandboxed state.
-    pub fn new() -> mlua::Result<Self> {
+    /// A fresh sandboxed state, whose scripts stop when `busy` asks.
+    pub fn new(busy: Arc<busy::Busy>) -> mlua::Result<Self> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
         let lua = Lua::new_with(libs, LuaOptions::default())?;
+        let killed = {
+            let busy = Arc::clone(&busy);
+            move || -> mlua::Result<()> {
+                if busy.kill_requested() {
+                    return Err(mlua::Error::external(ScriptError(busy::KILLED.into())));
+                }
+                Ok(())
+            }
+        };
+        let hook_busy = Arc::clone(&busy);
+        lua.set_global_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_INSTRUCTIONS),
+            move |_, _| {
+                if hook_busy.hook() {
+                    return Err(mlua::Error::external(ScriptError(busy::KILLED.into())));
+                }
+                Ok(VmState::Continue)
+            },
+        )?;
+        let check_killed = lua.create_function(move |_, ()| killed())?;
         let resp = Arc::new(AtomicU8::new(2));
         let sha1hex = lua.create_function(|lua, args: MultiValue| {
             if args.len() != 1 {
@@ -177,10 +214,16 @@ impl Engine {
             }
         })?;
         let handler = lua.create_function(error_handler)?;
-        let (env, runner, redis): (Table, Function, Table) = lua
-            .load(SETUP)
-            .set_name("=redis")
-            .call((sha1hex, log, error_reply, setresp, set_repl, handler))?;
+        let (env, runner, redis): (Table, Function, Table) =
+            lua.load(SETUP).set_name("=redis").call((
+                sha1hex,
+                log,
+                error_reply,
+                setresp,
+                set_repl,
+                handler,
+                check_killed,
+            ))?;
         Ok(Engine {
             lua,
             env,

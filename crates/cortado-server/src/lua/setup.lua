@@ -1,11 +1,12 @@
 -- Builds the scripts' sandbox and the `redis` library (see mod.rs). Given the library's Rust
 -- functions and the error handler; returns the scripts' environment, the runner and the real
 -- `redis` table.
-local sha1hex, log, error_reply, setresp, set_repl, handler = ...
+local sha1hex, log, error_reply, setresp, set_repl, handler, check_killed = ...
 local G = _G
 local error, rawget, select, setmetatable, tostring, type, xpcall =
     error, rawget, select, setmetatable, tostring, type, xpcall
 local load, loadstring, setfenv = load, loadstring, setfenv
+local pcall = pcall
 
 for _, name in ipairs({ 'print', 'dofile', 'loadfile', 'setfenv', 'getfenv',
     'newproxy', 'module', 'require', 'package', 'os', 'io' }) do
@@ -65,6 +66,14 @@ local function sandboxed(f, message)
 end
 G.loadstring = function(...) return sandboxed(loadstring(...)) end
 G.load = function(...) return sandboxed(load(...)) end
+
+-- A script stopped by SCRIPT KILL does not catch its own stop: pcall raises it again.
+local function unless_killed(ok, ...)
+    if not ok then check_killed() end
+    return ok, ...
+end
+G.pcall = function(...) return unless_killed(pcall(...)) end
+G.xpcall = function(...) return unless_killed(xpcall(...)) end
 
 local function run(f)
     return xpcall(f, handler)

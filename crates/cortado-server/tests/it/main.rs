@@ -1,6 +1,7 @@
 //! The server's integration tests: one binary, a module per subject.
 
 mod atomicity;
+mod busy_scripts;
 mod command_table;
 mod commands;
 mod common;
