@@ -17,7 +17,7 @@
 //!   error. `SCRIPT KILL` sets it only for a script that wrote nothing (its writes stay, as in
 //!   Redis); `SHUTDOWN NOSAVE` sets it for any script, as the server stops.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -33,6 +33,9 @@ const FUNCTION: u8 = 4;
 /// The hook has been called during this run (the runtime was woken).
 const HOOKED: u8 = 8;
 
+/// [`Busy::since`] of a script whose start nobody has timed yet.
+const UNSTAMPED: u64 = 1;
+
 /// The refusal of a command while an `EVAL` script is busy.
 pub const BUSY_EVAL: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
@@ -46,8 +49,11 @@ pub const KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
 #[derive(Debug)]
 pub struct Busy {
     epoch: Instant,
-    /// The running script's start in nanoseconds since `epoch`, plus one; 0: none runs.
+    /// 0: no script runs; [`UNSTAMPED`]: one runs and nobody looked at the clock yet;
+    /// otherwise its start as the first to look saw it, in nanoseconds since `epoch`.
     since: AtomicU64,
+    /// Commands waiting for the script's end: only then does the end take the mutex.
+    waiters: AtomicUsize,
     flags: AtomicU8,
     /// `busy-reply-threshold`, in milliseconds.
     threshold_ms: AtomicU64,
@@ -60,6 +66,7 @@ impl Default for Busy {
         Self {
             epoch: Instant::now(),
             since: AtomicU64::new(0),
+            waiters: AtomicUsize::new(0),
             flags: AtomicU8::new(0),
             threshold_ms: AtomicU64::new(5000),
             ended: Mutex::new(()),
@@ -70,7 +77,25 @@ impl Default for Busy {
 
 impl Busy {
     fn now(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX - 1) + 1
+        u64::try_from(self.epoch.elapsed().as_nanos())
+            .unwrap_or(u64::MAX - UNSTAMPED)
+            .saturating_add(UNSTAMPED + 1)
+    }
+
+    /// The running script's start (0 if none runs), timed now if nobody timed it yet.
+    fn stamp(&self) -> u64 {
+        match self.since.load(Ordering::SeqCst) {
+            UNSTAMPED => match self.since.compare_exchange(
+                UNSTAMPED,
+                self.now(),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => self.since.load(Ordering::SeqCst),
+                Err(current) => current,
+            },
+            since => since,
+        }
     }
 
     /// Sets `busy-reply-threshold` (milliseconds).
@@ -84,18 +109,24 @@ impl Busy {
             .saturating_mul(1_000_000)
     }
 
-    /// A script (a function if `function`) starts now.
+    /// A script (a function if `function`) starts now. Its start is timed by the first to
+    /// look (the hook after [`HOOK_INSTRUCTIONS`](super::HOOK_INSTRUCTIONS) instructions, or
+    /// a command that arrives): a script that ends before either never reads the clock.
     pub fn start(&self, function: bool) {
         self.flags
             .store(if function { FUNCTION } else { 0 }, Ordering::Relaxed);
-        self.since.store(self.now(), Ordering::Release);
+        self.since.store(UNSTAMPED, Ordering::SeqCst);
     }
 
     /// The script ended: waiting commands go on.
     pub fn end(&self) {
-        self.since.store(0, Ordering::Release);
-        let _guard = self.ended.lock().unwrap_or_else(|p| p.into_inner());
-        self.ended_signal.notify_all();
+        self.since.store(0, Ordering::SeqCst);
+        // A waiter counted itself before it looked at `since` (both sequentially
+        // consistent): one not counted yet will see the 0.
+        if self.waiters.load(Ordering::SeqCst) != 0 {
+            let _guard = self.ended.lock().unwrap_or_else(|p| p.into_inner());
+            self.ended_signal.notify_all();
+        }
     }
 
     /// Whether a script runs (one relaxed load: the single-command path asks).
@@ -120,6 +151,7 @@ impl Busy {
     pub fn hook(&self) -> bool {
         let flags = self.flags.fetch_or(HOOKED, Ordering::Relaxed);
         if flags & HOOKED == 0 {
+            self.stamp();
             wake_runtime();
         }
         flags & KILL != 0
@@ -136,7 +168,7 @@ impl Busy {
 
     /// Whether a script runs and has passed the threshold.
     pub fn timed_out(&self) -> bool {
-        let since = self.since.load(Ordering::Acquire);
+        let since = self.stamp();
         since != 0 && self.now().saturating_sub(since) >= self.threshold()
     }
 
@@ -145,7 +177,7 @@ impl Busy {
     #[cold]
     pub fn wait(&self) -> bool {
         let wait = || loop {
-            let since = self.since.load(Ordering::Acquire);
+            let since = self.stamp();
             if since == 0 {
                 return false;
             }
@@ -155,7 +187,7 @@ impl Busy {
                 return true;
             }
             let guard = self.ended.lock().unwrap_or_else(|p| p.into_inner());
-            if self.since.load(Ordering::Acquire) != since {
+            if self.since.load(Ordering::SeqCst) != since {
                 continue;
             }
             let timeout = Duration::from_nanos(threshold - ran);
@@ -165,7 +197,10 @@ impl Busy {
                     .unwrap_or_else(|p| p.into_inner()),
             );
         };
-        off_the_runtime(wait)
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let busy = off_the_runtime(wait);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        busy
     }
 
     /// `SCRIPT KILL` (`eval`) or `FUNCTION KILL`: asks the running script to stop, or Redis
