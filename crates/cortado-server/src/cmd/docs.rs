@@ -214,12 +214,24 @@ pub const DOCS: &[Doc] = &[
     )
     .keys(RW | UPDATE),
     doc("expiretime", CONSTANT, "key:key").keys(RO | ACCESS),
+    doc("fcall", SCRIPT_COST, "function numkeys:integer [key:key...] [arg...]")
+        .specs(SCRIPT_KEYS),
+    doc("fcall_ro", SCRIPT_COST, "function numkeys:integer [key:key...] [arg...]")
+        .specs(SCRIPT_KEYS_RO),
     doc("flushall", "O(N) for N keys in all databases", "mode=[ASYNC|SYNC]")
         .acl(KEYSPACE | DANGEROUS),
     doc("flushdb", "O(N) for N keys in the database", "mode=[ASYNC|SYNC]")
         .acl(KEYSPACE | DANGEROUS),
     doc("function", SUBCOMMANDS, NONE),
-    doc("function|flush", CONSTANT, "mode=[ASYNC|SYNC]"),
+    doc("function|delete", CONSTANT, "library-name"),
+    doc("function|dump", "O(N) for N functions", NONE),
+    doc("function|flush", "O(N) for N functions", "flush-type=[ASYNC|SYNC]"),
+    doc("function|help", CONSTANT, NONE),
+    doc("function|kill", CONSTANT, NONE),
+    doc("function|list", "O(N) for N functions", "[LIBRARYNAME library-name-pattern] [WITHCODE]"),
+    doc("function|load", "O(1) (compiling the library aside)", "[REPLACE] function-code"),
+    doc("function|restore", "O(N) for N functions", "serialized-value policy=[FLUSH|APPEND|REPLACE]"),
+    doc("function|stats", CONSTANT, NONE),
     doc("get", CONSTANT, "key:key").keys(RO | ACCESS),
     doc("getbit", CONSTANT, "key:key offset:integer").keys(RO | ACCESS),
     doc("getdel", CONSTANT, "key:key").keys(RW | ACCESS | DELETE),

@@ -45,6 +45,7 @@ pub mod command;
 pub mod connection;
 pub mod docs;
 pub mod expire;
+pub mod functions;
 pub mod keyspace;
 pub mod keyspec;
 pub mod pubsub;
@@ -234,6 +235,7 @@ fn families() -> impl Iterator<Item = &'static Command> {
         command::COMMANDS,
         connection::COMMANDS,
         expire::COMMANDS,
+        functions::COMMANDS,
         keyspace::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,

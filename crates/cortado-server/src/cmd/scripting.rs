@@ -30,6 +30,7 @@ use mlua::{MultiValue, Value};
 use super::flags::*;
 use super::{Args, CmdResult, Command, Ctx, Run, NO_KEYS};
 use crate::keyspace::access::Shards;
+use crate::lua::functions::flag as fflag;
 use crate::lua::{convert, error_text, normalize_sha, Engine, ScriptError};
 use crate::protocol::{ErrorReply, Reply};
 
@@ -164,23 +165,20 @@ fn noscript() -> ErrorReply {
     ErrorReply::new("NOSCRIPT No matching script. Please use EVAL.")
 }
 
-fn lua_failure(error: mlua::Error) -> ErrorReply {
+pub(super) fn lua_failure(error: mlua::Error) -> ErrorReply {
     ErrorReply::err(format!("Error running script: {error}"))
 }
 
 /// The engine of `guard`, made if there is none.
-fn engine<'g>(ctx: &Ctx<'_>, guard: &'g mut Option<Engine>) -> Result<&'g mut Engine, ErrorReply> {
+pub(super) fn engine<'g>(
+    ctx: &Ctx<'_>,
+    guard: &'g mut Option<Engine>,
+) -> Result<&'g mut Engine, ErrorReply> {
     ctx.server.scripts.engine(guard).map_err(lua_failure)
 }
 
-/// Runs a script: the checks, the shards and the engine, then the script. See the
-/// [module docs](self).
-fn run(ctx: &mut Ctx<'_>, args: Args<'_>, source: Source, read_only: bool) -> CmdResult {
-    let server = ctx.server;
-    let sha = match source {
-        Source::Sha => Some(normalize_sha(args.get(1)).ok_or_else(noscript)?),
-        Source::Body => None,
-    };
+/// `numkeys` at argument 2 and the keys and arguments after it, or Redis's errors.
+pub(super) fn keys_and_args(args: Args<'_>) -> Result<(Args<'_>, Args<'_>), ErrorReply> {
     let numkeys = args.int(2)?;
     if numkeys < 0 {
         return Err(ErrorReply::err("Number of keys can't be negative"));
@@ -191,12 +189,22 @@ fn run(ctx: &mut Ctx<'_>, args: Args<'_>, source: Source, read_only: bool) -> Cm
             "Number of keys can't be greater than number of args",
         ));
     }
-    let keys = args.from(3).prefix(numkeys);
-    let argv = args.from(3 + numkeys);
+    Ok((args.from(3).prefix(numkeys), args.from(3 + numkeys)))
+}
+
+/// Runs `f` with every shard held (the transaction's, inside `EXEC`) and the engine.
+pub(super) fn with_engine(
+    ctx: &mut Ctx<'_>,
+    f: impl FnOnce(&mut Ctx<'_>, &mut Engine) -> CmdResult,
+) -> CmdResult {
+    let server = ctx.server;
     let outer = (!ctx.shards.is_held())
         .then(|| std::mem::replace(&mut ctx.shards, Shards::holding(server.keyspace.lock_all())));
     let mut guard = server.scripts.lock();
-    let result = run_locked(ctx, &mut guard, args.get(1), sha, keys, argv, read_only);
+    let result = match server.scripts.engine(&mut guard) {
+        Ok(engine) => f(ctx, engine),
+        Err(e) => Err(lua_failure(e)),
+    };
     drop(guard);
     if let Some(outer) = outer {
         ctx.shards = outer;
@@ -204,21 +212,80 @@ fn run(ctx: &mut Ctx<'_>, args: Args<'_>, source: Source, read_only: bool) -> Cm
     result
 }
 
-/// [`run`] with the shards and the engine held.
-fn run_locked(
+/// Runs a script: the checks, the shards and the engine, then the script. See the
+/// [module docs](self).
+fn run(ctx: &mut Ctx<'_>, args: Args<'_>, source: Source, read_only: bool) -> CmdResult {
+    let sha = match source {
+        Source::Sha => Some(normalize_sha(args.get(1)).ok_or_else(noscript)?),
+        Source::Body => None,
+    };
+    let (keys, argv) = keys_and_args(args)?;
+    with_engine(ctx, |ctx, engine| {
+        let (sha, function, flags) = match sha {
+            Some(sha) => {
+                let (function, flags) = engine.get(&sha).ok_or_else(noscript)?;
+                (sha, function, flags)
+            }
+            None => engine.load(args.get(1)).map_err(ErrorReply::err)?,
+        };
+        let invocation = Invocation {
+            function: &function,
+            name: &sha,
+            is_function: false,
+            flags,
+            ro_command: read_only,
+        };
+        run_invocation(ctx, engine, &invocation, keys, argv)
+    })
+}
+
+/// One script or function to run, and how it was called.
+pub(super) struct Invocation<'f> {
+    /// The script's chunk or the registered function.
+    pub function: &'f mlua::Function,
+    /// What its errors name: the script's SHA1 or the function's name.
+    pub name: &'f [u8],
+    /// A function (`FCALL`): called with its keys and arguments, stopped by `FUNCTION KILL`.
+    pub is_function: bool,
+    /// The flags of its `#!lua` line or its registration; `None` for a script without one
+    /// (Redis's older rules: `EVAL_RO` only makes it read-only).
+    pub flags: Option<u8>,
+    /// Called by `EVAL_RO`, `EVALSHA_RO` or `FCALL_RO`.
+    pub ro_command: bool,
+}
+
+/// Runs `invocation` with the shards and the engine held: Redis 7.0's checks of its flags,
+/// then the script, its reply or error.
+pub(super) fn run_invocation(
     ctx: &mut Ctx<'_>,
-    guard: &mut Option<Engine>,
-    body: &[u8],
-    sha: Option<[u8; 40]>,
+    engine: &mut Engine,
+    invocation: &Invocation<'_>,
     keys: Args<'_>,
     argv: Args<'_>,
-    read_only: bool,
 ) -> CmdResult {
-    let engine = engine(ctx, guard)?;
-    let (sha, function) = match sha {
-        Some(sha) => (sha, engine.get(&sha).ok_or_else(noscript)?),
-        None => engine.load(body).map_err(ErrorReply::err)?,
+    let flags = invocation.flags.unwrap_or(0);
+    let no_writes = flags & fflag::NO_WRITES != 0;
+    if invocation.flags.is_some() {
+        if invocation.ro_command && !no_writes {
+            return Err(ErrorReply::err(
+                "Can not execute a script with write flag using *_ro command.",
+            ));
+        }
+        if !no_writes
+            && flags & fflag::ALLOW_OOM == 0
+            && ctx
+                .server
+                .keyspace
+                .refuses_writes(crate::memory::used_memory())
+        {
+            return Err(super::oom_error());
+        }
+    }
+    let policy = CallPolicy {
+        read_only: invocation.ro_command || no_writes,
+        allow_oom: flags & fflag::ALLOW_OOM != 0,
     };
+    let function = invocation.function;
     let db = ctx.client.db;
     let mark = ctx.reply.len();
     let first_event = crate::notify::pending_count();
@@ -236,7 +303,7 @@ fn run_locked(
                 move |lua: &mlua::Lua, args: MultiValue| -> mlua::Result<Value> {
                     let resp3 = engine.resp() == 3;
                     let mut ctx = ctx.borrow_mut();
-                    match script_call(&mut ctx, lua, args, read_only, resp3) {
+                    match script_call(&mut ctx, lua, args, policy, resp3) {
                         Ok(value) => Ok(value),
                         Err(text) if raise => Err(mlua::Error::external(ScriptError(text))),
                         Err(text) => {
@@ -249,9 +316,13 @@ fn run_locked(
             };
             redis.raw_set("call", scope.create_function(call(true))?)?;
             redis.raw_set("pcall", scope.create_function(call(false))?)?;
-            server.scripts.busy.start(false);
+            server.scripts.busy.start(invocation.is_function);
             server.keyspace.set_long_hold(true);
-            let outcome = engine.run(&function, keys, argv);
+            let outcome = if invocation.is_function {
+                engine.run_function(function, keys, argv)
+            } else {
+                engine.run(function, keys, argv)
+            };
             server.keyspace.set_long_hold(false);
             server.scripts.busy.end();
             redis.raw_set("call", Value::Nil)?;
@@ -274,7 +345,7 @@ fn run_locked(
             let line = table.raw_get::<i64>("line").ok();
             if let (Some(source), Some(line)) = (source, line) {
                 text.extend_from_slice(b" script: ");
-                text.extend_from_slice(&sha);
+                text.extend_from_slice(invocation.name);
                 text.extend_from_slice(b", on ");
                 text.extend_from_slice(&source.as_bytes());
                 text.extend_from_slice(format!(":{line}.").as_bytes());
@@ -285,13 +356,22 @@ fn run_locked(
     Ok(())
 }
 
+/// What a running script's commands may do.
+#[derive(Clone, Copy)]
+struct CallPolicy {
+    /// No write commands.
+    read_only: bool,
+    /// Commands that may grow memory run over `maxmemory` too.
+    allow_oom: bool,
+}
+
 /// Runs one command for `redis.call`/`redis.pcall`: its reply as a Lua value, or the text of
 /// the error table (a refusal, or the command's error reply).
 fn script_call(
     ctx: &mut Ctx<'_>,
     lua: &mlua::Lua,
     values: MultiValue,
-    read_only: bool,
+    policy: CallPolicy,
     resp3: bool,
 ) -> Result<Value, Vec<u8>> {
     let lua_error = |e: mlua::Error| error_text(e.to_string().as_bytes());
@@ -334,12 +414,14 @@ fn script_call(
     if command.flags & NOSCRIPT != 0 {
         return Err(error_text(b"This Redis command is not allowed from script"));
     }
-    if read_only && command.flags & WRITE != 0 {
+    if policy.read_only && command.flags & WRITE != 0 {
         return Err(error_text(
             b"Write commands are not allowed from read-only scripts.",
         ));
     }
-    if command.flags & DENYOOM != 0 && server.keyspace.refuses_writes(crate::memory::used_memory())
+    if command.flags & DENYOOM != 0
+        && !policy.allow_oom
+        && server.keyspace.refuses_writes(crate::memory::used_memory())
     {
         return Err(error_text(format!("-{}", super::oom_error().0).as_bytes()));
     }
@@ -374,7 +456,7 @@ fn argument_type_error() -> Vec<u8> {
 fn script_load(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let mut guard = ctx.server.scripts.lock();
     let engine = engine(ctx, &mut guard)?;
-    let (sha, _) = engine.load(args.get(2)).map_err(ErrorReply::err)?;
+    let (sha, _, _) = engine.load(args.get(2)).map_err(ErrorReply::err)?;
     drop(guard);
     ctx.reply.bulk(&sha);
     Ok(())

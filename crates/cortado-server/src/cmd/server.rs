@@ -123,18 +123,6 @@ const SLOWLOG: &[Command] = &[
     ),
 ];
 
-const FUNCTION: &[Command] = &[Command {
-    group: "scripting",
-    ..cmd(
-        "flush",
-        -2,
-        WRITE | NOSCRIPT,
-        "Drops all function libraries.",
-        "7.0.0",
-        function_flush,
-    )
-}];
-
 /// The server family's commands.
 pub const COMMANDS: &[Command] = &[
     container(
@@ -175,16 +163,6 @@ pub const COMMANDS: &[Command] = &[
         "1.0.0",
         flushdb,
     ),
-    Command {
-        name: "function",
-        arity: -2,
-        flags: 0,
-        keys: NO_KEYS,
-        group: "scripting",
-        since: "7.0.0",
-        summary: "Commands about functions.",
-        run: Run::Container(FUNCTION),
-    },
     cmd(
         "info",
         -1,
@@ -463,20 +441,6 @@ fn leading_float(bytes: &[u8]) -> f64 {
         .find_map(|end| text[..end].parse::<f64>().ok())
         .filter(|n| !n.is_nan())
         .unwrap_or(0.0)
-}
-
-/// `FUNCTION FLUSH [ASYNC|SYNC]`: OK (no function is kept yet).
-fn function_flush(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
-    if args.len() > 3 {
-        return Err(super::subcommand_syntax_error(args));
-    }
-    if args.len() == 3 && !(args.is(2, "async") || args.is(2, "sync")) {
-        return Err(ErrorReply::err(
-            "FUNCTION FLUSH only supports SYNC|ASYNC option",
-        ));
-    }
-    ctx.reply.ok();
-    Ok(())
 }
 
 /// `CONFIG GET pattern [pattern ...]`: a map of every matching setting.

@@ -59,6 +59,8 @@ pub struct Busy {
     threshold_ms: AtomicU64,
     ended: Mutex<()>,
     ended_signal: Condvar,
+    /// The running function's name and command (`FUNCTION STATS`); `None` for a script.
+    function: Mutex<Option<(String, Vec<Vec<u8>>)>>,
 }
 
 impl Default for Busy {
@@ -71,6 +73,7 @@ impl Default for Busy {
             threshold_ms: AtomicU64::new(5000),
             ended: Mutex::new(()),
             ended_signal: Condvar::new(),
+            function: Mutex::new(None),
         }
     }
 }
@@ -225,6 +228,29 @@ impl Busy {
                 Ok(())
             }
         }
+    }
+
+    /// `FCALL` is about to run the function `name` for the command `args`.
+    pub fn set_running_function(&self, name: &str, args: crate::cmd::Args<'_>) {
+        let command = args.iter().map(<[u8]>::to_vec).collect();
+        *self.function.lock().unwrap_or_else(|p| p.into_inner()) = Some((name.to_owned(), command));
+    }
+
+    /// The function ended.
+    pub fn clear_running_function(&self) {
+        *self.function.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// The running function's name, command and milliseconds run, if a function runs.
+    pub fn running_function(&self) -> Option<(String, Vec<Vec<u8>>, u64)> {
+        let function = self.function.lock().unwrap_or_else(|p| p.into_inner());
+        let (name, command) = function.clone()?;
+        let since = self.stamp();
+        let millis = match since {
+            0 => 0,
+            since => self.now().saturating_sub(since) / 1_000_000,
+        };
+        Some((name, command, millis))
     }
 
     /// Asks the running script to stop whatever it did (`SHUTDOWN NOSAVE`).

@@ -32,6 +32,7 @@
 
 pub mod busy;
 pub mod convert;
+pub mod functions;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -56,6 +57,9 @@ pub struct Scripts {
     engine: Mutex<Option<Engine>>,
     /// The running script, as other connections see it.
     pub busy: Arc<busy::Busy>,
+    /// The function libraries and functions loaded, for `FUNCTION STATS` (which may not
+    /// wait for the engine while a script runs).
+    function_counts: Mutex<(usize, usize)>,
 }
 
 impl std::fmt::Debug for Scripts {
@@ -70,9 +74,28 @@ impl Scripts {
         self.engine.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Drops every script and the state (`SCRIPT FLUSH`).
+    /// Drops every cached script (`SCRIPT FLUSH`); the function libraries stay.
     pub fn flush(&self) {
-        *self.lock() = None;
+        if let Some(engine) = self.lock().as_mut() {
+            engine.scripts.clear();
+            let _ = engine.lua.gc_collect();
+        }
+    }
+
+    /// Publishes the numbers of libraries and functions.
+    pub fn set_function_counts(&self, libraries: usize, functions: usize) {
+        *self
+            .function_counts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = (libraries, functions);
+    }
+
+    /// The numbers of libraries and functions.
+    pub fn function_counts(&self) -> (usize, usize) {
+        *self
+            .function_counts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// The engine of `guard` (which [`lock`](Self::lock) gave), made if there is none.
@@ -93,7 +116,13 @@ pub struct Engine {
     redis: Table,
     /// The running script's `redis.setresp`.
     resp: Arc<AtomicU8>,
-    scripts: HashMap<[u8; 40], Function>,
+    /// The cached scripts, with the flags of their `#!lua` line (`None`: no such line).
+    scripts: HashMap<[u8; 40], (Function, Option<u8>)>,
+    /// The functions' environment, and the Lua that runs a library's code.
+    library_env: Table,
+    load_library: Function,
+    /// The function libraries.
+    pub libraries: functions::Libraries,
 }
 
 /// The lowercase hex SHA1 of `bytes`.
@@ -214,16 +243,22 @@ impl Engine {
             }
         })?;
         let handler = lua.create_function(error_handler)?;
-        let (env, runner, redis): (Table, Function, Table) =
-            lua.load(SETUP).set_name("=redis").call((
-                sha1hex,
-                log,
-                error_reply,
-                setresp,
-                set_repl,
-                handler,
-                check_killed,
-            ))?;
+        #[allow(clippy::type_complexity)]
+        let (env, runner, redis, library_env, load_library): (
+            Table,
+            Function,
+            Table,
+            Table,
+            Function,
+        ) = lua.load(SETUP).set_name("=redis").call((
+            sha1hex,
+            log,
+            error_reply,
+            setresp,
+            set_repl,
+            handler,
+            check_killed,
+        ))?;
         Ok(Engine {
             lua,
             env,
@@ -231,6 +266,9 @@ impl Engine {
             redis,
             resp,
             scripts: HashMap::new(),
+            library_env,
+            load_library,
+            libraries: functions::Libraries::default(),
         })
     }
 
@@ -254,20 +292,28 @@ impl Engine {
         self.scripts.contains_key(sha)
     }
 
-    /// The cached script of `sha` (lowercase).
-    pub fn get(&self, sha: &[u8; 40]) -> Option<Function> {
+    /// The cached script of `sha` (lowercase), with its shebang's flags.
+    pub fn get(&self, sha: &[u8; 40]) -> Option<(Function, Option<u8>)> {
         self.scripts.get(sha).cloned()
     }
 
-    /// Compiles and caches `body` (if it is not cached); its SHA1, or Redis's compile error.
-    pub fn load(&mut self, body: &[u8]) -> Result<([u8; 40], Function), String> {
+    /// Compiles and caches `body` (if it is not cached); its SHA1, the function and the flags
+    /// of its `#!lua` line, or Redis's error (without its code).
+    #[allow(clippy::type_complexity)]
+    pub fn load(&mut self, body: &[u8]) -> Result<([u8; 40], Function, Option<u8>), String> {
         let sha = sha1_hex(body);
-        if let Some(f) = self.scripts.get(&sha) {
-            return Ok((sha, f.clone()));
+        if let Some((f, flags)) = self.scripts.get(&sha) {
+            return Ok((sha, f.clone(), *flags));
         }
+        let flags = script_flags(body)?;
+        // The `#!` line is blanked, its line break kept: Lua would not read it.
+        let code = match flags {
+            Some(_) => &body[body.iter().position(|&b| b == b'\n').unwrap_or(body.len())..],
+            None => body,
+        };
         let f = self
             .lua
-            .load(body)
+            .load(code)
             .set_name("@user_script")
             .set_mode(ChunkMode::Text)
             .set_environment(self.env.clone())
@@ -279,12 +325,30 @@ impl Engine {
                 };
                 format!("Error compiling script (new function): {message}")
             })?;
-        self.scripts.insert(sha, f.clone());
-        Ok((sha, f))
+        self.scripts.insert(sha, (f.clone(), flags));
+        Ok((sha, f, flags))
     }
 
-    /// Runs `script` with `KEYS` and `ARGV` set, through Redis's error handler: the value it
-    /// returned, or the error table.
+    /// `FUNCTION LOAD [REPLACE]`: compiles and registers the library of `code` into
+    /// `libraries` (the engine's, or a copy `FUNCTION RESTORE` works on); its name, or Redis's
+    /// error without its code.
+    pub fn load_library(
+        &self,
+        libraries: &mut functions::Libraries,
+        code: &[u8],
+        replace: bool,
+    ) -> Result<String, String> {
+        libraries.load(
+            &self.lua,
+            &self.library_env,
+            &self.load_library,
+            code,
+            replace,
+        )
+    }
+
+    /// Runs `script` (a chunk) with `KEYS` and `ARGV` set, through Redis's error handler: the
+    /// value it returned, or the error table.
     pub fn run(
         &self,
         script: &Function,
@@ -292,18 +356,35 @@ impl Engine {
         argv: crate::cmd::Args<'_>,
     ) -> mlua::Result<Result<Value, Table>> {
         let globals = self.lua.globals();
-        let k = self.lua.create_table_with_capacity(keys.len(), 0)?;
-        for (i, key) in keys.iter().enumerate() {
-            k.raw_set(i + 1, self.lua.create_string(key)?)?;
+        globals.raw_set("KEYS", self.strings(keys)?)?;
+        globals.raw_set("ARGV", self.strings(argv)?)?;
+        self.call(script, Value::Nil, Value::Nil)
+    }
+
+    /// Runs `function` (a registered function) with its keys and arguments as parameters.
+    pub fn run_function(
+        &self,
+        function: &Function,
+        keys: crate::cmd::Args<'_>,
+        argv: crate::cmd::Args<'_>,
+    ) -> mlua::Result<Result<Value, Table>> {
+        let keys = Value::Table(self.strings(keys)?);
+        let argv = Value::Table(self.strings(argv)?);
+        self.call(function, keys, argv)
+    }
+
+    /// A Lua array of `args`.
+    fn strings(&self, args: crate::cmd::Args<'_>) -> mlua::Result<Table> {
+        let t = self.lua.create_table_with_capacity(args.len(), 0)?;
+        for (i, arg) in args.iter().enumerate() {
+            t.raw_set(i + 1, self.lua.create_string(arg)?)?;
         }
-        let a = self.lua.create_table_with_capacity(argv.len(), 0)?;
-        for (i, arg) in argv.iter().enumerate() {
-            a.raw_set(i + 1, self.lua.create_string(arg)?)?;
-        }
-        globals.raw_set("KEYS", k)?;
-        globals.raw_set("ARGV", a)?;
+        Ok(t)
+    }
+
+    fn call(&self, f: &Function, a: Value, b: Value) -> mlua::Result<Result<Value, Table>> {
         self.resp.store(2, Ordering::Relaxed);
-        let (ok, value): (bool, Value) = self.runner.call(script)?;
+        let (ok, value): (bool, Value) = self.runner.call((f, a, b))?;
         if ok {
             return Ok(Ok(value));
         }
@@ -320,6 +401,32 @@ impl Engine {
             }
         }
     }
+}
+
+/// The flags of an `EVAL` script's `#!lua [flags=a,b]` first line (`None` without one), or
+/// Redis's error.
+fn script_flags(body: &[u8]) -> Result<Option<u8>, String> {
+    if !body.starts_with(b"#!") {
+        return Ok(None);
+    }
+    let end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
+    let line = String::from_utf8_lossy(&body[..end]);
+    let mut parts = line.split(' ').filter(|p| !p.is_empty());
+    let engine = parts.next().unwrap_or_default();
+    if engine != "#!lua" {
+        return Err(format!("Unexpected engine in script shebang: {engine}"));
+    }
+    let mut flags = 0;
+    for part in parts {
+        let Some(list) = part.strip_prefix("flags=") else {
+            return Err(format!("Unknown lua shebang option: {part}"));
+        };
+        for name in list.split(',').filter(|n| !n.is_empty()) {
+            flags |= functions::flag::parse(name.as_bytes())
+                .ok_or_else(|| format!("Unexpected flag in script shebang: {name}"))?;
+        }
+    }
+    Ok(Some(flags))
 }
 
 /// A Lua number's value (mlua gives integral numbers as integers).

@@ -75,8 +75,130 @@ end
 G.pcall = function(...) return unless_killed(pcall(...)) end
 G.xpcall = function(...) return unless_killed(xpcall(...)) end
 
-local function run(f)
-    return xpcall(f, handler)
+-- Runs f(a, b) (a script's chunk: f() with KEYS and ARGV set; a function: f(keys, args))
+-- through the error handler. Lua 5.1's xpcall passes no arguments: they wait in upvalues.
+local current, first, second
+local function call_current()
+    return current(first, second)
+end
+local function run(f, a, b)
+    current, first, second = f, a, b
+    local ok, value = xpcall(call_current, handler)
+    current, first, second = nil, nil, nil
+    return ok, value
 end
 
-return env, run, redis
+-- Redis 7 functions. A library's code runs once at FUNCTION LOAD, in an environment where
+-- `redis` is the loading API (register_function, log); its functions run later in the same
+-- environment, where `redis` is then the scripts' library. KEYS and ARGV are not globals of
+-- functions: they get their keys and arguments as parameters.
+local registering -- the library being loaded: its functions, in order; nil otherwise
+local function fail(message) error({ err = 'ERR ' .. message }) end
+local known_flags = {
+    ['no-writes'] = true, ['allow-oom'] = true, ['allow-stale'] = true,
+    ['no-cluster'] = true, ['allow-cross-slot-keys'] = true,
+}
+local NAME_RULE =
+    'Library names can only contain letters, numbers, or underscores(_) and must be at least one character long'
+
+local function register_function(...)
+    local n = select('#', ...)
+    local name, callback, flags, description
+    if n == 1 then
+        local args = ...
+        if type(args) ~= 'table' then
+            fail('calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).')
+        end
+        for k, v in G.pairs(args) do
+            if k == 'function_name' then
+                if type(v) ~= 'string' and type(v) ~= 'number' then
+                    fail('function_name argument given to redis.register_function must be a string')
+                end
+                name = tostring(v)
+            elseif k == 'callback' then
+                if type(v) ~= 'function' then
+                    fail('callback argument given to redis.register_function must be a function')
+                end
+                callback = v
+            elseif k == 'flags' then
+                if type(v) ~= 'table' then
+                    fail('flags argument to redis.register_function must be a table representing function flags')
+                end
+                flags = v
+            elseif k == 'description' then
+                if type(v) ~= 'string' and type(v) ~= 'number' then
+                    fail('description argument given to redis.register_function must be a string')
+                end
+                description = tostring(v)
+            else
+                fail('unknown argument given to redis.register_function')
+            end
+        end
+        if name == nil then fail('redis.register_function must get a function name argument') end
+        if callback == nil then fail('redis.register_function must get a callback argument') end
+    elseif n == 2 then
+        name, callback = ...
+        if type(name) ~= 'string' then fail('first argument to redis.register_function must be a string') end
+        if type(callback) ~= 'function' then
+            fail('second argument to redis.register_function must be a function')
+        end
+    else
+        fail('wrong number of arguments to redis.register_function')
+    end
+    if not name:find('^[%w_]+$') then fail(NAME_RULE) end
+    local names = {}
+    for _, flag in G.ipairs(flags or {}) do
+        if type(flag) ~= 'string' or not known_flags[flag] then fail('unknown flag given') end
+        names[#names + 1] = flag
+    end
+    for _, f in G.ipairs(registering) do
+        if f.name == name then fail('Function already exists in the library') end
+    end
+    registering[#registering + 1] = {
+        name = name, callback = callback, flags = names, description = description,
+    }
+end
+
+local loading_api = {
+    register_function = register_function,
+    log = log,
+    LOG_DEBUG = redis.LOG_DEBUG, LOG_VERBOSE = redis.LOG_VERBOSE,
+    LOG_NOTICE = redis.LOG_NOTICE, LOG_WARNING = redis.LOG_WARNING,
+}
+local loading_redis = setmetatable({}, {
+    __index = function(_, k)
+        local v = loading_api[k]
+        if v == nil then
+            error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+        end
+        return v
+    end,
+    __newindex = readonly_error,
+    __metatable = false,
+})
+
+local library_env = setmetatable({}, {
+    __index = function(_, k)
+        if k == 'redis' and registering then return loading_redis end
+        local v = k ~= 'KEYS' and k ~= 'ARGV' and rawget(G, k) or nil
+        if v == nil then
+            error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+        end
+        return v
+    end,
+    __newindex = readonly_error,
+    __metatable = false,
+})
+
+-- Runs a library's compiled code: its functions, or the text of its error.
+local function load_library(chunk)
+    registering = {}
+    local ok, err = pcall(chunk)
+    local functions = registering
+    registering = nil
+    if ok then return functions end
+    if type(err) == 'table' and type(err.err) == 'string' then return nil, err.err end
+    return nil, 'ERR ' .. tostring(err)
+end
+
+return env, run, redis, library_env, load_library

@@ -150,3 +150,41 @@ fn busy_replies_match_redis() {
     );
     assert_same_replies(&mut redis, &mut ours, &[&["SCRIPT", "KILL"], &["GET", "n"]]);
 }
+
+#[test]
+fn busy_function_replies_match_redis() {
+    let Some(pair) = Pair::start(&["--busy-reply-threshold", "100"]) else {
+        return;
+    };
+    let (mut redis_runner, mut ours_runner) = pair.clients();
+    let (mut redis, mut ours) = pair.clients();
+    let spin = "#!lua name=spin\nredis.register_function('spin', function() while true do end end)";
+    assert_same_replies(&mut redis, &mut ours, &[&["FUNCTION", "LOAD", spin]]);
+    for runner in [&mut redis_runner, &mut ours_runner] {
+        runner.send_command(&[b"FCALL", b"spin", b"0"]);
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    assert_same_replies(&mut redis, &mut ours, &[&["GET", "x"], &["SCRIPT", "KILL"]]);
+    let Frame::Array(stats) = ours.call(&["FUNCTION", "STATS"]) else {
+        panic!("FUNCTION STATS is a map")
+    };
+    let Frame::Array(running) = &stats[1] else {
+        panic!("a running function: {stats:?}")
+    };
+    assert_eq!(running[1], Frame::Bulk(b"spin".to_vec()));
+    assert_eq!(
+        running[3],
+        Frame::Array(vec![
+            Frame::Bulk(b"FCALL".to_vec()),
+            Frame::Bulk(b"spin".to_vec()),
+            Frame::Bulk(b"0".to_vec())
+        ])
+    );
+    assert_same_replies(&mut redis, &mut ours, &[&["FUNCTION", "KILL"]]);
+    assert_eq!(redis_runner.read(), ours_runner.read());
+    assert_same_replies(
+        &mut redis,
+        &mut ours,
+        &[&["FUNCTION", "STATS"], &["FUNCTION", "KILL"]],
+    );
+}
