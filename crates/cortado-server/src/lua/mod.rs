@@ -33,6 +33,7 @@
 pub mod busy;
 pub mod convert;
 pub mod functions;
+mod libs;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -148,6 +149,7 @@ impl Engine {
     pub fn new(busy: Arc<busy::Busy>) -> mlua::Result<Self> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
         let lua = Lua::new_with(libs, LuaOptions::default())?;
+        self::libs::register(&lua)?;
         let killed = {
             let busy = Arc::clone(&busy);
             move || -> mlua::Result<()> {

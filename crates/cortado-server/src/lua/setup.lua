@@ -42,7 +42,7 @@ redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
 
 G.redis = readonly(redis)
-for _, name in ipairs({ 'string', 'math', 'table', 'coroutine' }) do
+for _, name in ipairs({ 'string', 'math', 'table', 'coroutine', 'bit', 'cjson', 'cmsgpack', 'struct' }) do
     G[name] = readonly(G[name])
 end
 

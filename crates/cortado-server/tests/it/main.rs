@@ -9,6 +9,7 @@ mod config;
 mod diff_functions;
 mod diff_generated;
 mod diff_keyspace;
+mod diff_script_libs;
 mod diff_scripting;
 mod diff_strings;
 mod diff_transactions;
