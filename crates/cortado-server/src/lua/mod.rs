@@ -11,7 +11,8 @@
 //!
 //! - **One state per server**, behind a mutex taken after the shards: a script holds every
 //!   shard anyway, so a second state could never run beside it; one state compiles each
-//!   script once for all clients. `SCRIPT FLUSH` drops the state.
+//!   script once for all clients, and holds the function libraries ([`functions`]).
+//!   `SCRIPT FLUSH` drops the cached scripts.
 //! - **The sandbox** is a proxy table as each script's environment: its `__index` reads the
 //!   real globals or raises Redis's "nonexistent global variable" error, its `__newindex`
 //!   raises "Attempt to modify a readonly table" (Redis's patched Lua has read-only tables;
@@ -27,6 +28,12 @@
 //!   function cannot raise a table as Redis's C does; it raises a [`ScriptError`] that the
 //!   error handler turns into the table. (A Lua wrapper raising the table would lose the
 //!   script's line: `return redis.call(...)` is a tail call, which drops the script's frame.)
+//! - **A hook** every [`HOOK_INSTRUCTIONS`] instructions lets a script be stopped
+//!   (`SCRIPT KILL`, `FUNCTION KILL`, `SHUTDOWN NOSAVE`) and wakes the runtime at the first
+//!   look of a long script ([`busy`]); `pcall` and `xpcall` raise the stop again.
+//! - **`bit`, `cjson`, `cmsgpack` and `struct`** are Rust (`libs`), read-only as `string`.
+//!
+//! See `docs/decisions/0231-server-lua.md` and `0232-server-lua-busy-functions.md`.
 //!
 //! [`cmd::scripting`]: crate::cmd::scripting
 
@@ -122,6 +129,8 @@ pub struct Engine {
     /// The functions' environment, and the Lua that runs a library's code.
     library_env: Table,
     load_library: Function,
+    /// Runs a function with its keys and arguments, through the error handler.
+    function_runner: Function,
     /// The function libraries.
     pub libraries: functions::Libraries,
 }
@@ -246,11 +255,12 @@ impl Engine {
         })?;
         let handler = lua.create_function(error_handler)?;
         #[allow(clippy::type_complexity)]
-        let (env, runner, redis, library_env, load_library): (
+        let (env, runner, redis, library_env, load_library, function_runner): (
             Table,
             Function,
             Table,
             Table,
+            Function,
             Function,
         ) = lua.load(SETUP).set_name("=redis").call((
             sha1hex,
@@ -270,6 +280,7 @@ impl Engine {
             scripts: HashMap::new(),
             library_env,
             load_library,
+            function_runner,
             libraries: functions::Libraries::default(),
         })
     }
@@ -360,7 +371,9 @@ impl Engine {
         let globals = self.lua.globals();
         globals.raw_set("KEYS", self.strings(keys)?)?;
         globals.raw_set("ARGV", self.strings(argv)?)?;
-        self.call(script, Value::Nil, Value::Nil)
+        self.resp.store(2, Ordering::Relaxed);
+        let outcome = self.runner.call(script)?;
+        self.outcome(outcome)
     }
 
     /// Runs `function` (a registered function) with its keys and arguments as parameters.
@@ -372,7 +385,9 @@ impl Engine {
     ) -> mlua::Result<Result<Value, Table>> {
         let keys = Value::Table(self.strings(keys)?);
         let argv = Value::Table(self.strings(argv)?);
-        self.call(function, keys, argv)
+        self.resp.store(2, Ordering::Relaxed);
+        let outcome = self.function_runner.call((function, keys, argv))?;
+        self.outcome(outcome)
     }
 
     /// A Lua array of `args`.
@@ -384,9 +399,8 @@ impl Engine {
         Ok(t)
     }
 
-    fn call(&self, f: &Function, a: Value, b: Value) -> mlua::Result<Result<Value, Table>> {
-        self.resp.store(2, Ordering::Relaxed);
-        let (ok, value): (bool, Value) = self.runner.call((f, a, b))?;
+    /// A runner's `(ok, value)`: the value, or the error as a table.
+    fn outcome(&self, (ok, value): (bool, Value)) -> mlua::Result<Result<Value, Table>> {
         if ok {
             return Ok(Ok(value));
         }

@@ -75,13 +75,18 @@ end
 G.pcall = function(...) return unless_killed(pcall(...)) end
 G.xpcall = function(...) return unless_killed(xpcall(...)) end
 
--- Runs f(a, b) (a script's chunk: f() with KEYS and ARGV set; a function: f(keys, args))
--- through the error handler. Lua 5.1's xpcall passes no arguments: they wait in upvalues.
+-- Runs a script's chunk (KEYS and ARGV set) through the error handler.
+local function run(f)
+    return xpcall(f, handler)
+end
+
+-- Runs a function f(keys, args) through the error handler. Lua 5.1's xpcall passes no
+-- arguments: they wait in upvalues.
 local current, first, second
 local function call_current()
     return current(first, second)
 end
-local function run(f, a, b)
+local function run_function(f, a, b)
     current, first, second = f, a, b
     local ok, value = xpcall(call_current, handler)
     current, first, second = nil, nil, nil
@@ -201,4 +206,4 @@ local function load_library(chunk)
     return nil, 'ERR ' .. tostring(err)
 end
 
-return env, run, redis, library_env, load_library
+return env, run, redis, library_env, load_library, run_function
