@@ -2,7 +2,7 @@
 //! DUMP|RESTORE|HELP`.
 //!
 //! The libraries live in the scripts' engine ([`crate::lua::functions`]); `FCALL` runs a
-//! function as `EVAL` runs a script ([`scripting::run_invocation`]), every shard held, with the
+//! function as `EVAL` runs a script (`scripting::run_invocation`), every shard held, with the
 //! function's flags (`no-writes`, `allow-oom`) checked as Redis 7.0 checks them.
 //!
 //! # Design

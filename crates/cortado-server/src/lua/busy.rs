@@ -149,7 +149,7 @@ impl Busy {
     }
 
     /// The hook's look, every [`HOOK_INSTRUCTIONS`](super::HOOK_INSTRUCTIONS) instructions:
-    /// at the first of a run, wakes the runtime (see [`wake_runtime`]); whether the script
+    /// at the first of a run, wakes the runtime (see `wake_runtime`); whether the script
     /// was asked to stop.
     pub fn hook(&self) -> bool {
         let flags = self.flags.fetch_or(HOOKED, Ordering::Relaxed);
