@@ -61,7 +61,12 @@ pub struct Busy {
     ended_signal: Condvar,
     /// The running function's name and command (`FUNCTION STATS`); `None` for a script.
     function: Mutex<Option<(String, Vec<Vec<u8>>)>>,
+    /// When the library being loaded started to run, as `since`; 0: none loads.
+    loading_since: AtomicU64,
 }
+
+/// How long a library's code may run at `FUNCTION LOAD` (Redis 7.0's `LOAD_TIMEOUT_MS`).
+const LOAD_TIMEOUT_NANOS: u64 = 500_000_000;
 
 impl Default for Busy {
     fn default() -> Self {
@@ -74,6 +79,7 @@ impl Default for Busy {
             ended: Mutex::new(()),
             ended_signal: Condvar::new(),
             function: Mutex::new(None),
+            loading_since: AtomicU64::new(0),
         }
     }
 }
@@ -228,6 +234,18 @@ impl Busy {
                 Ok(())
             }
         }
+    }
+
+    /// A library's code starts to run (`FUNCTION LOAD`), or ended (`loading` false).
+    pub fn set_loading(&self, loading: bool) {
+        let since = if loading { self.now() } else { 0 };
+        self.loading_since.store(since, Ordering::Relaxed);
+    }
+
+    /// Whether the library being loaded has run past Redis's 500 ms (the hook asks).
+    pub fn load_timed_out(&self) -> bool {
+        let since = self.loading_since.load(Ordering::Relaxed);
+        since != 0 && self.now().saturating_sub(since) > LOAD_TIMEOUT_NANOS
     }
 
     /// `FCALL` is about to run the function `name` for the command `args`.

@@ -124,6 +124,8 @@ pub struct Engine {
     redis: Table,
     /// The running script's `redis.setresp`.
     resp: Arc<AtomicU8>,
+    /// The running script, as other connections see it (and the hook, a library's load).
+    busy: Arc<busy::Busy>,
     /// The cached scripts, with the flags of their `#!lua` line (`None`: no such line).
     scripts: HashMap<[u8; 40], (Function, Option<u8>)>,
     /// The functions' environment, and the Lua that runs a library's code.
@@ -174,6 +176,9 @@ impl Engine {
             move |_, _| {
                 if hook_busy.hook() {
                     return Err(mlua::Error::external(ScriptError(busy::KILLED.into())));
+                }
+                if hook_busy.load_timed_out() {
+                    return Err(raise("FUNCTION LOAD timeout"));
                 }
                 Ok(VmState::Continue)
             },
@@ -277,6 +282,7 @@ impl Engine {
             runner,
             redis,
             resp,
+            busy,
             scripts: HashMap::new(),
             library_env,
             load_library,
@@ -351,13 +357,16 @@ impl Engine {
         code: &[u8],
         replace: bool,
     ) -> Result<String, String> {
-        libraries.load(
+        self.busy.set_loading(true);
+        let loaded = libraries.load(
             &self.lua,
             &self.library_env,
             &self.load_library,
             code,
             replace,
-        )
+        );
+        self.busy.set_loading(false);
+        loaded
     }
 
     /// Runs `script` (a chunk) with `KEYS` and `ARGV` set, through Redis's error handler: the

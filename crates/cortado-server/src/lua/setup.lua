@@ -198,12 +198,11 @@ local library_env = setmetatable({}, {
 -- Runs a library's compiled code: its functions, or the text of its error.
 local function load_library(chunk)
     registering = {}
-    local ok, err = pcall(chunk)
+    local ok, err = xpcall(chunk, handler)
     local functions = registering
     registering = nil
     if ok then return functions end
-    if type(err) == 'table' and type(err.err) == 'string' then return nil, err.err end
-    return nil, 'ERR ' .. tostring(err)
+    return nil, err.err
 end
 
 return env, run, redis, library_env, load_library, run_function

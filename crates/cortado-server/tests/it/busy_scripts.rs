@@ -188,3 +188,20 @@ fn busy_function_replies_match_redis() {
         &[&["FUNCTION", "STATS"], &["FUNCTION", "KILL"]],
     );
 }
+
+#[test]
+fn function_load_that_never_ends_times_out_as_redis() {
+    let Some(pair) = Pair::start(&[]) else {
+        return;
+    };
+    let (mut redis, mut ours) = pair.clients();
+    assert_same_replies(
+        &mut redis,
+        &mut ours,
+        &[
+            &["FUNCTION", "LOAD", "#!lua name=loop\nwhile true do end"],
+            &["PING"],
+            &["FUNCTION", "LIST"],
+        ],
+    );
+}
