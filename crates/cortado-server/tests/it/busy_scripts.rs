@@ -205,3 +205,51 @@ fn function_load_that_never_ends_times_out_as_redis() {
         ],
     );
 }
+
+#[test]
+fn busy_script_with_clients_hammering_every_one_gets_busy_then_service() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let server = TestServer::with_args(&["--busy-reply-threshold", "50"]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..6)
+        .map(|_| {
+            let mut c = server.raw();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let (mut busy, mut served) = (0u64, 0u64);
+                while !stop.load(Ordering::Relaxed) {
+                    match c.call(&["INCR", "hits"]) {
+                        Frame::Int(_) => served += 1,
+                        Frame::Error(e) if e == BUSY => busy += 1,
+                        other => panic!("unexpected reply {other:?}"),
+                    }
+                }
+                (busy, served)
+            })
+        })
+        .collect();
+    let mut runner = server.raw();
+    let mut killer = server.raw();
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(30));
+        runner.send_command(&[b"EVAL", ENDLESS.as_bytes(), b"0"]);
+        std::thread::sleep(Duration::from_millis(120));
+        assert_eq!(killer.call(&["SCRIPT", "KILL"]), Frame::Simple("OK".into()));
+        assert!(matches!(runner.read(), Some(Frame::Error(e)) if e.contains("Script killed")));
+    }
+    std::thread::sleep(Duration::from_millis(30));
+    stop.store(true, Ordering::Relaxed);
+    let (mut busy, mut served) = (0, 0);
+    for w in workers {
+        let (b, s) = w.join().expect("no client hung or failed");
+        busy += b;
+        served += s;
+    }
+    assert!(busy > 0, "some commands were refused as BUSY");
+    assert!(served > 0, "commands were served between the scripts");
+    assert_eq!(
+        runner.call(&["GET", "hits"]),
+        Frame::Bulk(served.to_string().into_bytes())
+    );
+}
