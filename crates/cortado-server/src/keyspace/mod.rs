@@ -54,6 +54,9 @@
 
 pub mod access;
 pub mod eviction;
+pub mod hash;
+pub mod set;
+pub mod table;
 pub mod value;
 pub mod watch;
 
