@@ -41,15 +41,18 @@ macro_rules! command_constructor {
 
 pub mod acl;
 pub mod args;
+pub mod collections;
 pub mod command;
 pub mod connection;
 pub mod docs;
 pub mod expire;
+pub mod hashes;
 pub mod keyspace;
 pub mod keyspec;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;
+pub mod sets;
 pub mod strings;
 pub mod syntax;
 pub mod transactions;
@@ -234,10 +237,12 @@ fn families() -> impl Iterator<Item = &'static Command> {
         command::COMMANDS,
         connection::COMMANDS,
         expire::COMMANDS,
+        hashes::COMMANDS,
         keyspace::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,
         server::COMMANDS,
+        sets::COMMANDS,
         strings::COMMANDS,
         transactions::COMMANDS,
     ]

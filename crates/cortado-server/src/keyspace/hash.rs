@@ -223,7 +223,12 @@ impl Hash {
     /// One step of `HSCAN` from `cursor`: visits the fields of at least `count` more
     /// positions (fewer at the end) and returns the cursor to go on from, 0 at the end. A
     /// small hash is visited whole in one step, as Redis does.
-    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&[u8], &[u8])) -> u64 {
+    pub fn scan<'a>(
+        &'a self,
+        cursor: u64,
+        count: usize,
+        mut visit: impl FnMut(&'a [u8], &'a [u8]),
+    ) -> u64 {
         match self {
             Hash::Packed(p) => {
                 pairs(p).for_each(|(f, v)| visit(f, v));
@@ -315,5 +320,56 @@ mod tests {
         let fields: Vec<&[u8]> = h.iter().map(|(f, _)| f).collect();
         assert_eq!(fields, vec![&b"x"[..], b"m", b"b"]);
         assert_eq!(h.at(1), (&b"m"[..], &b"1"[..]));
+    }
+
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    /// Writes and removals over few fields, values of up to 10 bytes.
+    fn ops() -> impl Strategy<Value = Vec<(bool, u8, Vec<u8>)>> {
+        prop::collection::vec(
+            (
+                any::<bool>(),
+                0u8..40,
+                prop::collection::vec(any::<u8>(), 0..10),
+            ),
+            0..300,
+        )
+    }
+
+    proptest! {
+        /// A hash agrees with a map through writes and removals, across the switch from the
+        /// packed encoding (small limits, so both are used), which happens exactly when a
+        /// limit is passed and is never undone.
+        #[test]
+        fn hash_agrees_with_a_map(ops in ops(), entries in 1usize..20, value in 1usize..12) {
+            let limits = HashLimits { entries, value };
+            let mut h = Hash::new();
+            let mut model: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+            let mut outgrown = false;
+            for (write, f, v) in ops {
+                let field = vec![b'f', f];
+                let field_len = field.len();
+                if write {
+                    let new = h.insert(&field, &v, limits);
+                    prop_assert_eq!(new, model.insert(field, v.clone()).is_none());
+                    outgrown |= v.len().max(field_len) > value || model.len() > entries;
+                } else {
+                    prop_assert_eq!(h.remove(&field), model.remove(&field).is_some());
+                }
+                prop_assert_eq!(h.len(), model.len());
+                prop_assert_eq!(h.encoding(), if outgrown { "hashtable" } else { "listpack" });
+            }
+            let mut pairs: Vec<(Vec<u8>, Vec<u8>)> =
+                h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect();
+            pairs.sort();
+            let mut want: Vec<(Vec<u8>, Vec<u8>)> = model.into_iter().collect();
+            want.sort();
+            prop_assert_eq!(&pairs, &want);
+            for (i, (f, v)) in h.iter().enumerate() {
+                prop_assert_eq!(h.at(i), (f, v));
+                prop_assert_eq!(h.get(f), Some(v));
+            }
+        }
     }
 }

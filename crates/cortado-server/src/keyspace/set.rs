@@ -287,4 +287,55 @@ mod tests {
         assert!(t.contains(b"1") && t.contains(b"01"));
         assert_eq!(Set::for_member(b"x").encoding(), "hashtable");
     }
+
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    proptest! {
+        /// A set agrees with a model set through additions and removals of integers and
+        /// strings, across the switch from integers (small limits, so both are used); a set of
+        /// integers lists them in increasing order.
+        #[test]
+        fn set_agrees_with_a_model(
+            ops in prop::collection::vec((any::<bool>(), -40i64..40, 0u8..10), 0..300),
+            max_ints in 1usize..30,
+        ) {
+            let mut s = Set::new();
+            let mut model: BTreeSet<Vec<u8>> = BTreeSet::new();
+            let mut ints = true;
+            for (add, n, kind) in ops {
+                // Mostly integers, some at the width limits, some not canonical or not numbers.
+                let member = match kind {
+                    0 => format!("0{n}"),
+                    1 => format!("x{n}"),
+                    2 => (i64::from(i32::MAX) + n).to_string(),
+                    3 => (n * 1000).to_string(),
+                    _ => n.to_string(),
+                }
+                .into_bytes();
+                if add {
+                    prop_assert_eq!(s.insert(&member, max_ints), model.insert(member.clone()));
+                    ints &= parse_i64(&member).is_some() && model.len() <= max_ints;
+                } else {
+                    prop_assert_eq!(s.remove(&member), model.remove(&member));
+                }
+                prop_assert_eq!(s.len(), model.len());
+                prop_assert_eq!(s.encoding(), if ints { "intset" } else { "hashtable" });
+            }
+            let members: Vec<Vec<u8>> = s.iter().map(|m| m.into_owned()).collect();
+            if ints {
+                let numbers: Vec<i64> = members.iter().map(|m| parse_i64(m).unwrap()).collect();
+                prop_assert!(numbers.windows(2).all(|w| w[0] < w[1]), "increasing");
+            }
+            let sorted: BTreeSet<Vec<u8>> = members.iter().cloned().collect();
+            prop_assert_eq!(sorted.len(), members.len(), "each member once");
+            prop_assert_eq!(&sorted, &model);
+            for m in &model {
+                prop_assert!(s.contains(m));
+            }
+            for (i, member) in members.iter().enumerate() {
+                prop_assert_eq!(&s.at(i).into_owned(), member);
+            }
+        }
+    }
 }

@@ -223,7 +223,7 @@ impl<V: Held> Table<V> {
 
     /// Visits the keys of the bucket `cursor` names and returns the cursor of the next bucket,
     /// 0 once all were visited (see the [module docs](self)).
-    pub fn scan(&self, cursor: u64, mut visit: impl FnMut(&CompactBytes, &V)) -> u64 {
+    pub fn scan<'a>(&'a self, cursor: u64, mut visit: impl FnMut(&'a CompactBytes, &'a V)) -> u64 {
         if self.heads.is_empty() {
             return 0;
         }
