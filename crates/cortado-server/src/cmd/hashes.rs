@@ -472,13 +472,12 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         picks.len()
     });
     // Walking a small hash to each index costs what its size does, so pick from a list.
-    let pairs: Vec<(&[u8], &[u8])> = h.iter().collect();
+    let pairs: Vec<(&[u8], &[u8])> = match h {
+        Hash::Packed(_) => h.iter().collect(),
+        Hash::Table(_) => Vec::new(),
+    };
     for i in picks {
-        let (field, value) = if matches!(h, Hash::Packed(_)) {
-            pairs[i]
-        } else {
-            h.at(i)
-        };
+        let (field, value) = if pairs.is_empty() { h.at(i) } else { pairs[i] };
         if with_values && resp3 {
             ctx.reply.array(2);
         }

@@ -321,3 +321,51 @@ fn generated_set_sequences_match_redis() {
         }
     }
 }
+
+#[test]
+fn generic_commands_on_hashes_and_sets_match_redis() {
+    let Some(mut d) = Diff::start() else { return };
+    d.run(&[
+        &["HSET", "h", "a", "1"],
+        &["SADD", "s", "1", "x"],
+        &["SADD", "i", "1", "2"],
+        &["TYPE", "h"],
+        &["TYPE", "s"],
+        &["OBJECT", "ENCODING", "i"],
+        &["OBJECT", "REFCOUNT", "h"],
+        &["OBJECT", "REFCOUNT", "s"],
+        &["MEMORY", "USAGE", "h"],
+        &["MEMORY", "USAGE", "s"],
+        &["EXISTS", "h", "s", "i"],
+        &["RENAME", "h", "h2"],
+        &["HGET", "h2", "a"],
+        &["COPY", "h2", "h3", "DB", "1"],
+        &["MOVE", "s", "2"],
+        &["SELECT", "2"],
+        &["SCARD", "s"],
+        &["TYPE", "s"],
+        &["SELECT", "1"],
+        &["HGETALL", "h3"],
+        &["SELECT", "0"],
+        &["EXPIRE", "i", "100"],
+        &["SADD", "i", "3"],
+        &["TTL", "i"],
+        &["HSET", "h2", "b", "2"],
+        &["EXPIRE", "h2", "100"],
+        &["HDEL", "h2", "a"],
+        &["TTL", "h2"],
+        &["SINTERSTORE", "i", "i", "i"],
+        &["TTL", "i"],
+        &["DEL", "h2", "i"],
+        &["UNLINK", "h3"],
+        &["DBSIZE"],
+    ]);
+    d.run(&[
+        &["HSET", "h", "a", "1"],
+        &["SADD", "s", "1"],
+        &["SET", "k", "v"],
+    ]);
+    for kind in ["hash", "set", "string"] {
+        d.scan_all(&["TYPE", kind]);
+    }
+}
