@@ -456,27 +456,29 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         return Ok(());
     };
     let len = h.len();
-    let picks: Vec<usize> = if count < 0 {
-        (0..count.unsigned_abs())
-            .map(|_| random_index(len))
-            .collect()
+    // Picks with repetition are drawn as they are written: a count of billions is a reply of
+    // billions (as from Redis), not a list of them first.
+    let (n, mut picks): (usize, Box<dyn Iterator<Item = usize>>) = if count < 0 {
+        let n = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
+        (n, Box::new((0..n).map(|_| random_index(len))))
     } else if count as u64 >= len as u64 {
-        (0..len).collect()
+        (len, Box::new(0..len))
     } else {
-        distinct_indices(len, count as usize)
+        let picks = distinct_indices(len, count as usize);
+        (picks.len(), Box::new(picks.into_iter()))
     };
     let resp3 = ctx.reply.is_resp3();
     ctx.reply.array(if with_values && !resp3 {
-        picks.len() * 2
+        n.saturating_mul(2)
     } else {
-        picks.len()
+        n
     });
     // Walking a small hash to each index costs what its size does, so pick from a list.
     let pairs: Vec<(&[u8], &[u8])> = match h {
         Hash::Packed(_) => h.iter().collect(),
         Hash::Table(_) => Vec::new(),
     };
-    for i in picks {
+    for i in &mut picks {
         let (field, value) = if pairs.is_empty() { h.at(i) } else { pairs[i] };
         if with_values && resp3 {
             ctx.reply.array(2);

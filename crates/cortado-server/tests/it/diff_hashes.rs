@@ -405,3 +405,55 @@ fn generated_hash_sequences_match_redis() {
         }
     }
 }
+
+#[test]
+fn hash_and_set_replies_inside_scripts_match_redis() {
+    same_replies(&[
+        &["HSET", "h", "a", "1", "b", "2"],
+        &["SADD", "s", "1", "2"],
+        &["EVAL", "return redis.call('HGETALL', KEYS[1])", "1", "h"],
+        &["EVAL", "return redis.call('SMEMBERS', KEYS[1])", "1", "s"],
+        &[
+            "EVAL",
+            "return redis.call('HRANDFIELD', KEYS[1], 5, 'WITHVALUES')",
+            "1",
+            "h",
+        ],
+        &[
+            "EVAL",
+            "redis.setresp(3); return redis.call('HGETALL', KEYS[1])",
+            "1",
+            "h",
+        ],
+        &[
+            "EVAL",
+            "redis.setresp(3); return redis.call('SMEMBERS', KEYS[1])",
+            "1",
+            "s",
+        ],
+        &["EVAL", "return redis.pcall('HGETALL', 'nokey')", "0"],
+        &["EVAL", "return redis.pcall('SADD', KEYS[1], 'x')", "1", "h"],
+    ]);
+}
+
+#[test]
+fn hash_and_set_commands_inside_multi_match_redis() {
+    let Some(mut d) = Diff::start() else { return };
+    d.run(&[&["HSET", "h", "a", "1"], &["SADD", "s", "1", "2"]]);
+    // The hit counters are read with INFO, which a transaction would queue: compared after.
+    for command in [
+        &["MULTI"][..],
+        &["HSET", "h", "c", "3"],
+        &["SREM", "s", "1", "2"],
+        &["SUNIONSTORE", "u", "s", "nokey"],
+        &["HGETALL", "h"],
+        &["SADD", "h", "x"],
+        &["EXEC"],
+    ] {
+        let args: Vec<&[u8]> = command.iter().map(|a| a.as_bytes()).collect();
+        let (expected, actual) = d.both(&args);
+        assert_eq!(actual, expected, "{command:?}");
+    }
+    d.check_stats();
+    d.run(&[&["EXISTS", "s", "u"], &["HLEN", "h"]]);
+}
