@@ -3,7 +3,7 @@
 //! ```text
 //! cargo build --release -p cortado-server
 //! cargo run --release -p cortado-server --bin server-bench -- [throughput] [concurrency] [memory] [expiry]
-//!     [transactions] [scripts] [--requests N] [--keys N] [--rounds N]
+//!     [transactions] [scripts] [--requests N] [--keys N] [--rounds N] [--type T[,T...]]
 //! ```
 //!
 //! - `throughput`: `redis-benchmark -t set,get -n N -r N -c 50` at `-P 1` and `-P 16`
@@ -14,7 +14,9 @@
 //!   `docs/decisions/0200-server-concurrency.md`), taking turns within each round.
 //! - `memory`: N keys of 16 bytes with values of 16 bytes, loaded through pipelined `SET`s,
 //!   without and with a one-hour TTL; bytes per key from the growth of the process's resident
-//!   set and of `INFO`'s `used_memory`.
+//!   set and of `INFO`'s `used_memory`. With `--type`, N elements of each type named instead
+//!   (see [`LOADS`]: `string`, `hash`, `hash-large`, `set`, `intset`), written one command per
+//!   element, bytes per element beside Redis's and their ratio.
 //! - `expiry`: N keys that expire in the same second, no reads of them; the time from that
 //!   second until `DBSIZE` is 0 and `used_memory` is back near its level before the load,
 //!   and the latency of a ping-pong `GET` client meanwhile (p50, p99, max), and in the
@@ -49,6 +51,8 @@ struct Options {
     requests: u64,
     keys: u64,
     rounds: u32,
+    /// The `--type`s of `memory` (empty: strings with and without a TTL).
+    types: Vec<String>,
 }
 
 fn options() -> Result<Options, String> {
@@ -62,6 +66,7 @@ fn options() -> Result<Options, String> {
         requests: 1_000_000,
         keys: 1_000_000,
         rounds: 1,
+        types: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -80,6 +85,15 @@ fn options() -> Result<Options, String> {
             "--requests" => o.requests = number("--requests")?,
             "--keys" => o.keys = number("--keys")?,
             "--rounds" => o.rounds = number("--rounds")? as u32,
+            "--type" => {
+                let list = args.next().ok_or("--type takes a list of types")?;
+                for name in list.split(',') {
+                    if !LOADS.iter().any(|l| l.name == name) {
+                        return Err(format!("unknown type '{name}'"));
+                    }
+                    o.types.push(name.to_owned());
+                }
+            }
             other => return Err(format!("unknown argument '{other}'")),
         }
     }
@@ -707,7 +721,131 @@ fn load(addr: SocketAddr, n: u64, expire: Option<(&str, u64)>) {
     }
 }
 
+/// One kind of value `memory --type` loads, an element at a time.
+struct Load {
+    /// Its name for `--type`.
+    name: &'static str,
+    /// What its keys hold, for the table.
+    shape: &'static str,
+    /// The command that writes element `e`.
+    command: fn(u64) -> Vec<Vec<u8>>,
+}
+
+/// The kinds of value `memory --type` loads.
+const LOADS: &[Load] = &[
+    Load {
+        name: "string",
+        shape: "keys of 16 bytes, values of 16 bytes",
+        command: |e| {
+            let key = format!("key:{e:012}");
+            let value = format!("value:{e:010}");
+            vec![b"SET".to_vec(), key.into(), value.into()]
+        },
+    },
+    Load {
+        name: "hash",
+        shape: "hashes of 10 fields of 7 bytes, values of 9 bytes (listpack)",
+        command: |e| {
+            let key = format!("hash:{:012}", e / 10);
+            let field = format!("field:{}", e % 10);
+            let value = format!("v{e:08}");
+            vec![b"HSET".to_vec(), key.into(), field.into(), value.into()]
+        },
+    },
+    Load {
+        name: "hash-large",
+        shape: "hashes of 1,000 fields of up to 9 bytes, values of 14 bytes (hashtable)",
+        command: |e| {
+            let key = format!("bighash:{:08}", e / 1000);
+            let field = format!("field:{}", e % 1000);
+            let value = format!("value:{e:08}");
+            vec![b"HSET".to_vec(), key.into(), field.into(), value.into()]
+        },
+    },
+    Load {
+        name: "set",
+        shape: "sets of 1,000 members of 15 bytes (hashtable)",
+        command: |e| {
+            let key = format!("set:{:08}", e / 1000);
+            let member = format!("member:{e:08}");
+            vec![b"SADD".to_vec(), key.into(), member.into()]
+        },
+    },
+    Load {
+        name: "intset",
+        shape: "sets of 500 integers below 2^31 (intset)",
+        command: |e| {
+            let key = format!("intset:{:08}", e / 500);
+            vec![b"SADD".to_vec(), key.into(), e.to_string().into()]
+        },
+    },
+];
+
+/// Writes elements `0..n` of `load`, pipelined in batches.
+fn load_elements(addr: SocketAddr, n: u64, load: &Load) {
+    let mut client = Client::connect(addr).expect("connect");
+    const BATCH: u64 = 1000;
+    let mut start = 0;
+    while start < n {
+        let end = (start + BATCH).min(n);
+        let mut buf = Vec::new();
+        for e in start..end {
+            let args = (load.command)(e);
+            let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+            buf.extend(encode(&refs));
+        }
+        client.send(&buf);
+        for _ in start..end {
+            let reply = client.read_reply().expect("reply");
+            assert!(!reply.starts_with('-'), "{}: {reply}", load.name);
+        }
+        start = end;
+    }
+}
+
+/// `memory --type`: bytes per element of each type asked for, Redis's and ours.
+fn memory_types(o: &Options) {
+    println!("\n## Memory: {} elements of each type\n", o.keys);
+    println!("| type | shape | server | RSS bytes/element | used_memory bytes/element | used_memory vs redis | DBSIZE |");
+    println!("|---|---|---|---|---|---|---|");
+    for name in &o.types {
+        let load = LOADS.iter().find(|l| l.name == name).expect("checked");
+        let mut redis_used = None;
+        for kind in [Kind::Redis, Kind::Cortado] {
+            let server = Server::start(kind);
+            let mut client = Client::connect(server.addr).expect("connect");
+            std::thread::sleep(Duration::from_millis(200));
+            let (rss0, used0) = (server.rss(), client.info_field("used_memory"));
+            load_elements(server.addr, o.keys, load);
+            std::thread::sleep(Duration::from_millis(500));
+            let (rss1, used1) = (server.rss(), client.info_field("used_memory"));
+            let dbsize = client.call(&[b"DBSIZE"]).unwrap_or_default();
+            let per = |a: u64, b: u64| b.saturating_sub(a) as f64 / o.keys as f64;
+            let used = per(used0, used1);
+            let ratio = match redis_used {
+                None => {
+                    redis_used = Some(used);
+                    "1.00".to_string()
+                }
+                Some(r) => format!("{:.2}", used / r),
+            };
+            println!(
+                "| {} | {} | {} | {:.1} | {:.1} | {ratio} | {} |",
+                load.name,
+                load.shape,
+                kind.name(),
+                per(rss0, rss1),
+                used,
+                dbsize.trim_start_matches(':')
+            );
+        }
+    }
+}
+
 fn memory(o: &Options) {
+    if !o.types.is_empty() {
+        return memory_types(o);
+    }
     println!(
         "\n## Memory: {} keys of 16 bytes, values of 16 bytes\n",
         o.keys

@@ -14,7 +14,7 @@
 
 use super::acl::{ADMIN, CONNECTION, DANGEROUS, KEYSPACE};
 use super::keyspec::flag::*;
-use super::keyspec::{Begin, Find, KeySpec, KeysDoc};
+use super::keyspec::{single, Begin, Find, KeySpec, KeysDoc};
 use super::Args;
 
 /// One command's description. See the [module docs](self).
@@ -122,6 +122,36 @@ const NONE: &str = "";
 const SUBCOMMANDS: &str = "Varies with the subcommand";
 const CONSTANT: &str = "O(1)";
 const SCRIPT_COST: &str = "Depends on the script";
+const SCAN_STEP: &str = "O(1) a call, O(N) for a whole walk of N items";
+const SET_ALGEBRA: &str = "O(N) for N members of the sets read";
+
+/// `SINTERSTORE`'s keys: the destination, read and written, then the sets.
+const STORE_UPDATE: &[KeySpec] = &[single(1, RW | UPDATE), sets_from(2)];
+/// `SUNIONSTORE`'s and `SDIFFSTORE`'s keys: the destination, overwritten, then the sets.
+const STORE_OVERWRITE: &[KeySpec] = &[single(1, OW | UPDATE), sets_from(2)];
+/// `SINTERCARD`'s keys: `numkeys` of them after the count.
+const COUNTED_SETS: &[KeySpec] = &[KeySpec {
+    flags: RO | ACCESS,
+    begin: Begin::Index(1),
+    find: Find::Keynum {
+        keynumidx: 0,
+        firstkey: 1,
+        keystep: 1,
+    },
+}];
+
+/// The sets read by a command, from argument `index` to the last.
+const fn sets_from(index: i32) -> KeySpec {
+    KeySpec {
+        flags: RO | ACCESS,
+        begin: Begin::Index(index),
+        find: Find::Range {
+            lastkey: -1,
+            keystep: 1,
+            limit: 0,
+        },
+    }
+}
 
 /// The keys of a script that may write: `numkeys` of them after the count, as Redis
 /// assumes the worst of a script.
@@ -239,11 +269,29 @@ pub const DOCS: &[Doc] = &[
     doc("getrange", "O(N) for N bytes returned", "key:key start:integer end:integer")
         .keys(RO | ACCESS),
     doc("getset", CONSTANT, "key:key value").keys(RW | ACCESS | UPDATE),
+    doc("hdel", "O(N) for N fields named", "key:key field...").keys(RW | DELETE),
     doc(
         "hello",
         CONSTANT,
         "arguments=[protover:integer [AUTH username password] [SETNAME clientname]]",
     ),
+    doc("hexists", CONSTANT, "key:key field").keys(RO),
+    doc("hget", CONSTANT, "key:key field").keys(RO | ACCESS),
+    doc("hgetall", "O(N) for N fields held", "key:key").keys(RO | ACCESS),
+    doc("hincrby", CONSTANT, "key:key field increment:integer").keys(RW | ACCESS | UPDATE),
+    doc("hincrbyfloat", CONSTANT, "key:key field increment:double").keys(RW | ACCESS | UPDATE),
+    doc("hkeys", "O(N) for N fields held", "key:key").keys(RO | ACCESS),
+    doc("hlen", CONSTANT, "key:key").keys(RO),
+    doc("hmget", "O(N) for N fields named", "key:key field...").keys(RO | ACCESS),
+    doc("hmset", "O(N) for N fields written", "key:key data=(field value)...").keys(RW | UPDATE),
+    doc("hrandfield", "O(N) for N fields picked", "key:key options=[count:integer [WITHVALUES]]")
+        .keys(RO | ACCESS),
+    doc("hscan", SCAN_STEP, "key:key cursor:integer [MATCH pattern:pattern] [COUNT count:integer]")
+        .keys(RO | ACCESS),
+    doc("hset", "O(N) for N fields written", "key:key data=(field value)...").keys(RW | UPDATE),
+    doc("hsetnx", CONSTANT, "key:key field value").keys(RW | INSERT),
+    doc("hstrlen", CONSTANT, "key:key field").keys(RO),
+    doc("hvals", "O(N) for N fields held", "key:key").keys(RO | ACCESS),
     doc("incr", CONSTANT, "key:key").keys(RW | ACCESS | UPDATE),
     doc("incrby", CONSTANT, "key:key increment:integer").keys(RW | ACCESS | UPDATE),
     doc("incrbyfloat", CONSTANT, "key:key increment:double").keys(RW | ACCESS | UPDATE),
@@ -304,17 +352,21 @@ pub const DOCS: &[Doc] = &[
     doc("rename", CONSTANT, "key:key newkey:key").each_key(&[RW | ACCESS | DELETE, OW | UPDATE]),
     doc("renamenx", CONSTANT, "key:key newkey:key").each_key(&[RW | ACCESS | DELETE, OW | INSERT]),
     doc("reset", CONSTANT, NONE),
+    doc("sadd", "O(N) for N members named", "key:key member...").keys(RW | INSERT),
     doc(
         "scan",
         "O(1) a call; O(N) for a whole pass over N keys",
         "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type]",
     ),
+    doc("scard", CONSTANT, "key:key").keys(RO),
     doc("script", SUBCOMMANDS, NONE),
     doc("script|exists", "O(N) for N scripts", "sha1..."),
     doc("script|flush", "O(N) for N cached scripts", "flush-type=[ASYNC|SYNC]"),
     doc("script|help", CONSTANT, NONE),
     doc("script|kill", CONSTANT, NONE),
     doc("script|load", "O(N) for a script of N bytes", "script"),
+    doc("sdiff", SET_ALGEBRA, "key:key...").keys(RO | ACCESS),
+    doc("sdiffstore", SET_ALGEBRA, "destination:key key:key...").specs(STORE_OVERWRITE),
     doc("select", CONSTANT, "index:integer"),
     doc("set", CONSTANT, concat!("key:key value condition=[NX|XX] [GET] ", expiration!("KEEPTTL"))).keys(RW | ACCESS | UPDATE | VARIABLE_FLAGS)
         .flags_per_call(set_call_flags),
@@ -324,15 +376,31 @@ pub const DOCS: &[Doc] = &[
     doc("setrange", "O(1), or O(N) to grow the string to N bytes", "key:key offset:integer value")
         .keys(RW | UPDATE),
     doc("shutdown", "O(N) for N connections", "save=[NOSAVE|SAVE] [NOW] [FORCE] [ABORT]"),
+    doc("sinter", SET_ALGEBRA, "key:key...").keys(RO | ACCESS),
+    doc("sintercard", SET_ALGEBRA, "numkeys:integer key:key... [LIMIT limit:integer]")
+        .specs(COUNTED_SETS),
+    doc("sinterstore", SET_ALGEBRA, "destination:key key:key...").specs(STORE_UPDATE),
+    doc("sismember", CONSTANT, "key:key member").keys(RO),
     doc("slowlog", SUBCOMMANDS, NONE),
     doc("slowlog|get", "O(N) for N entries returned", "[count:integer]"),
     doc("slowlog|help", CONSTANT, NONE),
     doc("slowlog|len", CONSTANT, NONE),
     doc("slowlog|reset", "O(N) for N entries", NONE),
+    doc("smembers", "O(N) for N members held", "key:key").keys(RO | ACCESS),
+    doc("smismember", "O(N) for N members named", "key:key member...").keys(RO | ACCESS),
+    doc("smove", CONSTANT, "source:key destination:key member")
+        .each_key(&[RW | ACCESS | DELETE, RW | INSERT]),
+    doc("spop", "O(N) for N members popped", "key:key [count:integer]").keys(RW | ACCESS | DELETE),
     doc("spublish", "O(N) for N subscribers of the channel", "shardchannel:key message").keys(NOT_KEY),
+    doc("srandmember", "O(N) for N members picked", "key:key [count:integer]").keys(RO | ACCESS),
+    doc("srem", "O(N) for N members named", "key:key member...").keys(RW | DELETE),
+    doc("sscan", SCAN_STEP, "key:key cursor:integer [MATCH pattern:pattern] [COUNT count:integer]")
+        .keys(RO | ACCESS),
     doc("ssubscribe", "O(N) for N channels", "shardchannel:key...").keys(NOT_KEY),
     doc("strlen", CONSTANT, "key:key").keys(RO),
     doc("subscribe", "O(N) for N channels", "channel..."),
+    doc("sunion", SET_ALGEBRA, "key:key...").keys(RO | ACCESS),
+    doc("sunionstore", SET_ALGEBRA, "destination:key key:key...").specs(STORE_OVERWRITE),
     doc("sunsubscribe", "O(N) for N channels", "[shardchannel:key...]").keys(NOT_KEY),
     doc("swapdb", CONSTANT, "index1:integer index2:integer").acl(KEYSPACE | DANGEROUS),
     doc("time", CONSTANT, NONE),

@@ -41,16 +41,19 @@ macro_rules! command_constructor {
 
 pub mod acl;
 pub mod args;
+pub mod collections;
 pub mod command;
 pub mod connection;
 pub mod docs;
 pub mod expire;
 pub mod functions;
+pub mod hashes;
 pub mod keyspace;
 pub mod keyspec;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;
+pub mod sets;
 pub mod strings;
 pub mod syntax;
 pub mod transactions;
@@ -236,10 +239,12 @@ fn families() -> impl Iterator<Item = &'static Command> {
         connection::COMMANDS,
         expire::COMMANDS,
         functions::COMMANDS,
+        hashes::COMMANDS,
         keyspace::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,
         server::COMMANDS,
+        sets::COMMANDS,
         strings::COMMANDS,
         transactions::COMMANDS,
     ]

@@ -181,6 +181,10 @@ pub struct Settings {
     pub enable_protected_configs: Allowed,
     /// `notify-keyspace-events`, canonical (`AKE`).
     pub notify_keyspace_events: String,
+    /// `hash-max-listpack-entries` and `hash-max-listpack-value` (or their `ziplist` aliases).
+    pub hash_limits: crate::keyspace::hash::HashLimits,
+    /// `set-max-intset-entries`.
+    pub set_max_intset_entries: usize,
 }
 
 /// All directives' values and where they came from. See the [module docs](self).
@@ -513,6 +517,11 @@ impl Config {
             enable_debug_command: Allowed::parse(&self.values["enable-debug-command"]),
             enable_protected_configs: Allowed::parse(&self.values["enable-protected-configs"]),
             notify_keyspace_events: self.values["notify-keyspace-events"].clone(),
+            hash_limits: crate::keyspace::hash::HashLimits {
+                entries: memory("hash-max-listpack-entries") as usize,
+                value: memory("hash-max-listpack-value") as usize,
+            },
+            set_max_intset_entries: memory("set-max-intset-entries") as usize,
         }
     }
 

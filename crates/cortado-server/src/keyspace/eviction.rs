@@ -453,4 +453,55 @@ mod tests {
         assert!(limit(99).unwrap() > std::time::Duration::from_secs(60));
         assert_eq!(limit(100), None);
     }
+
+    #[test]
+    fn hash_grown_in_place_is_weighed_again() {
+        let keyspace = Keyspace::with_shards(1, TimeSource::Manual(ManualClock::new()), SHARDS);
+        keyspace.set_eviction(
+            Eviction {
+                policy: Some(EvictionPolicy::redis_lru()),
+                maxmemory: 1 << 30,
+                volatile: false,
+                tenacity: 10,
+            },
+            0,
+        );
+        let weight = |keyspace: &Keyspace| -> u64 {
+            (0..SHARDS)
+                .map(|i| {
+                    let shard = keyspace.lock_shard(i, 0);
+                    shard.db_ref(0).map_or(0, |c| c.weighted_size())
+                })
+                .sum()
+        };
+        let key = &b"h"[..];
+        let mut locked = keyspace.lock(key);
+        let shard = locked.shard(key);
+        shard.set(0, key, Value::Hash(Default::default()), Expire::Never);
+        drop(locked);
+        let small = weight(&keyspace);
+        for table in [false, true] {
+            let before = weight(&keyspace);
+            let mut locked = keyspace.lock(key);
+            let mut value = locked.shard(key).lookup_mut(0, key).expect("the hash");
+            let limits = crate::keyspace::hash::HashLimits::default();
+            let hash = value.as_hash_mut().expect("a hash");
+            let fields = if table { 1000 } else { 10 };
+            for i in 0..fields {
+                hash.insert(format!("field:{i}").as_bytes(), &[b'v'; 20], limits);
+            }
+            assert_eq!(
+                hash.encoding(),
+                if table { "hashtable" } else { "listpack" }
+            );
+            drop(value);
+            drop(locked);
+            let after = weight(&keyspace);
+            assert!(
+                after >= before + fields * 20,
+                "weight {before} -> {after} after {fields} fields of 20 bytes"
+            );
+        }
+        assert!(small > 0);
+    }
 }

@@ -54,6 +54,9 @@
 
 pub mod access;
 pub mod eviction;
+pub mod hash;
+pub mod set;
+pub mod table;
 pub mod value;
 pub mod watch;
 
@@ -678,7 +681,7 @@ fn pick_weighted(sizes: &[usize]) -> Option<usize> {
 
 /// A random number from a generator of the calling thread (xorshift64*, seeded from the
 /// standard library's random hasher keys): for picking keys, not for secrets.
-fn random_u64() -> u64 {
+pub(crate) fn random_u64() -> u64 {
     thread_local! {
         static STATE: Cell<u64> = Cell::new(
             std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64) | 1,

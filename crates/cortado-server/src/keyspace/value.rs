@@ -296,6 +296,10 @@ pub enum Value {
     /// A string (Redis's strings are binary, and integers and floats are strings too). Its
     /// [tag](CompactBytes::tag) is how it was written ([`Written`]).
     Str(CompactBytes),
+    /// A hash: 16 bytes (a boxed buffer or a boxed table), so the value stays 24.
+    Hash(super::hash::Hash),
+    /// A set: 16 bytes, as a hash.
+    Set(super::set::Set),
 }
 
 /// How a string value was written, kept in its tag: Redis encodes a string by the command
@@ -331,6 +335,10 @@ impl Written {
 pub enum Kind {
     /// `string`
     Str,
+    /// `hash`
+    Hash,
+    /// `set`
+    Set,
 }
 
 impl Kind {
@@ -338,6 +346,8 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Str => "string",
+            Kind::Hash => "hash",
+            Kind::Set => "set",
         }
     }
 }
@@ -361,6 +371,8 @@ impl Value {
     pub fn kind(&self) -> Kind {
         match self {
             Value::Str(_) => Kind::Str,
+            Value::Hash(_) => Kind::Hash,
+            Value::Set(_) => Kind::Set,
         }
     }
 
@@ -369,6 +381,43 @@ impl Value {
     pub fn as_str(&self) -> Option<&CompactBytes> {
         match self {
             Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The hash, if the value is one.
+    #[inline]
+    pub fn as_hash(&self) -> Option<&super::hash::Hash> {
+        match self {
+            Value::Hash(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// The hash, to change, if the value is one.
+    #[inline]
+    pub fn as_hash_mut(&mut self) -> Option<&mut super::hash::Hash> {
+        match self {
+            Value::Hash(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// The set, if the value is one.
+    #[inline]
+    pub fn as_set(&self) -> Option<&super::set::Set> {
+        match self {
+            Value::Set(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The set, to change, if the value is one.
+    #[inline]
+    pub fn as_set_mut(&mut self) -> Option<&mut super::set::Set> {
+        match self {
+            Value::Set(s) => Some(s),
+            _ => None,
         }
     }
 
@@ -380,6 +429,7 @@ impl Value {
                 Written::Whole => Value::Str(s.clone().with_tag(Written::Copied as u8)),
                 _ => self.clone(),
             },
+            Value::Hash(_) | Value::Set(_) => self.clone(),
         }
     }
 
@@ -387,6 +437,8 @@ impl Value {
     pub fn heap_bytes(&self) -> usize {
         match self {
             Value::Str(s) => s.heap_bytes(),
+            Value::Hash(h) => h.heap_bytes(),
+            Value::Set(s) => s.heap_bytes(),
         }
     }
 
@@ -403,6 +455,8 @@ impl Value {
                     _ => "raw",
                 }
             }
+            Value::Hash(h) => h.encoding(),
+            Value::Set(s) => s.encoding(),
         }
     }
 
@@ -419,6 +473,7 @@ impl Value {
                     1
                 }
             }
+            Value::Hash(_) | Value::Set(_) => 1,
         }
     }
 }

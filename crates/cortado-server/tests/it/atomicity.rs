@@ -265,3 +265,40 @@ fn counters_lose_no_update_under_contention() {
     );
     assert_eq!(c.call(&["STRLEN", "log"]), Frame::Int(total as i64));
 }
+
+#[test]
+fn smove_across_shards_set_algebra_sees_each_member_once() {
+    let server = TestServer::start();
+    let (s, t) = keys_in_two_shards(&server, "set");
+    let mut setup = server.raw();
+    let mut sadd = vec!["SADD", s.as_str()];
+    let members: Vec<String> = (0..20).map(|i| format!("m{i}")).collect();
+    sadd.extend(members.iter().map(String::as_str));
+    setup.call(&sadd);
+    let (ws, wt) = (s.clone(), t.clone());
+    race(
+        &server,
+        3,
+        1500,
+        move |c, n| {
+            // Each member goes to the other set and back; one of the two sets may be emptied
+            // (its key deleted) and made again meanwhile.
+            let m = format!("m{}", n % 20);
+            let (from, to) = if (n / 20) % 2 == 0 {
+                (&ws, &wt)
+            } else {
+                (&wt, &ws)
+            };
+            assert_eq!(c.call(&["SMOVE", from, to, &m]), Frame::Int(1));
+        },
+        move |c| {
+            let Frame::Array(union) = c.call(&["SUNION", &s, &t]) else {
+                panic!("SUNION")
+            };
+            assert_eq!(union.len(), 20, "SUNION saw half an SMOVE");
+            assert_eq!(c.call(&["SINTERCARD", "2", &s, &t]), Frame::Int(0));
+            let stored = c.call(&["SUNIONSTORE", "{u}", &s, &t]);
+            assert_eq!(stored, Frame::Int(20), "SUNIONSTORE saw half an SMOVE");
+        },
+    );
+}

@@ -428,3 +428,37 @@ fn maxmemory_eviction_publishes_evicted_events() {
         assert!(key.starts_with(b"key:"), "{key:?}");
     }
 }
+
+#[test]
+fn maxmemory_hashes_and_sets_grown_in_place_are_evicted_to_fit() {
+    // Each key is made small and grown one field or member at a time (about 40 KB a key,
+    // 24 MB in all), in place: the keys' weights and the cron's reading of used_memory must
+    // follow. (That the weight itself is taken again is the unit test
+    // `hash_grown_in_place_is_weighed_again`.)
+    let limit: u64 = 8 << 20;
+    let server = ServerProcess::start(&["--maxmemory", "8mb", "--maxmemory-policy", "allkeys-lru"]);
+    let mut client = server.raw();
+    let value = "v".repeat(40);
+    for key in 0..300 {
+        let (hash, set) = (format!("hash:{key}"), format!("set:{key}"));
+        let mut commands = Vec::new();
+        for i in 0..500 {
+            let (field, member) = (format!("field:{i}"), format!("member:{key}:{i}:{value}"));
+            commands.push(vec!["HSET".to_string(), hash.clone(), field, value.clone()]);
+            commands.push(vec!["SADD".to_string(), set.clone(), member]);
+        }
+        for command in &commands {
+            let args: Vec<&[u8]> = command.iter().map(String::as_bytes).collect();
+            client.send_command(&args);
+        }
+        for _ in &commands {
+            let reply = client.read().expect("a reply");
+            assert!(!matches!(reply, Frame::Error(_)), "{reply:?}");
+        }
+    }
+    let used = used_memory_settles_under(&mut client, limit);
+    assert!(used <= limit, "used_memory {used} > maxmemory {limit}");
+    let evicted = info_field(&mut client, "stats", "evicted_keys");
+    assert!(evicted > 300, "only {evicted} keys evicted");
+    assert!(dbsize(&mut client) > 20, "keys are still held");
+}

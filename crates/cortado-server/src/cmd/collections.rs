@@ -1,0 +1,121 @@
+//! What the hash and set commands share: changing a collection in place and deleting its key
+//! once emptied, the options of `HSCAN`/`SSCAN`, and picks at random.
+
+use super::args::Args;
+use super::syntax_error;
+use crate::glob::glob_match;
+use crate::keyspace::{random_u64, Shard, Value};
+use crate::protocol::ErrorReply;
+
+/// Changes the collection at `key` in place with `change` (its lifetime stays), after
+/// `access` found it of the right type (`WRONGTYPE` otherwise), and deletes the key if the
+/// change left it empty, as Redis does. `Err(change)` back if the key is missing; otherwise
+/// what `change` returned and whether the key was deleted.
+pub(super) fn change<T, R, F: FnOnce(&mut T) -> Result<R, ErrorReply>>(
+    shard: &mut Shard,
+    db: usize,
+    key: &[u8],
+    access: fn(&mut Value) -> Option<&mut T>,
+    is_empty: fn(&T) -> bool,
+    change: F,
+) -> Result<Result<(R, bool), F>, ErrorReply> {
+    let Some(mut value) = shard.lookup_mut(db, key) else {
+        return Ok(Err(change));
+    };
+    let collection = access(&mut value).ok_or_else(super::wrong_type)?;
+    let result = change(collection)?;
+    let emptied = is_empty(collection);
+    drop(value);
+    if emptied {
+        shard.remove(db, key);
+    }
+    Ok(Ok((result, emptied)))
+}
+
+/// The options of `HSCAN` and `SSCAN`: `MATCH pattern` and `COUNT n` (at least 1), in any
+/// order and repeated (the last counts); anything else is a syntax error.
+pub(super) struct ScanOptions<'a> {
+    pattern: Option<&'a [u8]>,
+    /// Positions to visit at least, as a hint.
+    pub count: usize,
+}
+
+impl<'a> ScanOptions<'a> {
+    /// The options from argument `from` on.
+    pub fn parse(args: Args<'a>, from: usize) -> Result<Self, ErrorReply> {
+        let mut options = ScanOptions {
+            pattern: None,
+            count: 10,
+        };
+        let mut i = from;
+        while i < args.len() {
+            if i + 1 >= args.len() {
+                return Err(syntax_error());
+            }
+            if args.is(i, "count") {
+                let count = args.int(i + 1)?;
+                if count < 1 {
+                    return Err(syntax_error());
+                }
+                options.count = usize::try_from(count).unwrap_or(usize::MAX);
+            } else if args.is(i, "match") {
+                // `*` matches everything, so it filters nothing.
+                options.pattern = Some(args.get(i + 1)).filter(|p| *p != b"*");
+            } else {
+                return Err(syntax_error());
+            }
+            i += 2;
+        }
+        Ok(options)
+    }
+
+    /// Whether `item` passes `MATCH`.
+    pub fn matches(&self, item: &[u8]) -> bool {
+        self.pattern.is_none_or(|p| glob_match(p, item, false))
+    }
+}
+
+/// A number in `0..n` (`n` > 0) picked at random.
+pub(super) fn random_index(n: usize) -> usize {
+    (random_u64() % n as u64) as usize
+}
+
+/// `count` distinct numbers of `0..n` (`count` < `n`) picked at random, in random order.
+pub(super) fn distinct_indices(n: usize, count: usize) -> Vec<usize> {
+    if count * 3 > n {
+        // Many of them: a partial shuffle of all.
+        let mut all: Vec<usize> = (0..n).collect();
+        for i in 0..count {
+            let j = i + random_index(n - i);
+            all.swap(i, j);
+        }
+        all.truncate(count);
+        return all;
+    }
+    let mut picked = std::collections::HashSet::with_capacity(count);
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        let i = random_index(n);
+        if picked.insert(i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinct_indices_are_distinct_and_in_range() {
+        for (n, count) in [(10, 9), (1000, 10), (5, 0), (2, 1)] {
+            let mut picks = distinct_indices(n, count);
+            assert_eq!(picks.len(), count);
+            assert!(picks.iter().all(|&i| i < n));
+            picks.sort_unstable();
+            picks.dedup();
+            assert_eq!(picks.len(), count, "distinct");
+        }
+    }
+}

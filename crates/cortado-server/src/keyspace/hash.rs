@@ -1,0 +1,375 @@
+//! Hash values: fields and their values, packed in one buffer while small, in a [`Table`]
+//! once large.
+//!
+//! A hash keeps Redis 7.0's two encodings and its rules for leaving the small one: it is
+//! `listpack` until it holds more than `hash-max-listpack-entries` fields or is given a field
+//! or value longer than `hash-max-listpack-value` bytes, then `hashtable` for good.
+//!
+//! # Design
+//!
+//! The small encoding is one boxed byte buffer of fields and values in turn, each a LEB128
+//! length then its bytes: for 10 short fields, one block of about 150 bytes where a table
+//! would hold 20 strings and 10 entries. A lookup walks it (at most 128 fields by default, a
+//! few cache lines), a change rewrites it; both are what Redis's listpack does, with one byte
+//! of length per item where Redis spends two (an encoding byte and a back-length, which its
+//! reverse iteration needs and a hash never uses). Fields keep their order of insertion, as
+//! Redis's do, so replies of small hashes come in Redis's order. The large encoding is the
+//! keyspace's [`Table`], whose cursor `HSCAN` uses; a small hash is scanned in one call, as
+//! Redis scans a listpack. See `docs/decisions/0240-server-hashes-sets.md`.
+
+use super::eviction::block_bytes;
+use super::table::Table;
+use super::CompactBytes;
+
+/// When a hash leaves its small encoding (`hash-max-listpack-entries` and `-value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HashLimits {
+    /// The most fields a small hash holds.
+    pub entries: usize,
+    /// The longest field or value a small hash holds, in bytes.
+    pub value: usize,
+}
+
+impl Default for HashLimits {
+    /// `redis-server`'s built-in defaults: 512 fields, 64 bytes (its sample `redis.conf`
+    /// says 128 fields).
+    fn default() -> Self {
+        Self {
+            entries: 512,
+            value: 64,
+        }
+    }
+}
+
+/// A hash. See the [module docs](self).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Hash {
+    /// Small: fields and values in turn, each a LEB128 length and its bytes.
+    Packed(Box<[u8]>),
+    /// Large.
+    Table(Box<Table<CompactBytes>>),
+}
+
+/// Appends `bytes` to `out` as a packed item: its LEB128 length, then itself.
+fn push_item(out: &mut Vec<u8>, bytes: &[u8]) {
+    let mut n = bytes.len();
+    loop {
+        let low = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(low);
+            break;
+        }
+        out.push(low | 0x80);
+    }
+    out.extend_from_slice(bytes);
+}
+
+/// The items of a packed buffer, in order.
+struct Items<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (mut len, mut shift, mut at) = (0usize, 0, 0);
+        loop {
+            let byte = self.rest[at];
+            at += 1;
+            len |= usize::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        let item = &self.rest[at..at + len];
+        self.rest = &self.rest[at + len..];
+        Some(item)
+    }
+}
+
+/// The fields and values of a packed buffer, in order.
+fn pairs(packed: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+    let mut items = Items { rest: packed };
+    std::iter::from_fn(move || Some((items.next()?, items.next()?)))
+}
+
+impl Default for Hash {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Hash {
+    /// An empty hash, small.
+    pub fn new() -> Self {
+        Hash::Packed(Box::new([]))
+    }
+
+    /// The number of fields.
+    pub fn len(&self) -> usize {
+        match self {
+            Hash::Packed(p) => Items { rest: p }.count() / 2,
+            Hash::Table(t) => t.len(),
+        }
+    }
+
+    /// Whether it has no fields.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Hash::Packed(p) => p.is_empty(),
+            Hash::Table(t) => t.is_empty(),
+        }
+    }
+
+    /// The value of `field`.
+    pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
+        match self {
+            Hash::Packed(p) => pairs(p).find(|(f, _)| *f == field).map(|(_, v)| v),
+            Hash::Table(t) => t.get(field).map(CompactBytes::as_slice),
+        }
+    }
+
+    /// Every field and value, in no particular order (a small hash's in order of insertion).
+    pub fn iter(&self) -> Box<dyn Iterator<Item = (&[u8], &[u8])> + '_> {
+        match self {
+            Hash::Packed(p) => Box::new(pairs(p)),
+            Hash::Table(t) => Box::new(t.iter().map(|(f, v)| (f.as_slice(), v.as_slice()))),
+        }
+    }
+
+    /// The field and value at `i` (`0..len`) of [`iter`](Self::iter)'s order, for picks at
+    /// random.
+    pub fn at(&self, i: usize) -> (&[u8], &[u8]) {
+        match self {
+            Hash::Packed(p) => pairs(p).nth(i).expect("an index within the hash"),
+            Hash::Table(t) => {
+                let (f, v) = t.at(i);
+                (f.as_slice(), v.as_slice())
+            }
+        }
+    }
+
+    /// Sets `field` to `value`; returns whether the field is new. The hash turns large if it
+    /// outgrows `limits`.
+    pub fn insert(&mut self, field: &[u8], value: &[u8], limits: HashLimits) -> bool {
+        if let Hash::Packed(p) = self {
+            if field.len() > limits.value || value.len() > limits.value {
+                self.convert();
+            } else {
+                let mut out = Vec::with_capacity(p.len() + field.len() + value.len() + 4);
+                let mut new = true;
+                for (f, v) in pairs(p) {
+                    push_item(&mut out, f);
+                    if f == field {
+                        push_item(&mut out, value);
+                        new = false;
+                    } else {
+                        push_item(&mut out, v);
+                    }
+                }
+                if new {
+                    push_item(&mut out, field);
+                    push_item(&mut out, value);
+                }
+                *p = out.into_boxed_slice();
+                if new && self.len() > limits.entries {
+                    self.convert();
+                }
+                return new;
+            }
+        }
+        let Hash::Table(t) = self else {
+            unreachable!("converted above")
+        };
+        t.insert(field, CompactBytes::new(value)).is_none()
+    }
+
+    /// Turns a small hash large.
+    fn convert(&mut self) {
+        if let Hash::Packed(p) = self {
+            let mut table = Table::new();
+            for (f, v) in pairs(p) {
+                table.insert(f, CompactBytes::new(v));
+            }
+            *self = Hash::Table(Box::new(table));
+        }
+    }
+
+    /// Removes `field`; returns whether it was there.
+    pub fn remove(&mut self, field: &[u8]) -> bool {
+        match self {
+            Hash::Packed(p) => {
+                if !pairs(p).any(|(f, _)| f == field) {
+                    return false;
+                }
+                let mut out = Vec::with_capacity(p.len());
+                for (f, v) in pairs(p).filter(|(f, _)| *f != field) {
+                    push_item(&mut out, f);
+                    push_item(&mut out, v);
+                }
+                *p = out.into_boxed_slice();
+                true
+            }
+            Hash::Table(t) => t.remove(field).is_some(),
+        }
+    }
+
+    /// One step of `HSCAN` from `cursor`: visits the fields of at least `count` more
+    /// positions (fewer at the end) and returns the cursor to go on from, 0 at the end. A
+    /// small hash is visited whole in one step, as Redis does.
+    pub fn scan<'a>(
+        &'a self,
+        cursor: u64,
+        count: usize,
+        mut visit: impl FnMut(&'a [u8], &'a [u8]),
+    ) -> u64 {
+        match self {
+            Hash::Packed(p) => {
+                pairs(p).for_each(|(f, v)| visit(f, v));
+                0
+            }
+            Hash::Table(t) => {
+                let (mut cursor, mut seen, mut steps) = (cursor, 0, count.saturating_mul(10));
+                loop {
+                    cursor = t.scan(cursor, |f, v| {
+                        seen += 1;
+                        visit(f.as_slice(), v.as_slice());
+                    });
+                    steps -= 1;
+                    if cursor == 0 || seen >= count || steps == 0 {
+                        return cursor;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bytes held on the heap (usable block sizes).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Hash::Packed(p) => p.len(),
+            Hash::Table(t) => {
+                block_bytes(std::mem::size_of::<Table<CompactBytes>>()) + t.heap_bytes()
+            }
+        }
+    }
+
+    /// The encoding `OBJECT ENCODING` reports.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Hash::Packed(_) => "listpack",
+            Hash::Table(_) => "hashtable",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_item_and_items_round_trip_long_lengths() {
+        let mut out = Vec::new();
+        let long = vec![7u8; 300];
+        push_item(&mut out, b"");
+        push_item(&mut out, &long);
+        push_item(&mut out, b"x");
+        assert_eq!(out.len(), 1 + 2 + 300 + 1 + 1);
+        let items: Vec<&[u8]> = Items { rest: &out }.collect();
+        assert_eq!(items, vec![&b""[..], &long[..], b"x"]);
+    }
+
+    #[test]
+    fn hash_turns_large_past_either_limit_only() {
+        let limits = HashLimits {
+            entries: 3,
+            value: 5,
+        };
+        let mut h = Hash::new();
+        for f in [&b"a"[..], b"b", b"c"] {
+            assert!(h.insert(f, b"12345", limits));
+        }
+        assert!(!h.insert(b"a", b"v", limits), "a replaced field is not new");
+        assert_eq!(h.encoding(), "listpack");
+        assert_eq!(h.get(b"a"), Some(&b"v"[..]));
+        assert!(h.insert(b"d", b"v", limits));
+        assert_eq!((h.encoding(), h.len()), ("hashtable", 4));
+        let mut long = Hash::new();
+        long.insert(b"f", b"123456", limits);
+        assert_eq!(long.encoding(), "hashtable");
+        let mut long_field = Hash::new();
+        long_field.insert(b"123456", b"v", limits);
+        assert_eq!(long_field.encoding(), "hashtable");
+    }
+
+    #[test]
+    fn hash_packed_keeps_insertion_order_through_removals() {
+        let mut h = Hash::new();
+        let limits = HashLimits::default();
+        for f in ["x", "a", "m", "b"] {
+            h.insert(f.as_bytes(), b"1", limits);
+        }
+        assert!(h.remove(b"a"));
+        assert!(!h.remove(b"a"));
+        let fields: Vec<&[u8]> = h.iter().map(|(f, _)| f).collect();
+        assert_eq!(fields, vec![&b"x"[..], b"m", b"b"]);
+        assert_eq!(h.at(1), (&b"m"[..], &b"1"[..]));
+    }
+
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    /// Writes and removals over few fields, values of up to 10 bytes.
+    fn ops() -> impl Strategy<Value = Vec<(bool, u8, Vec<u8>)>> {
+        prop::collection::vec(
+            (
+                any::<bool>(),
+                0u8..40,
+                prop::collection::vec(any::<u8>(), 0..10),
+            ),
+            0..300,
+        )
+    }
+
+    proptest! {
+        /// A hash agrees with a map through writes and removals, across the switch from the
+        /// packed encoding (small limits, so both are used), which happens exactly when a
+        /// limit is passed and is never undone.
+        #[test]
+        fn hash_agrees_with_a_map(ops in ops(), entries in 1usize..20, value in 1usize..12) {
+            let limits = HashLimits { entries, value };
+            let mut h = Hash::new();
+            let mut model: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+            let mut outgrown = false;
+            for (write, f, v) in ops {
+                let field = vec![b'f', f];
+                let field_len = field.len();
+                if write {
+                    let new = h.insert(&field, &v, limits);
+                    prop_assert_eq!(new, model.insert(field, v.clone()).is_none());
+                    outgrown |= v.len().max(field_len) > value || model.len() > entries;
+                } else {
+                    prop_assert_eq!(h.remove(&field), model.remove(&field).is_some());
+                }
+                prop_assert_eq!(h.len(), model.len());
+                prop_assert_eq!(h.encoding(), if outgrown { "hashtable" } else { "listpack" });
+            }
+            let mut pairs: Vec<(Vec<u8>, Vec<u8>)> =
+                h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect();
+            pairs.sort();
+            let mut want: Vec<(Vec<u8>, Vec<u8>)> = model.into_iter().collect();
+            want.sort();
+            prop_assert_eq!(&pairs, &want);
+            for (i, (f, v)) in h.iter().enumerate() {
+                prop_assert_eq!(h.at(i), (f, v));
+                prop_assert_eq!(h.get(f), Some(v));
+            }
+        }
+    }
+}
