@@ -54,8 +54,10 @@
 
 pub mod access;
 pub mod eviction;
+pub mod list;
 pub mod value;
 pub mod watch;
+pub mod zset;
 
 use std::cell::Cell;
 use std::collections::HashMap;

@@ -296,6 +296,10 @@ pub enum Value {
     /// A string (Redis's strings are binary, and integers and floats are strings too). Its
     /// [tag](CompactBytes::tag) is how it was written ([`Written`]).
     Str(CompactBytes),
+    /// A list (see [`super::list`]).
+    List(Box<super::list::List>),
+    /// A sorted set (see [`super::zset`]).
+    ZSet(Box<super::zset::ZSet>),
 }
 
 /// How a string value was written, kept in its tag: Redis encodes a string by the command
@@ -331,6 +335,10 @@ impl Written {
 pub enum Kind {
     /// `string`
     Str,
+    /// `list`
+    List,
+    /// `zset`
+    ZSet,
 }
 
 impl Kind {
@@ -338,6 +346,8 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Str => "string",
+            Kind::List => "list",
+            Kind::ZSet => "zset",
         }
     }
 }
@@ -361,6 +371,8 @@ impl Value {
     pub fn kind(&self) -> Kind {
         match self {
             Value::Str(_) => Kind::Str,
+            Value::List(_) => Kind::List,
+            Value::ZSet(_) => Kind::ZSet,
         }
     }
 
@@ -369,6 +381,39 @@ impl Value {
     pub fn as_str(&self) -> Option<&CompactBytes> {
         match self {
             Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The list, if the value is one.
+    pub fn as_list(&self) -> Option<&super::list::List> {
+        match self {
+            Value::List(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The list, to change, if the value is one.
+    pub fn as_list_mut(&mut self) -> Option<&mut super::list::List> {
+        match self {
+            Value::List(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The sorted set, if the value is one.
+    pub fn as_zset(&self) -> Option<&super::zset::ZSet> {
+        match self {
+            Value::ZSet(z) => Some(z),
+            _ => None,
+        }
+    }
+
+    /// The sorted set, to change, if the value is one.
+    pub fn as_zset_mut(&mut self) -> Option<&mut super::zset::ZSet> {
+        match self {
+            Value::ZSet(z) => Some(z),
+            _ => None,
         }
     }
 
@@ -380,6 +425,7 @@ impl Value {
                 Written::Whole => Value::Str(s.clone().with_tag(Written::Copied as u8)),
                 _ => self.clone(),
             },
+            Value::List(_) | Value::ZSet(_) => self.clone(),
         }
     }
 
@@ -387,6 +433,8 @@ impl Value {
     pub fn heap_bytes(&self) -> usize {
         match self {
             Value::Str(s) => s.heap_bytes(),
+            Value::List(l) => l.heap_bytes(),
+            Value::ZSet(z) => z.heap_bytes(),
         }
     }
 
@@ -403,6 +451,8 @@ impl Value {
                     _ => "raw",
                 }
             }
+            Value::List(_) => "quicklist",
+            Value::ZSet(z) => z.encoding(),
         }
     }
 
@@ -419,6 +469,7 @@ impl Value {
                     1
                 }
             }
+            Value::List(_) | Value::ZSet(_) => 1,
         }
     }
 }
