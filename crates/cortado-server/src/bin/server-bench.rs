@@ -14,7 +14,10 @@
 //!   `docs/decisions/0200-server-concurrency.md`), taking turns within each round.
 //! - `memory`: N keys of 16 bytes with values of 16 bytes, loaded through pipelined `SET`s,
 //!   without and with a one-hour TTL; bytes per key from the growth of the process's resident
-//!   set and of `INFO`'s `used_memory`.
+//!   set and of `INFO`'s `used_memory`. With `--type list` or `--type zset`, N elements of 16
+//!   bytes (a sorted set's with an integer score) instead, in one key and in keys of 10 (the
+//!   compact encodings), through pipelined `RPUSH` / `ZADD` of 100 elements each: bytes per
+//!   element.
 //! - `expiry`: N keys that expire in the same second, no reads of them; the time from that
 //!   second until `DBSIZE` is 0 and `used_memory` is back near its level before the load,
 //!   and the latency of a ping-pong `GET` client meanwhile (p50, p99, max), and in the
@@ -49,6 +52,8 @@ struct Options {
     requests: u64,
     keys: u64,
     rounds: u32,
+    /// `memory`'s type: `string` (the default), `list` or `zset`.
+    value_type: String,
 }
 
 fn options() -> Result<Options, String> {
@@ -62,6 +67,7 @@ fn options() -> Result<Options, String> {
         requests: 1_000_000,
         keys: 1_000_000,
         rounds: 1,
+        value_type: "string".into(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -80,6 +86,12 @@ fn options() -> Result<Options, String> {
             "--requests" => o.requests = number("--requests")?,
             "--keys" => o.keys = number("--keys")?,
             "--rounds" => o.rounds = number("--rounds")? as u32,
+            "--type" => {
+                o.value_type = args.next().ok_or("--type takes a type")?;
+                if !["string", "list", "zset"].contains(&o.value_type.as_str()) {
+                    return Err(format!("unknown --type '{}'", o.value_type));
+                }
+            }
             other => return Err(format!("unknown argument '{other}'")),
         }
     }
@@ -707,7 +719,81 @@ fn load(addr: SocketAddr, n: u64, expire: Option<(&str, u64)>) {
     }
 }
 
+/// Loads `n` elements of type `value_type` (`list` or `zset`) in keys of `per_key` elements,
+/// 100 elements a command, 100 commands a batch.
+fn load_elements(addr: SocketAddr, value_type: &str, n: u64, per_key: u64) {
+    let mut client = Client::connect(addr).expect("connect");
+    let mut pending = 0;
+    let mut buf = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let key = format!("key:{:012}", i / per_key);
+        let end = (i + 100).min(n).min((i / per_key + 1) * per_key);
+        let elements: Vec<String> = (i..end).map(|j| format!("element:{j:08}")).collect();
+        let scores: Vec<String> = (i..end).map(|j| j.to_string()).collect();
+        let mut args: Vec<&[u8]> = Vec::new();
+        if value_type == "list" {
+            args.extend([&b"RPUSH"[..], key.as_bytes()]);
+            args.extend(elements.iter().map(|e| e.as_bytes()));
+        } else {
+            args.extend([&b"ZADD"[..], key.as_bytes()]);
+            for (e, s) in elements.iter().zip(&scores) {
+                args.extend([s.as_bytes(), e.as_bytes()]);
+            }
+        }
+        buf.extend(encode(&args));
+        pending += 1;
+        i = end;
+        if pending == 100 || i == n {
+            client.send(&buf);
+            for _ in 0..pending {
+                client.read_reply().expect("reply");
+            }
+            buf.clear();
+            pending = 0;
+        }
+    }
+}
+
+/// `memory --type list|zset`: see the [module docs](self).
+fn memory_elements(o: &Options) {
+    println!(
+        "\n## Memory: {} {} elements of 16 bytes\n",
+        o.keys, o.value_type
+    );
+    println!(
+        "| server | elements per key | encoding | RSS bytes/element | used_memory bytes/element |"
+    );
+    println!("|---|---|---|---|---|");
+    for per_key in [o.keys, 10] {
+        for kind in [Kind::Redis, Kind::Cortado] {
+            let server = Server::start(kind);
+            let mut client = Client::connect(server.addr).expect("connect");
+            std::thread::sleep(Duration::from_millis(200));
+            let (rss0, used0) = (server.rss(), client.info_field("used_memory"));
+            load_elements(server.addr, &o.value_type, o.keys, per_key);
+            std::thread::sleep(Duration::from_millis(500));
+            let (rss1, used1) = (server.rss(), client.info_field("used_memory"));
+            let encoding = client
+                .call(&[b"OBJECT", b"ENCODING", b"key:000000000000"])
+                .unwrap_or_default();
+            let per = |a: u64, b: u64| b.saturating_sub(a) as f64 / o.keys as f64;
+            println!(
+                "| {} | {} | {} | {:.1} | {:.1} |",
+                kind.name(),
+                per_key,
+                encoding.rsplit('\n').next().unwrap_or_default(),
+                per(rss0, rss1),
+                per(used0, used1),
+            );
+        }
+    }
+}
+
 fn memory(o: &Options) {
+    if o.value_type != "string" {
+        return memory_elements(o);
+    }
     println!(
         "\n## Memory: {} keys of 16 bytes, values of 16 bytes\n",
         o.keys

@@ -395,7 +395,7 @@ fn scan(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 /// A `SCAN` cursor as Redis reads one, with C's `strtoul`: an optional sign and decimal
 /// digits (a minus negates modulo 2^64), or nothing at all for 0; anything else, a leading
 /// space, or a number past `u64` is `invalid cursor`.
-fn parse_cursor(bytes: &[u8]) -> Result<u64, ErrorReply> {
+pub(crate) fn parse_cursor(bytes: &[u8]) -> Result<u64, ErrorReply> {
     let invalid = || ErrorReply::err("invalid cursor");
     if bytes.is_empty() {
         return Ok(0);

@@ -364,8 +364,8 @@ impl List {
         }
     }
 
-    /// Replaces chunk `i` with chunks of `entries` (none if empty).
-    fn rebuild_chunk(&mut self, i: usize, entries: Vec<Vec<u8>>) {
+    /// Replaces chunk `i` with chunks of `entries` (none if empty); returns how many.
+    fn rebuild_chunk(&mut self, i: usize, entries: Vec<Vec<u8>>) -> usize {
         let old = self.chunks.remove(i).expect("chunk exists");
         self.bytes -= old.buf.capacity();
         self.len -= old.count as usize;
@@ -388,6 +388,7 @@ impl List {
             start = end;
         }
         self.shrink_deque();
+        at - i
     }
 
     /// Sets the entry at `index`; false if out of range.
@@ -420,16 +421,22 @@ impl List {
     /// `rev`), all if `count` is 0; returns how many went.
     pub fn remove(&mut self, bytes: &[u8], count: usize, rev: bool) -> usize {
         let mut removed = 0;
-        let order: Vec<usize> = if rev {
-            (0..self.chunks.len()).rev().collect()
-        } else {
-            (0..self.chunks.len()).collect()
-        };
-        for i in order {
+        // Chunk by chunk, towards the far end; a rebuilt chunk may become none or several.
+        let mut i = if rev { self.chunks.len() } else { 0 };
+        loop {
             if count != 0 && removed == count {
                 break;
             }
+            if rev {
+                if i == 0 {
+                    break;
+                }
+                i -= 1;
+            } else if i >= self.chunks.len() {
+                break;
+            }
             if !self.chunks[i].entries().any(|e| e == bytes) {
+                i += usize::from(!rev);
                 continue;
             }
             let mut entries: Vec<Vec<u8>> = self.chunks[i].entries().map(<[u8]>::to_vec).collect();
@@ -450,7 +457,10 @@ impl List {
             }
             let mut k = keep.iter();
             entries.retain(|_| *k.next().expect("one flag per entry"));
-            self.rebuild_chunk(i, entries);
+            let made = self.rebuild_chunk(i, entries);
+            if !rev {
+                i += made;
+            }
         }
         removed
     }

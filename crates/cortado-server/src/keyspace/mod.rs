@@ -56,6 +56,7 @@ pub mod access;
 pub mod eviction;
 pub mod list;
 pub mod value;
+pub mod wait;
 pub mod watch;
 pub mod zset;
 
@@ -680,7 +681,7 @@ fn pick_weighted(sizes: &[usize]) -> Option<usize> {
 
 /// A random number from a generator of the calling thread (xorshift64*, seeded from the
 /// standard library's random hasher keys): for picking keys, not for secrets.
-fn random_u64() -> u64 {
+pub(crate) fn random_u64() -> u64 {
     thread_local! {
         static STATE: Cell<u64> = Cell::new(
             std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64) | 1,
@@ -701,6 +702,7 @@ pub struct Keyspace {
     shards: Box<[Mutex<Shard>]>,
     notifications: Arc<Notifications>,
     watches: watch::Watches,
+    waits: wait::Waits,
     hasher: DefaultHashBuilder,
     databases: usize,
     time: TimeSource,
@@ -761,6 +763,7 @@ impl Keyspace {
                 .collect(),
             notifications,
             watches: watch::Watches::default(),
+            waits: wait::Waits::default(),
             hasher: DefaultHashBuilder::default(),
             databases,
             time,
@@ -792,6 +795,11 @@ impl Keyspace {
     /// The keys clients watch (see [`watch`]).
     pub fn watches(&self) -> &watch::Watches {
         &self.watches
+    }
+
+    /// The clients blocked on keys (see [`wait`]).
+    pub fn waits(&self) -> &wait::Waits {
+        &self.waits
     }
 
     /// Where the keyspace reads the time.

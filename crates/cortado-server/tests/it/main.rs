@@ -1,15 +1,18 @@
 //! The server's integration tests: one binary, a module per subject.
 
 mod atomicity;
+mod blocking;
 mod command_table;
 mod commands;
 mod common;
 mod config;
 mod diff_generated;
 mod diff_keyspace;
+mod diff_lists;
 mod diff_scripting;
 mod diff_strings;
 mod diff_transactions;
+mod diff_zsets;
 mod differential;
 mod expiry_clock;
 mod info;
