@@ -1,7 +1,7 @@
 //! The blocking commands (`BLPOP`, `BRPOP`, `BLMOVE`, `BRPOPLPUSH`, `BLMPOP`, `BZPOPMIN`,
 //! `BZPOPMAX`, `BZMPOP`), and the serving of the clients they block.
 //!
-//! A blocking command first does what its non-blocking form does ([`serve_key`], which
+//! A blocking command first does what its non-blocking form does (`serve_key`, which
 //! `LMOVE`, `LMPOP` and `ZMPOP` run too). Finding nothing, it registers its client as a
 //! [`Waiter`] of its keys (in [`crate::keyspace::wait`]) while it still holds their shards,
 //! and the connection stops running the client's commands until the waiter is settled:
@@ -21,6 +21,8 @@
 //!   `execute` one more (no key is ready).
 //! - **A waiter leaves no trace**: a timeout, a disconnect or a service settles its state
 //!   once and takes it out of every queue.
+//!
+//! The choices, and what was measured: `docs/decisions/0241-server-zsets-lists.md`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -346,6 +348,7 @@ fn block(
     let info = ctx.client.info.clone();
     let resp3 = ctx.client.resp == 3;
     let waiter = Waiter::new(
+        ctx.client.id,
         db,
         keys.iter().map(<[u8]>::to_vec).collect(),
         Box::new(Blocked { task, resp3 }),
@@ -469,6 +472,37 @@ fn bzmpop(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let timeout = parse_timeout(args.get(1))?;
     let (keys, max, count) = zsets::mpop_args(args, 2, ("min", "max"))?;
     block(ctx, keys, timeout, Task::ZMPop(max, count), false)
+}
+
+/// `CLIENT UNBLOCK`: settles client `id`'s waiter, if it is blocked, as a timeout or with
+/// Redis's `-UNBLOCKED` error, and wakes it; whether it was blocked.
+pub fn unblock(server: &Server, id: u64, error: bool) -> bool {
+    let Some(waiter) = server.keyspace.waits().of_owner(id) else {
+        return false;
+    };
+    let resp3 = waiter
+        .task
+        .downcast_ref::<Blocked>()
+        .is_some_and(|b| b.resp3);
+    {
+        let mut state = waiter.state();
+        if !matches!(*state, State::Waiting) {
+            return false;
+        }
+        let mut reply = Reply::new();
+        reply.set_resp3(resp3);
+        if error {
+            reply.error(&ErrorReply::new(
+                "UNBLOCKED client unblocked via CLIENT UNBLOCK",
+            ));
+        } else {
+            reply.null_array();
+        }
+        *state = State::Served(reply.bytes().to_vec());
+    }
+    server.keyspace.waits().remove(&waiter);
+    waiter.wake();
+    true
 }
 
 /// Settles a blocked client's waiter from its connection: `Some(reply)` once it is served

@@ -12,7 +12,7 @@
 //! needs. [`DOCS`] is sorted by full name (a unit test checks it) and searched by bisection,
 //! once per entry at start-up.
 
-use super::acl::{ADMIN, CONNECTION, DANGEROUS, KEYSPACE};
+use super::acl::{ADMIN, CONNECTION, DANGEROUS, KEYSPACE, LIST, NOT_GROUP, SET, SORTEDSET};
 use super::keyspec::flag::*;
 use super::keyspec::{single, Begin, Find, KeySpec, KeysDoc};
 use super::Args;
@@ -141,6 +141,24 @@ const fn script_keys(flags: u16) -> KeySpec {
     }
 }
 
+/// `SORT`'s keys: the sorted one, those its `BY` and `GET` patterns name (found in the data,
+/// not the arguments), and the `STORE` destination.
+const SORT_KEYS: &[KeySpec] = &[
+    single(1, RO | ACCESS),
+    KeySpec {
+        flags: RO | ACCESS,
+        begin: Begin::Unknown,
+        find: Find::Unknown,
+    },
+    KeySpec {
+        flags: OW | UPDATE,
+        begin: Begin::Unknown,
+        find: Find::Unknown,
+    },
+];
+/// `SORT_RO`'s keys: `SORT`'s but the destination.
+const SORT_RO_KEYS: &[KeySpec] = &[SORT_KEYS[0], SORT_KEYS[1]];
+
 /// Every command's description, sorted by full name.
 pub const DOCS: &[Doc] = &[
     doc("append", "O(1) amortized", "key:key value").keys(RW | INSERT),
@@ -173,6 +191,7 @@ pub const DOCS: &[Doc] = &[
     doc("client|no-evict", CONSTANT, "enabled=(ON|OFF)"),
     doc("client|reply", CONSTANT, "mode=(ON|OFF|SKIP)"),
     doc("client|setname", CONSTANT, "connection-name"),
+    doc("client|unblock", "O(N) for N blocked clients", "client-id:integer [unblock-type=(TIMEOUT|ERROR)]"),
     doc("command", "O(N) for N commands", NONE).acl(CONNECTION),
     doc("command|count", CONSTANT, NONE).acl(CONNECTION),
     doc("command|docs", "O(N) for N commands described", "[command-name...]").acl(CONNECTION),
@@ -341,6 +360,8 @@ pub const DOCS: &[Doc] = &[
     doc("slowlog|help", CONSTANT, NONE),
     doc("slowlog|len", CONSTANT, NONE),
     doc("slowlog|reset", "O(N) for N entries", NONE),
+    doc("sort", "O(N + M log M) for N elements and M sorted", "key:key [BY pattern:pattern] [LIMIT offset:integer count:integer] [GET pattern:pattern...] order=[ASC|DESC] [ALPHA] [STORE destination:key]").specs(SORT_KEYS).acl(SET | SORTEDSET | LIST | DANGEROUS | NOT_GROUP),
+    doc("sort_ro", "O(N + M log M) for N elements and M sorted", "key:key [BY pattern:pattern] [LIMIT offset:integer count:integer] [GET pattern:pattern...] order=[ASC|DESC] [ALPHA]").specs(SORT_RO_KEYS).acl(SET | SORTEDSET | LIST | DANGEROUS | NOT_GROUP),
     doc("spublish", "O(N) for N subscribers of the channel", "shardchannel:key message").keys(NOT_KEY),
     doc("ssubscribe", "O(N) for N channels", "shardchannel:key...").keys(NOT_KEY),
     doc("strlen", CONSTANT, "key:key").keys(RO),

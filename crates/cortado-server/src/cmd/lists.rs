@@ -4,7 +4,7 @@
 //! The structure is [`crate::keyspace::list`]: chunks of entries, as Redis 7.0's quicklist
 //! of listpacks (`OBJECT ENCODING` says `quicklist`). Arguments are read in Redis 7.0's
 //! order, which decides the error a client gets; a command that empties a list deletes its
-//! key and tells `del` ([`super::collection::change`]).
+//! key and tells `del` (`collection::change`).
 
 use super::blocking::{serve_first, Task};
 use super::collection::change;

@@ -53,6 +53,7 @@ pub mod lists;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;
+pub mod sort;
 pub mod strings;
 pub mod syntax;
 pub mod transactions;
@@ -244,6 +245,7 @@ fn families() -> impl Iterator<Item = &'static Command> {
         pubsub::COMMANDS,
         scripting::COMMANDS,
         server::COMMANDS,
+        sort::COMMANDS,
         strings::COMMANDS,
         transactions::COMMANDS,
         zsets::COMMANDS,

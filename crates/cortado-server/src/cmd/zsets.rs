@@ -5,7 +5,7 @@
 //! one buffer. Arguments are read in Redis 7.0's order (options, then numbers, then the key),
 //! since that decides which error a client gets, and replies take Redis 7.0's RESP3 forms
 //! (scores as doubles, `WITHSCORES` as pairs). A command that empties a set deletes its key
-//! and tells `del`, as Redis does ([`change`]).
+//! and tells `del`, as Redis does (`change`).
 
 pub mod ranges;
 
@@ -636,12 +636,16 @@ fn pop_command(ctx: &mut Ctx<'_>, args: Args<'_>, max: bool) -> CmdResult {
     } else {
         None
     };
+    let db = ctx.db();
+    let mut locked = ctx.shards.lock(key);
     if count == Some(0) {
+        // The type is checked first: `WRONGTYPE` even for no entries.
+        if let Some(value) = locked.shard(key).lookup_write(db, key) {
+            zset(value)?;
+        }
         ctx.reply.array(0);
         return Ok(());
     }
-    let db = ctx.db();
-    let mut locked = ctx.shards.lock(key);
     let popped = change(locked.shard(key), db, key, |set| {
         Ok(pop(set, max, count.unwrap_or(1)))
     })?;

@@ -50,6 +50,21 @@ struct Chunk {
     count: u32,
 }
 
+/// Makes room in `buf` for `extra` more bytes: a quarter more than it needs, in steps of 16
+/// bytes, and no more than `limit` unless it needs more. Growth by a quarter keeps appends
+/// amortized O(1) while a small buffer wastes at most a quarter of itself (doubling wasted up
+/// to half: a list of 10 short entries cost half again as much as Redis's).
+pub(super) fn reserve(buf: &mut Vec<u8>, extra: usize, limit: usize) {
+    let needed = buf.len() + extra;
+    if needed <= buf.capacity() {
+        return;
+    }
+    let target = (needed + needed / 4)
+        .next_multiple_of(16)
+        .min(limit.max(needed));
+    buf.reserve_exact(target - buf.len());
+}
+
 /// The bytes a varint of `n` takes.
 fn varint_len(mut n: usize) -> usize {
     let mut len = 1;
@@ -232,6 +247,10 @@ impl List {
         let i = match at {
             Some(i) => i,
             None => {
+                if self.chunks.capacity() == 0 {
+                    // Most lists are one chunk: room for one, not the deque's default four.
+                    self.chunks.reserve_exact(1);
+                }
                 match end {
                     End::Left => self.chunks.push_front(Chunk::default()),
                     End::Right => self.chunks.push_back(Chunk::default()),
@@ -245,12 +264,7 @@ impl List {
         };
         let chunk = &mut self.chunks[i];
         let before = chunk.buf.capacity();
-        let len = chunk.buf.len();
-        if len + need > before {
-            // Room ahead, doubling up to a full chunk.
-            let target = (len + need).max((before * 2).min(CHUNK_BYTES));
-            chunk.buf.reserve_exact(target - len);
-        }
+        reserve(&mut chunk.buf, need, CHUNK_BYTES);
         match end {
             End::Right => encode_into(&mut chunk.buf, bytes),
             End::Left => {

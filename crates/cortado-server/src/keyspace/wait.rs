@@ -21,6 +21,8 @@
 //!   that served it and sent by the waiter's connection, woken through `wake`.
 //! - **What a waiter takes** is the command layer's business: the keyspace keeps it as an
 //!   opaque `task` (the core names no front end).
+//!
+//! See `docs/decisions/0241-server-zsets-lists.md`.
 
 use std::any::Any;
 use std::collections::{HashMap, VecDeque};
@@ -40,6 +42,8 @@ pub enum State {
 
 /// One blocked client. See the [module docs](self).
 pub struct Waiter {
+    /// Its client's id (`CLIENT UNBLOCK` finds it by that).
+    pub owner: u64,
     /// The database of its keys.
     pub db: usize,
     /// The keys it waits for, in the order the command named them.
@@ -61,14 +65,17 @@ impl std::fmt::Debug for Waiter {
 }
 
 impl Waiter {
-    /// A waiter for `keys` of `db`, taking `task`, woken by `wake` once served.
+    /// A waiter of client `owner` for `keys` of `db`, taking `task`, woken by `wake` once
+    /// served.
     pub fn new(
+        owner: u64,
         db: usize,
         keys: Vec<Vec<u8>>,
         task: Box<dyn Any + Send + Sync>,
         wake: Box<dyn Fn() + Send + Sync>,
     ) -> Arc<Self> {
         Arc::new(Self {
+            owner,
             db,
             keys,
             task,
@@ -188,6 +195,17 @@ impl Waits {
         inner.queues.get(&(db, key.to_vec()))?.front().cloned()
     }
 
+    /// The waiter of client `owner`, if it is blocked.
+    pub fn of_owner(&self, owner: u64) -> Option<Arc<Waiter>> {
+        let inner = self.inner();
+        inner
+            .queues
+            .values()
+            .flat_map(|queue| queue.iter())
+            .find(|w| w.owner == owner)
+            .cloned()
+    }
+
     /// The number of blocked clients (`INFO`'s `blocked_clients`).
     pub fn count(&self) -> usize {
         self.count.load(Ordering::Relaxed)
@@ -200,6 +218,7 @@ mod tests {
 
     fn waiter(keys: &[&str]) -> Arc<Waiter> {
         Waiter::new(
+            7,
             0,
             keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
             Box::new(()),
@@ -220,6 +239,9 @@ mod tests {
         assert_eq!(waits.count(), 1);
         assert!(Arc::ptr_eq(&waits.first(0, b"k").unwrap(), &b));
         assert!(waits.first(0, b"j").is_none(), "an emptied queue goes");
+        assert!(Arc::ptr_eq(&waits.of_owner(7).unwrap(), &b));
+        waits.remove(&b);
+        assert!(waits.of_owner(7).is_none());
     }
 
     #[test]

@@ -7,9 +7,11 @@
 //!
 //! # Design
 //!
-//! - **Small sets are one buffer** (Redis's listpack idea): entries sorted, each its score (8
-//!   bytes), its length (1 byte) and its bytes, so a leaderboard of 10 short members is one
-//!   allocation of about 170 bytes. Every operation scans it, which at up to [`PACK_ENTRIES`]
+//! - **Small sets are one buffer** (Redis's listpack idea): entries sorted, each a header byte
+//!   (the member's length, and whether the score is an integer), the score (an integer as a
+//!   zigzag varint, 1 byte up to 63, as Redis's listpack stores integers; otherwise the 8
+//!   bytes of the double) and the member's bytes, so a leaderboard of 10 short members with
+//!   small integer scores is one allocation of about 190 bytes. Every operation scans it, which at up to [`PACK_ENTRIES`]
 //!   entries is faster than following pointers. Redis 7.0's limits decide when a set leaves
 //!   it: more than [`PACK_ENTRIES`] entries or a member longer than [`PACK_VALUE`] bytes
 //!   (`zset-max-listpack-entries`, `zset-max-listpack-value`); `OBJECT ENCODING` then says
@@ -49,7 +51,7 @@ pub fn order(a: (f64, &[u8]), b: (f64, &[u8])) -> Ordering {
 /// A sorted set. See the [module docs](self).
 #[derive(Clone, Debug)]
 pub enum ZSet {
-    /// Entries in one buffer: score (8 bytes, little-endian), length (1 byte), bytes.
+    /// Entries in one buffer: see the [module docs](self).
     Pack(Vec<u8>),
     /// A treap with a member index.
     Tree(Box<Tree>),
@@ -70,12 +72,53 @@ impl PartialEq for ZSet {
 
 impl Eq for ZSet {}
 
+/// The header bit of a packed entry whose score is an integer, as a zigzag varint.
+const INTEGER_SCORE: u8 = 0x80;
+
 /// Reads the entry of a packed buffer at `at`: member, score, and the offset of the next.
 #[inline]
 fn pack_entry(buf: &[u8], at: usize) -> (&[u8], f64, usize) {
-    let score = f64::from_le_bytes(buf[at..at + 8].try_into().expect("8 bytes"));
-    let len = buf[at + 8] as usize;
-    (&buf[at + 9..at + 9 + len], score, at + 9 + len)
+    let header = buf[at];
+    let len = (header & !INTEGER_SCORE) as usize;
+    let mut i = at + 1;
+    let score = if header & INTEGER_SCORE != 0 {
+        let (mut z, mut shift) = (0u64, 0);
+        loop {
+            let b = buf[i];
+            i += 1;
+            z |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+        }
+        (((z >> 1) as i64) ^ -((z & 1) as i64)) as f64
+    } else {
+        i += 8;
+        f64::from_le_bytes(buf[i - 8..i].try_into().expect("8 bytes"))
+    };
+    (&buf[i..i + len], score, i + len)
+}
+
+/// Appends the entry of `member` (at most [`PACK_VALUE`] bytes) and `score` to `out`.
+fn pack_encode(out: &mut Vec<u8>, member: &[u8], score: f64) {
+    // Integers a double holds exactly, but -0 (whose sign an integer would lose).
+    let integer =
+        score.fract() == 0.0 && score.abs() < 9.0e15 && !(score == 0.0 && score.is_sign_negative());
+    if integer {
+        out.push(member.len() as u8 | INTEGER_SCORE);
+        let n = score as i64;
+        let mut z = ((n << 1) ^ (n >> 63)) as u64;
+        while z >= 0x80 {
+            out.push((z as u8) | 0x80);
+            z >>= 7;
+        }
+        out.push(z as u8);
+    } else {
+        out.push(member.len() as u8);
+        out.extend_from_slice(&score.to_le_bytes());
+    }
+    out.extend_from_slice(member);
 }
 
 fn pack_iter(buf: &[u8]) -> impl Iterator<Item = (&[u8], f64, usize)> + '_ {
@@ -172,9 +215,8 @@ impl ZSet {
                     .find(|e| order((e.1, e.0), (score, member)) == Ordering::Greater)
                     .map_or(buf.len(), |e| e.2);
                 let mut entry = Vec::with_capacity(9 + member.len());
-                entry.extend_from_slice(&score.to_le_bytes());
-                entry.push(member.len() as u8);
-                entry.extend_from_slice(member);
+                pack_encode(&mut entry, member, score);
+                super::list::reserve(buf, entry.len(), usize::MAX);
                 buf.splice(at..at, entry);
                 return old.is_none();
             }
@@ -672,6 +714,38 @@ mod tests {
                 check(&set, &model);
             }
         }
+    }
+
+    #[test]
+    fn zset_pack_encoding_keeps_every_score() {
+        let scores = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            63.0,
+            64.0,
+            -64.0,
+            1.5,
+            9.0e15,
+            -9.0e15,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            123_456_789.0,
+        ];
+        let mut buf = Vec::new();
+        for (i, &s) in scores.iter().enumerate() {
+            pack_encode(&mut buf, format!("m{i}").as_bytes(), s);
+        }
+        let read: Vec<(Vec<u8>, f64)> = pack_iter(&buf).map(|(m, s, _)| (m.to_vec(), s)).collect();
+        for (i, &s) in scores.iter().enumerate() {
+            assert_eq!(read[i].0, format!("m{i}").into_bytes());
+            assert_eq!(read[i].1.to_bits(), s.to_bits(), "{s}");
+        }
+        let mut small = Vec::new();
+        pack_encode(&mut small, b"abc", 63.0);
+        assert_eq!(small.len(), 5, "header, one score byte, member");
     }
 
     #[test]

@@ -201,3 +201,32 @@ fn blocking_timeout_zero_waits_for_ever_until_served() {
     assert_eq!(a.read().unwrap(), bulk("x"));
     assert_eq!(b.call(&["LRANGE", "m", "0", "-1"]), array(&["x"]));
 }
+
+#[test]
+fn client_unblock_ends_wait_as_timeout_or_error() {
+    let server = TestServer::start();
+    let (mut a, mut b) = (server.raw(), server.raw());
+    let Frame::Int(id) = a.call(&["CLIENT", "ID"]) else {
+        panic!("CLIENT ID")
+    };
+    let id = id.to_string();
+    send(&mut a, &["BLPOP", "l", "0"]);
+    wait_blocked(&mut b, 1);
+    assert_eq!(b.call(&["CLIENT", "UNBLOCK", &id]), Frame::Int(1));
+    assert_eq!(a.read().unwrap(), Frame::Null);
+    assert_eq!(b.call(&["CLIENT", "UNBLOCK", &id]), Frame::Int(0));
+    send(&mut a, &["BZPOPMAX", "z", "0"]);
+    wait_blocked(&mut b, 1);
+    assert_eq!(
+        b.call(&["CLIENT", "UNBLOCK", &id, "FOO"]),
+        Frame::Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR".into())
+    );
+    assert_eq!(b.call(&["CLIENT", "UNBLOCK", &id, "ERROR"]), Frame::Int(1));
+    assert_eq!(
+        a.read().unwrap(),
+        Frame::Error("UNBLOCKED client unblocked via CLIENT UNBLOCK".into())
+    );
+    // Unblocked, the element pushed later stays.
+    b.call(&["ZADD", "z", "1", "m"]);
+    assert_eq!(b.call(&["ZCARD", "z"]), Frame::Int(1));
+}

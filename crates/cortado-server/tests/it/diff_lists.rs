@@ -167,3 +167,56 @@ fn list_long_elements_and_many_chunks_match_redis() {
         &["LPOP", "l", "5"],
     ]);
 }
+
+#[test]
+fn sort_on_lists_and_sorted_sets_matches_redis() {
+    same_replies(&[
+        &["RPUSH", "l", "3", "1", "2", "10", "-5", "2.5"],
+        &["SORT", "l"],
+        &["SORT", "l", "DESC"],
+        &["SORT", "l", "ALPHA"],
+        &["SORT", "l", "ALPHA", "DESC", "LIMIT", "1", "2"],
+        &["SORT", "l", "LIMIT", "0", "0"],
+        &["SORT", "l", "LIMIT", "-1", "3"],
+        &["SORT", "l", "LIMIT", "4", "-1"],
+        &["SORT", "l", "LIMIT", "10", "5"],
+        &["SORT", "l", "BY", "nosort"],
+        &["SORT", "l", "BY", "nosort", "DESC", "LIMIT", "1", "3"],
+        &[
+            "MSET", "w_3", "1", "w_1", "9", "w_2", "5", "w_10", "2", "w_-5", "7",
+        ],
+        &["MSET", "o_3", "three", "o_1", "one", "o_2", "two"],
+        &["SORT", "l", "BY", "w_*"],
+        &["SORT", "l", "BY", "w_*", "GET", "#", "GET", "o_*"],
+        &[
+            "SORT", "l", "BY", "w_*", "ALPHA", "DESC", "GET", "o_*", "GET", "#",
+        ],
+        &["SORT", "l", "GET", "o_*", "LIMIT", "0", "3"],
+        &["SORT", "l", "GET", "o_*->f"],
+        &["SORT", "l", "GET", "nostar"],
+        &["SORT", "l", "STORE", "dst"],
+        &["LRANGE", "dst", "0", "-1"],
+        &["SORT", "l", "GET", "o_*", "STORE", "dst"],
+        &["LRANGE", "dst", "0", "-1"],
+        &["SORT", "none", "STORE", "dst"],
+        &["EXISTS", "dst"],
+        &["SORT", "none"],
+        &["RPUSH", "bad", "1", "x"],
+        &["SORT", "bad"],
+        &["SORT", "bad", "ALPHA"],
+        &["SORT", "l", "LIMIT", "1"],
+        &["SORT", "l", "FOO"],
+        &["SORT", "l", "LIMIT", "x", "1"],
+        &["SORT_RO", "l", "STORE", "dst"],
+        &["SORT_RO", "l", "DESC"],
+        &["ZADD", "z", "1", "c", "2", "a", "3", "b"],
+        &["SORT", "z", "ALPHA"],
+        &["SORT", "z", "BY", "nosort"],
+        &["SORT", "z", "BY", "nosort", "DESC", "LIMIT", "0", "2"],
+        &["SORT", "z"],
+        &["ZADD", "n", "1", "30", "2", "10", "3", "20"],
+        &["SORT", "n"],
+        &["SET", "s", "v"],
+        &["SORT", "s"],
+    ]);
+}

@@ -6,6 +6,7 @@ mod command_table;
 mod commands;
 mod common;
 mod config;
+mod diff_collections_generated;
 mod diff_generated;
 mod diff_keyspace;
 mod diff_lists;
