@@ -69,6 +69,17 @@ pub struct Client {
     pub subscriptions: crate::pubsub::Subscriptions,
     /// Its `MULTI` queue and `WATCH`ed keys.
     pub transaction: crate::cmd::transactions::Transaction,
+    /// Set while a blocking command waits (`BLPOP`): the connection runs nothing else.
+    pub blocked: Option<Blocked>,
+}
+
+/// A client blocked by a command (see [`crate::cmd::blocking`]).
+#[derive(Debug)]
+pub struct Blocked {
+    /// Its place in the keyspace's registry.
+    pub waiter: Arc<crate::keyspace::wait::Waiter>,
+    /// When it times out; `None`: never.
+    pub deadline: Option<Instant>,
 }
 
 impl Client {
@@ -86,6 +97,7 @@ impl Client {
             redacted: Vec::new(),
             subscriptions: Default::default(),
             transaction: Default::default(),
+            blocked: None,
         }
     }
 

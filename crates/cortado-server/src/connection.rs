@@ -74,6 +74,10 @@ pub async fn run(server: &Server, stream: TcpStream, client: Client) {
         soft_since: None,
     };
     connection.serve().await;
+    if let Some(blocked) = connection.client.blocked.take() {
+        // A waiter that goes leaves no trace (an element it was served is lost with it).
+        crate::cmd::blocking::settle(server, &blocked.waiter, true, false);
+    }
     server.pubsub.unsubscribe_all(&mut connection.client);
     crate::cmd::transactions::end(server, &mut connection.client);
     let _ = connection.stream.shutdown().await;
@@ -119,6 +123,7 @@ impl Connection<'_> {
             let want_read = !self.client.close_after_reply;
             let want_write = !self.reply.is_empty();
             let idle = self.idle_limit();
+            let deadline = self.client.blocked.as_ref().and_then(|b| b.deadline);
             let stream = &self.stream;
             let event = tokio::select! {
                 biased;
@@ -127,6 +132,7 @@ impl Connection<'_> {
                     Event::Ready(ready)
                 }
                 () = sleep_or_never(idle) => Event::Idle,
+                () = sleep_until_or_never(deadline) => Event::Timeout,
             };
             let step = match event {
                 Event::Woken if self.server.is_shutting_down() => {
@@ -134,6 +140,7 @@ impl Connection<'_> {
                     return;
                 }
                 Event::Woken => self.woken(),
+                Event::Timeout => self.settle_blocked(true),
                 Event::Idle => {
                     tracing::debug!(id = self.client.id, "closing idle client");
                     Step::Close
@@ -162,7 +169,27 @@ impl Connection<'_> {
         let reply = &mut self.reply;
         info.take_inbox(|bytes| reply.raw(bytes));
         info.output_buffer.store(reply.len(), Ordering::Relaxed);
-        self.check_output_limits()
+        if let Step::Close = self.check_output_limits() {
+            return Step::Close;
+        }
+        self.settle_blocked(false)
+    }
+
+    /// A blocked client's waiter served (or, if `timed_out`, its time up): its reply joins the
+    /// output and the commands waiting behind it run.
+    fn settle_blocked(&mut self, timed_out: bool) -> Step {
+        let Some(blocked) = &self.client.blocked else {
+            return Step::Continue;
+        };
+        let resp3 = self.client.resp == 3;
+        let Some(bytes) =
+            crate::cmd::blocking::settle(self.server, &blocked.waiter, timed_out, resp3)
+        else {
+            return Step::Continue;
+        };
+        self.client.blocked = None;
+        self.reply.raw(&bytes);
+        self.run_commands()
     }
 
     /// Reads what the socket has and runs every whole command in the query buffer.
@@ -217,7 +244,8 @@ impl Connection<'_> {
     fn run_commands(&mut self) -> Step {
         let mut start = 0;
         let mut step = Step::Continue;
-        loop {
+        // A blocked client's commands wait behind its blocking one.
+        while self.client.blocked.is_none() {
             let limits = Limits {
                 max_bulk_len: i64::try_from(self.settings.proto_max_bulk_len).unwrap_or(i64::MAX),
                 authenticated: self.client.authenticated,
@@ -339,8 +367,10 @@ impl Connection<'_> {
     /// are never closed for idling, as in Redis.
     fn idle_limit(&self) -> Option<Duration> {
         let timeout = self.settings.timeout;
-        (timeout > 0 && !self.client.info.has_flag(flag::MONITOR | flag::PUBSUB))
-            .then(|| Duration::from_secs(timeout))
+        (timeout > 0
+            && self.client.blocked.is_none()
+            && !self.client.info.has_flag(flag::MONITOR | flag::PUBSUB))
+        .then(|| Duration::from_secs(timeout))
     }
 }
 
@@ -361,6 +391,8 @@ enum Event {
     /// The socket is readable (`true`) or writable.
     Ready(std::io::Result<bool>),
     Idle,
+    /// A blocked client's time is up.
+    Timeout,
 }
 
 /// Ready once the socket is readable (if `read`) or writable (if `write`): `Ok(true)` for
@@ -383,6 +415,13 @@ fn poll_ready(
         }
     }
     Poll::Pending
+}
+
+async fn sleep_until_or_never(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn sleep_or_never(limit: Option<Duration>) {

@@ -168,11 +168,12 @@ fn write_section(
                  maxclients:{}\r\n\
                  client_recent_max_input_buffer:{max_input}\r\n\
                  client_recent_max_output_buffer:{max_output}\r\n\
-                 blocked_clients:0\r\n\
+                 blocked_clients:{}\r\n\
                  tracking_clients:0\r\n\
                  clients_in_timeout_table:0\r\n",
                 clients.len(),
                 settings.maxclients,
+                server.keyspace.waits().count(),
             )?;
         }
         "memory" => write_memory(server, &settings, out)?,

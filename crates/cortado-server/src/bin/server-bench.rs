@@ -15,7 +15,8 @@
 //! - `memory`: N keys of 16 bytes with values of 16 bytes, loaded through pipelined `SET`s,
 //!   without and with a one-hour TTL; bytes per key from the growth of the process's resident
 //!   set and of `INFO`'s `used_memory`. With `--type`, N elements of each type named instead
-//!   (see [`LOADS`]: `string`, `hash`, `hash-large`, `set`, `intset`), written one command per
+//!   (see [`LOADS`]: `string`, `hash`, `hash-large`, `set`, `intset`, `list`, `list-small`,
+//!   `zset`, `zset-small`), written one command per
 //!   element, bytes per element beside Redis's and their ratio.
 //! - `expiry`: N keys that expire in the same second, no reads of them; the time from that
 //!   second until `DBSIZE` is 0 and `used_memory` is back near its level before the load,
@@ -769,6 +770,42 @@ const LOADS: &[Load] = &[
             let key = format!("set:{:08}", e / 1000);
             let member = format!("member:{e:08}");
             vec![b"SADD".to_vec(), key.into(), member.into()]
+        },
+    },
+    Load {
+        name: "list",
+        shape: "lists of 1,000 elements of 16 bytes (quicklist)",
+        command: |e| {
+            let key = format!("list:{:08}", e / 1000);
+            let element = format!("element:{e:08}");
+            vec![b"RPUSH".to_vec(), key.into(), element.into()]
+        },
+    },
+    Load {
+        name: "list-small",
+        shape: "lists of 10 elements of 16 bytes (quicklist of one listpack)",
+        command: |e| {
+            let key = format!("smalllist:{:08}", e / 10);
+            let element = format!("element:{e:08}");
+            vec![b"RPUSH".to_vec(), key.into(), element.into()]
+        },
+    },
+    Load {
+        name: "zset",
+        shape: "sorted sets of 1,000 members of 16 bytes, integer scores (skiplist)",
+        command: |e| {
+            let key = format!("zset:{:08}", e / 1000);
+            let member = format!("element:{e:08}");
+            vec![b"ZADD".to_vec(), key.into(), e.to_string().into(), member.into()]
+        },
+    },
+    Load {
+        name: "zset-small",
+        shape: "sorted sets of 10 members of 16 bytes, integer scores (listpack)",
+        command: |e| {
+            let key = format!("smallzset:{:08}", e / 10);
+            let member = format!("element:{e:08}");
+            vec![b"ZADD".to_vec(), key.into(), e.to_string().into(), member.into()]
         },
     },
     Load {

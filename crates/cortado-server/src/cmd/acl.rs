@@ -57,6 +57,10 @@ pub const TRANSACTION: u32 = 1 << 19;
 /// Scripts and functions.
 pub const SCRIPTING: u32 = 1 << 20;
 
+/// Not a category: in a command's extra categories, leaves out the one its group gives
+/// (`SORT`, a `generic` command Redis keeps out of `@keyspace`).
+pub const NOT_GROUP: u32 = 1 << 31;
+
 /// Every category with its name, in the order `COMMAND INFO` lists them.
 pub const NAMES: &[(u32, &str)] = &[
     (KEYSPACE, "@keyspace"),
@@ -109,7 +113,7 @@ fn of_group(group: &str) -> u32 {
 /// `readonly` command of `@scripting` is not `@read`.
 pub fn of(command: &Command, extra: u32) -> u32 {
     let f = command.flags;
-    let mut out = extra;
+    let mut out = extra & !NOT_GROUP;
     for (flag, category) in [
         (flags::WRITE, WRITE),
         (flags::READONLY, READ),
@@ -122,7 +126,7 @@ pub fn of(command: &Command, extra: u32) -> u32 {
         }
     }
     out |= if f & flags::FAST != 0 { FAST } else { SLOW };
-    if !matches!(command.run, Run::Container(_)) {
+    if !matches!(command.run, Run::Container(_)) && extra & NOT_GROUP == 0 {
         out |= of_group(command.group);
     }
     // As Redis's `setImplicitACLCategories`: a read-only script (`EVAL_RO`) is no `@read`.

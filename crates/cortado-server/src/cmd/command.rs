@@ -192,6 +192,11 @@ fn write_key_spec(reply: &mut Reply, spec: &KeySpec) {
             reply.bulk(b"startfrom");
             reply.int(i64::from(startfrom));
         }
+        Begin::Unknown => {
+            reply.bulk(b"unknown");
+            reply.bulk(b"spec");
+            reply.map(0);
+        }
     }
     reply.bulk(b"find_keys");
     reply.map(2);
@@ -203,7 +208,7 @@ fn write_key_spec(reply: &mut Reply, spec: &KeySpec) {
             limit,
         } => {
             reply.bulk(b"range");
-            [("lastkey", lastkey), ("keystep", keystep), ("limit", limit)]
+            vec![("lastkey", lastkey), ("keystep", keystep), ("limit", limit)]
         }
         Find::Keynum {
             keynumidx,
@@ -211,11 +216,15 @@ fn write_key_spec(reply: &mut Reply, spec: &KeySpec) {
             keystep,
         } => {
             reply.bulk(b"keynum");
-            [
+            vec![
                 ("keynumidx", keynumidx),
                 ("firstkey", firstkey),
                 ("keystep", keystep),
             ]
+        }
+        Find::Unknown => {
+            reply.bulk(b"unknown");
+            Vec::new()
         }
     };
     reply.bulk(b"spec");

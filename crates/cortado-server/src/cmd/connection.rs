@@ -102,6 +102,14 @@ const CLIENT: &[Command] = &[
         "2.6.9",
         client_setname,
     ),
+    cmd(
+        "unblock",
+        -3,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "Ends another connection's blocking command, as a timeout or an error.",
+        "5.0.0",
+        client_unblock,
+    ),
 ];
 
 /// The connection family's commands.
@@ -375,6 +383,27 @@ fn reset(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
 /// `CLIENT ID`: the connection's id.
 fn client_id(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
     ctx.reply.int(ctx.client.id as i64);
+    Ok(())
+}
+
+/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`: 1 if the client was blocked (it is answered as a
+/// timeout, or with `-UNBLOCKED`), 0 otherwise.
+fn client_unblock(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
+    let id = args.int(2)?;
+    let error = match args.len() {
+        3 => false,
+        4 if args.is(3, "timeout") => false,
+        4 if args.is(3, "error") => true,
+        4 => {
+            return Err(ErrorReply::err(
+                "CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ))
+        }
+        _ => return Err(syntax_error()),
+    };
+    let unblocked =
+        u64::try_from(id).is_ok_and(|id| crate::cmd::blocking::unblock(ctx.server, id, error));
+    ctx.reply.int(i64::from(unblocked));
     Ok(())
 }
 
@@ -674,6 +703,8 @@ fn client_help(ctx: &mut Ctx<'_>, _args: Args<'_>) -> CmdResult {
             "    Control the replies sent to the current connection.",
             "SETNAME <name>",
             "    Assign the name <name> to the current connection.",
+            "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+            "    Unblock the specified blocked client.",
             "NO-EVICT (ON|OFF)",
             "    Protect current client connection from eviction.",
         ],

@@ -12,7 +12,7 @@
 //! needs. [`DOCS`] is sorted by full name (a unit test checks it) and searched by bisection,
 //! once per entry at start-up.
 
-use super::acl::{ADMIN, CONNECTION, DANGEROUS, KEYSPACE};
+use super::acl::{ADMIN, CONNECTION, DANGEROUS, KEYSPACE, LIST, NOT_GROUP, SET, SORTEDSET};
 use super::keyspec::flag::*;
 use super::keyspec::{single, Begin, Find, KeySpec, KeysDoc};
 use super::Args;
@@ -171,12 +171,38 @@ const fn script_keys(flags: u16) -> KeySpec {
     }
 }
 
+/// `SORT`'s keys: the sorted one, those its `BY` and `GET` patterns name (found in the data,
+/// not the arguments), and the `STORE` destination.
+const SORT_KEYS: &[KeySpec] = &[
+    single(1, RO | ACCESS),
+    KeySpec {
+        flags: RO | ACCESS,
+        begin: Begin::Unknown,
+        find: Find::Unknown,
+    },
+    KeySpec {
+        flags: OW | UPDATE,
+        begin: Begin::Unknown,
+        find: Find::Unknown,
+    },
+];
+/// `SORT_RO`'s keys: `SORT`'s but the destination.
+const SORT_RO_KEYS: &[KeySpec] = &[SORT_KEYS[0], SORT_KEYS[1]];
+
 /// Every command's description, sorted by full name.
 pub const DOCS: &[Doc] = &[
     doc("append", "O(1) amortized", "key:key value").keys(RW | INSERT),
     doc("auth", "O(N) for a password of N bytes", "[username] password"),
     doc("bitcount", "O(N) for N bytes counted", "key:key range=[start:integer end:integer unit=[BYTE|BIT]]")
         .keys(RO | ACCESS),
+    doc("blmove", "O(1)", "source:key destination:key wherefrom=(LEFT|RIGHT) whereto=(LEFT|RIGHT) timeout:double").each_key(&[RW | ACCESS | DELETE, RW | INSERT]),
+    doc("blmpop", "O(K + M) for K keys and M elements popped", "timeout:double numkeys:integer key:key... where=(LEFT|RIGHT) [COUNT count:integer]").specs(&[KeySpec { flags: RW | ACCESS | DELETE, begin: Begin::Index(2), find: Find::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }]),
+    doc("blpop", "O(K) for K keys", "key:key... timeout:double").keys(RW | ACCESS | DELETE),
+    doc("brpop", "O(K) for K keys", "key:key... timeout:double").keys(RW | ACCESS | DELETE),
+    doc("brpoplpush", "O(1)", "source:key destination:key timeout:double").each_key(&[RW | ACCESS | DELETE, RW | INSERT]),
+    doc("bzmpop", "O(K + M log N) for K keys and M members popped", "timeout:double numkeys:integer key:key... where=(MIN|MAX) [COUNT count:integer]").specs(&[KeySpec { flags: RW | ACCESS | DELETE, begin: Begin::Index(2), find: Find::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }]),
+    doc("bzpopmax", "O(log N)", "key:key... timeout:double").keys(RW | ACCESS | DELETE),
+    doc("bzpopmin", "O(log N)", "key:key... timeout:double").keys(RW | ACCESS | DELETE),
     doc("client", SUBCOMMANDS, NONE),
     doc("client|getname", CONSTANT, NONE),
     doc("client|help", CONSTANT, NONE),
@@ -195,6 +221,7 @@ pub const DOCS: &[Doc] = &[
     doc("client|no-evict", CONSTANT, "enabled=(ON|OFF)"),
     doc("client|reply", CONSTANT, "mode=(ON|OFF|SKIP)"),
     doc("client|setname", CONSTANT, "connection-name"),
+    doc("client|unblock", "O(N) for N blocked clients", "client-id:integer [unblock-type=(TIMEOUT|ERROR)]"),
     doc("command", "O(N) for N commands", NONE).acl(CONNECTION),
     doc("command|count", CONSTANT, NONE).acl(CONNECTION),
     doc("command|docs", "O(N) for N commands described", "[command-name...]").acl(CONNECTION),
@@ -304,6 +331,19 @@ pub const DOCS: &[Doc] = &[
         "key1:key key2:key [LEN] [IDX] [MINMATCHLEN min-match-len:integer] [WITHMATCHLEN]",
     )
     .keys(RO | ACCESS),
+    doc("lindex", "O(N) for N elements skipped", "key:key index:integer").keys(RO | ACCESS),
+    doc("linsert", "O(N) for N elements looked at", "key:key where=(BEFORE|AFTER) pivot element").keys(RW | INSERT),
+    doc("llen", "O(1)", "key:key").keys(RO),
+    doc("lmove", "O(1)", "source:key destination:key wherefrom=(LEFT|RIGHT) whereto=(LEFT|RIGHT)").each_key(&[RW | ACCESS | DELETE, RW | INSERT]),
+    doc("lmpop", "O(K + M) for K keys and M elements popped", "numkeys:integer key:key... where=(LEFT|RIGHT) [COUNT count:integer]").specs(&[KeySpec { flags: RW | ACCESS | DELETE, begin: Begin::Index(1), find: Find::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }]),
+    doc("lpop", "O(M) for M elements popped", "key:key [count:integer]").keys(RW | ACCESS | DELETE),
+    doc("lpos", "O(N) for N elements looked at", "key:key element [RANK rank:integer] [COUNT num-matches:integer] [MAXLEN len:integer]").keys(RO | ACCESS),
+    doc("lpush", "O(1) per element", "key:key element...").keys(RW | INSERT),
+    doc("lpushx", "O(1) per element", "key:key element...").keys(RW | INSERT),
+    doc("lrange", "O(S + M) for S elements skipped and M returned", "key:key start:integer stop:integer").keys(RO | ACCESS),
+    doc("lrem", "O(N) for N elements", "key:key count:integer element").keys(RW | DELETE),
+    doc("lset", "O(N) for N elements skipped", "key:key index:integer element").keys(RW | UPDATE),
+    doc("ltrim", "O(M) for M elements removed", "key:key start:integer stop:integer").keys(RW | DELETE),
     doc("memory", SUBCOMMANDS, NONE),
     doc("memory|help", CONSTANT, NONE),
     doc("memory|malloc-stats", "O(1): the C library's summary", NONE),
@@ -353,6 +393,10 @@ pub const DOCS: &[Doc] = &[
     doc("renamenx", CONSTANT, "key:key newkey:key").each_key(&[RW | ACCESS | DELETE, OW | INSERT]),
     doc("reset", CONSTANT, NONE),
     doc("sadd", "O(N) for N members named", "key:key member...").keys(RW | INSERT),
+    doc("rpop", "O(M) for M elements popped", "key:key [count:integer]").keys(RW | ACCESS | DELETE),
+    doc("rpoplpush", "O(1)", "source:key destination:key").each_key(&[RW | ACCESS | DELETE, RW | INSERT]),
+    doc("rpush", "O(1) per element", "key:key element...").keys(RW | INSERT),
+    doc("rpushx", "O(1) per element", "key:key element...").keys(RW | INSERT),
     doc(
         "scan",
         "O(1) a call; O(N) for a whole pass over N keys",
@@ -391,6 +435,8 @@ pub const DOCS: &[Doc] = &[
     doc("smove", CONSTANT, "source:key destination:key member")
         .each_key(&[RW | ACCESS | DELETE, RW | INSERT]),
     doc("spop", "O(N) for N members popped", "key:key [count:integer]").keys(RW | ACCESS | DELETE),
+    doc("sort", "O(N + M log M) for N elements and M sorted", "key:key [BY pattern:pattern] [LIMIT offset:integer count:integer] [GET pattern:pattern...] order=[ASC|DESC] [ALPHA] [STORE destination:key]").specs(SORT_KEYS).acl(SET | SORTEDSET | LIST | DANGEROUS | NOT_GROUP),
+    doc("sort_ro", "O(N + M log M) for N elements and M sorted", "key:key [BY pattern:pattern] [LIMIT offset:integer count:integer] [GET pattern:pattern...] order=[ASC|DESC] [ALPHA]").specs(SORT_RO_KEYS).acl(SET | SORTEDSET | LIST | DANGEROUS | NOT_GROUP),
     doc("spublish", "O(N) for N subscribers of the channel", "shardchannel:key message").keys(NOT_KEY),
     doc("srandmember", "O(N) for N members picked", "key:key [count:integer]").keys(RO | ACCESS),
     doc("srem", "O(N) for N members named", "key:key member...").keys(RW | DELETE),
@@ -411,6 +457,38 @@ pub const DOCS: &[Doc] = &[
     doc("unsubscribe", "O(N) for N channels", "[channel...]"),
     doc("unwatch", "O(N) for N watched keys", NONE),
     doc("watch", EACH_KEY, "key:key...").keys(RO),
+    doc("zadd", "O(log N) per member added, N the set's size", "key:key condition=[NX|XX] comparison=[GT|LT] [CH] [INCR] data=(score:double member)...").keys(RW | UPDATE),
+    doc("zcard", "O(1)", "key:key").keys(RO),
+    doc("zcount", "O(log N) for N members", "key:key min:double max:double").keys(RO | ACCESS),
+    doc("zdiff", "O(N) for N members in all", "numkeys:integer key:key... [WITHSCORES]").specs(&[KeySpec { flags: RO | ACCESS, begin: Begin::Index(1), find: Find::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }]),
+    doc("zdiffstore", "O(N) for N members in all", "destination:key numkeys:integer key:key...").specs(&[single(1, OW | UPDATE), KeySpec { flags: RO | ACCESS, begin: Begin::Index(2), find: Find::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }]),
+    doc("zincrby", "O(log N) for N members", "key:key increment:double member").keys(RW | ACCESS | UPDATE),
+    doc("zinter", "O(N K) for the smallest set's N members and K sets", "numkeys:integer key:key... [WEIGHTS weight:double...] [AGGREGATE aggregate=(SUM|MIN|MAX)] [WITHSCORES]").specs(&[KeySpec { flags: RO | ACCESS, begin: Begin::Index(1), find: Find::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }]),
+    doc("zintercard", "O(N K) for the smallest set's N members and K sets", "numkeys:integer key:key... [LIMIT limit:integer]").specs(&[KeySpec { flags: RO | ACCESS, begin: Begin::Index(1), find: Find::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }]),
+    doc("zinterstore", "O(N K) for the smallest set's N members and K sets", "destination:key numkeys:integer key:key... [WEIGHTS weight:double...] [AGGREGATE aggregate=(SUM|MIN|MAX)]").specs(&[single(1, OW | UPDATE), KeySpec { flags: RO | ACCESS, begin: Begin::Index(2), find: Find::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }]),
+    doc("zlexcount", "O(log N) for N members", "key:key min max").keys(RO | ACCESS),
+    doc("zmpop", "O(K + M log N) for K keys and M members popped", "numkeys:integer key:key... where=(MIN|MAX) [COUNT count:integer]").specs(&[KeySpec { flags: RW | ACCESS | DELETE, begin: Begin::Index(1), find: Find::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }]),
+    doc("zmscore", "O(N) for N members asked", "key:key member...").keys(RO | ACCESS),
+    doc("zpopmax", "O(M log N) for M members popped", "key:key [count:integer]").keys(RW | ACCESS | DELETE),
+    doc("zpopmin", "O(M log N) for M members popped", "key:key [count:integer]").keys(RW | ACCESS | DELETE),
+    doc("zrandmember", "O(M) for M members returned", "key:key [options=(count:integer [WITHSCORES])]").keys(RO | ACCESS),
+    doc("zrange", "O(log N + M) for N members and M returned", "key:key start stop sortby=[BYSCORE|BYLEX] [REV] [LIMIT offset:integer count:integer] [WITHSCORES]").keys(RO | ACCESS),
+    doc("zrangebylex", "O(log N + M) for N members and M returned", "key:key min max [LIMIT offset:integer count:integer]").keys(RO | ACCESS),
+    doc("zrangebyscore", "O(log N + M) for N members and M returned", "key:key min:double max:double [WITHSCORES] [LIMIT offset:integer count:integer]").keys(RO | ACCESS),
+    doc("zrangestore", "O(log N + M) for N members and M returned", "dst:key src:key min max sortby=[BYSCORE|BYLEX] [REV] [LIMIT offset:integer count:integer]").each_key(&[OW | UPDATE, RO | ACCESS]),
+    doc("zrank", "O(log N) for N members", "key:key member").keys(RO | ACCESS),
+    doc("zrem", "O(M log N) for M members removed", "key:key member...").keys(RW | DELETE),
+    doc("zremrangebylex", "O(log N + M) for M members removed", "key:key min max").keys(RW | DELETE),
+    doc("zremrangebyrank", "O(log N + M) for M members removed", "key:key start:integer stop:integer").keys(RW | DELETE),
+    doc("zremrangebyscore", "O(log N + M) for M members removed", "key:key min:double max:double").keys(RW | DELETE),
+    doc("zrevrange", "O(log N + M) for N members and M returned", "key:key start:integer stop:integer [WITHSCORES]").keys(RO | ACCESS),
+    doc("zrevrangebylex", "O(log N + M) for N members and M returned", "key:key max min [LIMIT offset:integer count:integer]").keys(RO | ACCESS),
+    doc("zrevrangebyscore", "O(log N + M) for N members and M returned", "key:key max:double min:double [WITHSCORES] [LIMIT offset:integer count:integer]").keys(RO | ACCESS),
+    doc("zrevrank", "O(log N) for N members", "key:key member").keys(RO | ACCESS),
+    doc("zscan", "O(1) per call, O(N) for a whole walk", "key:key cursor:integer [MATCH pattern:pattern] [COUNT count:integer]").keys(RO | ACCESS),
+    doc("zscore", "O(1)", "key:key member").keys(RO | ACCESS),
+    doc("zunion", "O(N log N) for N members in all", "numkeys:integer key:key... [WEIGHTS weight:double...] [AGGREGATE aggregate=(SUM|MIN|MAX)] [WITHSCORES]").specs(&[KeySpec { flags: RO | ACCESS, begin: Begin::Index(1), find: Find::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }]),
+    doc("zunionstore", "O(N log N) for N members in all", "destination:key numkeys:integer key:key... [WEIGHTS weight:double...] [AGGREGATE aggregate=(SUM|MIN|MAX)]").specs(&[single(1, OW | UPDATE), KeySpec { flags: RO | ACCESS, begin: Begin::Index(2), find: Find::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }]),
 ];
 
 #[cfg(test)]

@@ -77,6 +77,8 @@ pub enum Begin {
         keyword: &'static str,
         startfrom: i32,
     },
+    /// Not to be found from the arguments (`SORT`'s `BY` and `GET` keys come from data).
+    Unknown,
 }
 
 /// How a specification finds its keys from the first on.
@@ -96,6 +98,8 @@ pub enum Find {
         firstkey: i32,
         keystep: i32,
     },
+    /// Not to be found from the arguments: see [`Begin::Unknown`].
+    Unknown,
 }
 
 /// One key specification.
@@ -175,6 +179,8 @@ pub fn find_keys(specs: &[KeySpec], call: Args<'_>) -> Option<Vec<(usize, u16)>>
             continue;
         }
         let begin = match spec.begin {
+            // Keys the arguments do not name: none to report.
+            Begin::Unknown => continue,
             Begin::Index(index) => i64::from(index),
             Begin::Keyword { keyword, startfrom } => {
                 // Forwards from `startfrom` up to the last argument but one, or backwards from
@@ -193,6 +199,7 @@ pub fn find_keys(specs: &[KeySpec], call: Args<'_>) -> Option<Vec<(usize, u16)>>
             }
         };
         let (first, last, step) = match spec.find {
+            Find::Unknown => continue,
             Find::Range {
                 lastkey,
                 keystep,

@@ -42,6 +42,8 @@ macro_rules! command_constructor {
 pub mod acl;
 pub mod args;
 pub mod collections;
+pub mod blocking;
+pub mod collection;
 pub mod command;
 pub mod connection;
 pub mod docs;
@@ -50,13 +52,16 @@ pub mod functions;
 pub mod hashes;
 pub mod keyspace;
 pub mod keyspec;
+pub mod lists;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod sort;
 pub mod strings;
 pub mod syntax;
 pub mod transactions;
+pub mod zsets;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -235,18 +240,22 @@ pub struct Table {
 /// Every family's commands.
 fn families() -> impl Iterator<Item = &'static Command> {
     [
+        blocking::COMMANDS,
         command::COMMANDS,
         connection::COMMANDS,
         expire::COMMANDS,
         functions::COMMANDS,
         hashes::COMMANDS,
         keyspace::COMMANDS,
+        lists::COMMANDS,
         pubsub::COMMANDS,
         scripting::COMMANDS,
         server::COMMANDS,
         sets::COMMANDS,
+        sort::COMMANDS,
         strings::COMMANDS,
         transactions::COMMANDS,
+        zsets::COMMANDS,
     ]
     .into_iter()
     .flatten()
@@ -387,6 +396,7 @@ impl Ctx<'_> {
     #[inline]
     pub fn notify_db(&self, class: u32, event: &'static str, db: usize, key: &[u8]) {
         self.server.keyspace.watches().touch(db, key);
+        self.server.keyspace.waits().signal(db, key);
         self.server
             .keyspace
             .notifications()
@@ -519,6 +529,9 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
         shards: Shards::new(&server.keyspace),
     };
     call(&mut ctx, id, command, args);
+    if server.keyspace.waits().has_ready() {
+        blocking::serve_ready(server);
+    }
     let client = ctx.client;
     let reply = ctx.reply;
     if crate::notify::has_pending() {

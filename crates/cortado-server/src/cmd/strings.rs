@@ -695,9 +695,10 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 
 /// Changes the string in `value` in place with `edit` (Redis's unsharing: the result is
 /// encoded `raw`), growing it with room ahead as Redis does.
+/// The caller checked that it is a string; anything else is left as it is.
 fn edit_in_place(value: &mut Value, edit: impl FnOnce(&mut Growable)) {
     let Value::Str(s) = value else {
-        unreachable!("a string, checked by the caller")
+        return;
     };
     *s = std::mem::take(s).with_tag(Written::InPlace as u8);
     s.edit(edit);

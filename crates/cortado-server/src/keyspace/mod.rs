@@ -57,8 +57,11 @@ pub mod eviction;
 pub mod hash;
 pub mod set;
 pub mod table;
+pub mod list;
 pub mod value;
+pub mod wait;
 pub mod watch;
+pub mod zset;
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -702,6 +705,7 @@ pub struct Keyspace {
     shards: Box<[Mutex<Shard>]>,
     notifications: Arc<Notifications>,
     watches: watch::Watches,
+    waits: wait::Waits,
     hasher: DefaultHashBuilder,
     databases: usize,
     time: TimeSource,
@@ -776,6 +780,7 @@ impl Keyspace {
                 .collect(),
             notifications,
             watches: watch::Watches::default(),
+            waits: wait::Waits::default(),
             hasher: DefaultHashBuilder::default(),
             databases,
             time,
@@ -808,6 +813,11 @@ impl Keyspace {
     /// The keys clients watch (see [`watch`]).
     pub fn watches(&self) -> &watch::Watches {
         &self.watches
+    }
+
+    /// The clients blocked on keys (see [`wait`]).
+    pub fn waits(&self) -> &wait::Waits {
+        &self.waits
     }
 
     /// Where the keyspace reads the time.

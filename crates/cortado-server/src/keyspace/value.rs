@@ -300,6 +300,10 @@ pub enum Value {
     Hash(super::hash::Hash),
     /// A set: 16 bytes, as a hash.
     Set(super::set::Set),
+    /// A list (see [`super::list`]).
+    List(Box<super::list::List>),
+    /// A sorted set (see [`super::zset`]).
+    ZSet(Box<super::zset::ZSet>),
 }
 
 /// How a string value was written, kept in its tag: Redis encodes a string by the command
@@ -339,6 +343,10 @@ pub enum Kind {
     Hash,
     /// `set`
     Set,
+    /// `list`
+    List,
+    /// `zset`
+    ZSet,
 }
 
 impl Kind {
@@ -348,6 +356,8 @@ impl Kind {
             Kind::Str => "string",
             Kind::Hash => "hash",
             Kind::Set => "set",
+            Kind::List => "list",
+            Kind::ZSet => "zset",
         }
     }
 }
@@ -373,6 +383,8 @@ impl Value {
             Value::Str(_) => Kind::Str,
             Value::Hash(_) => Kind::Hash,
             Value::Set(_) => Kind::Set,
+            Value::List(_) => Kind::List,
+            Value::ZSet(_) => Kind::ZSet,
         }
     }
 
@@ -394,11 +406,27 @@ impl Value {
         }
     }
 
+    /// The list, if the value is one.
+    pub fn as_list(&self) -> Option<&super::list::List> {
+        match self {
+            Value::List(l) => Some(l),
+            _ => None,
+        }
+    }
+
     /// The hash, to change, if the value is one.
     #[inline]
     pub fn as_hash_mut(&mut self) -> Option<&mut super::hash::Hash> {
         match self {
             Value::Hash(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// The list, to change, if the value is one.
+    pub fn as_list_mut(&mut self) -> Option<&mut super::list::List> {
+        match self {
+            Value::List(l) => Some(l),
             _ => None,
         }
     }
@@ -412,11 +440,27 @@ impl Value {
         }
     }
 
+    /// The sorted set, if the value is one.
+    pub fn as_zset(&self) -> Option<&super::zset::ZSet> {
+        match self {
+            Value::ZSet(z) => Some(z),
+            _ => None,
+        }
+    }
+
     /// The set, to change, if the value is one.
     #[inline]
     pub fn as_set_mut(&mut self) -> Option<&mut super::set::Set> {
         match self {
             Value::Set(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The sorted set, to change, if the value is one.
+    pub fn as_zset_mut(&mut self) -> Option<&mut super::zset::ZSet> {
+        match self {
+            Value::ZSet(z) => Some(z),
             _ => None,
         }
     }
@@ -430,6 +474,7 @@ impl Value {
                 _ => self.clone(),
             },
             Value::Hash(_) | Value::Set(_) => self.clone(),
+            Value::List(_) | Value::ZSet(_) => self.clone(),
         }
     }
 
@@ -439,6 +484,8 @@ impl Value {
             Value::Str(s) => s.heap_bytes(),
             Value::Hash(h) => h.heap_bytes(),
             Value::Set(s) => s.heap_bytes(),
+            Value::List(l) => l.heap_bytes(),
+            Value::ZSet(z) => z.heap_bytes(),
         }
     }
 
@@ -457,6 +504,8 @@ impl Value {
             }
             Value::Hash(h) => h.encoding(),
             Value::Set(s) => s.encoding(),
+            Value::List(_) => "quicklist",
+            Value::ZSet(z) => z.encoding(),
         }
     }
 
@@ -474,6 +523,7 @@ impl Value {
                 }
             }
             Value::Hash(_) | Value::Set(_) => 1,
+            Value::List(_) | Value::ZSet(_) => 1,
         }
     }
 }

@@ -2,19 +2,23 @@
 
 mod atomicity;
 mod busy_scripts;
+mod blocking;
 mod command_table;
 mod commands;
 mod common;
 mod config;
 mod diff_functions;
+mod diff_collections_generated;
 mod diff_generated;
 mod diff_hashes;
 mod diff_keyspace;
 mod diff_script_libs;
+mod diff_lists;
 mod diff_scripting;
 mod diff_sets;
 mod diff_strings;
 mod diff_transactions;
+mod diff_zsets;
 mod differential;
 mod expiry_clock;
 mod info;
