@@ -392,11 +392,11 @@ pub const DOCS: &[Doc] = &[
     doc("rename", CONSTANT, "key:key newkey:key").each_key(&[RW | ACCESS | DELETE, OW | UPDATE]),
     doc("renamenx", CONSTANT, "key:key newkey:key").each_key(&[RW | ACCESS | DELETE, OW | INSERT]),
     doc("reset", CONSTANT, NONE),
-    doc("sadd", "O(N) for N members named", "key:key member...").keys(RW | INSERT),
     doc("rpop", "O(M) for M elements popped", "key:key [count:integer]").keys(RW | ACCESS | DELETE),
     doc("rpoplpush", "O(1)", "source:key destination:key").each_key(&[RW | ACCESS | DELETE, RW | INSERT]),
     doc("rpush", "O(1) per element", "key:key element...").keys(RW | INSERT),
     doc("rpushx", "O(1) per element", "key:key element...").keys(RW | INSERT),
+    doc("sadd", "O(N) for N members named", "key:key member...").keys(RW | INSERT),
     doc(
         "scan",
         "O(1) a call; O(N) for a whole pass over N keys",
@@ -434,9 +434,9 @@ pub const DOCS: &[Doc] = &[
     doc("smismember", "O(N) for N members named", "key:key member...").keys(RO | ACCESS),
     doc("smove", CONSTANT, "source:key destination:key member")
         .each_key(&[RW | ACCESS | DELETE, RW | INSERT]),
-    doc("spop", "O(N) for N members popped", "key:key [count:integer]").keys(RW | ACCESS | DELETE),
     doc("sort", "O(N + M log M) for N elements and M sorted", "key:key [BY pattern:pattern] [LIMIT offset:integer count:integer] [GET pattern:pattern...] order=[ASC|DESC] [ALPHA] [STORE destination:key]").specs(SORT_KEYS).acl(SET | SORTEDSET | LIST | DANGEROUS | NOT_GROUP),
     doc("sort_ro", "O(N + M log M) for N elements and M sorted", "key:key [BY pattern:pattern] [LIMIT offset:integer count:integer] [GET pattern:pattern...] order=[ASC|DESC] [ALPHA]").specs(SORT_RO_KEYS).acl(SET | SORTEDSET | LIST | DANGEROUS | NOT_GROUP),
+    doc("spop", "O(N) for N members popped", "key:key [count:integer]").keys(RW | ACCESS | DELETE),
     doc("spublish", "O(N) for N subscribers of the channel", "shardchannel:key message").keys(NOT_KEY),
     doc("srandmember", "O(N) for N members picked", "key:key [count:integer]").keys(RO | ACCESS),
     doc("srem", "O(N) for N members named", "key:key member...").keys(RW | DELETE),
