@@ -15,8 +15,8 @@
 //! - `memory`: N keys of 16 bytes with values of 16 bytes, loaded through pipelined `SET`s,
 //!   without and with a one-hour TTL; bytes per key from the growth of the process's resident
 //!   set and of `INFO`'s `used_memory`. With `--type`, N elements of each type named instead
-//!   (see [`LOADS`]: `string`, `hash`, `hash-large`, `set`, `intset`, `list`, `list-small`,
-//!   `zset`, `zset-small`), written one command per
+//!   (see [`LOADS`]: `string`, `hash`, `hash-object`, `hash-large`, `set`, `intset`, `list`,
+//!   `list-small`, `zset`, `zset-small`), written one command per
 //!   element, bytes per element beside Redis's and their ratio.
 //! - `expiry`: N keys that expire in the same second, no reads of them; the time from that
 //!   second until `DBSIZE` is 0 and `used_memory` is back near its level before the load,
@@ -751,6 +751,29 @@ const LOADS: &[Load] = &[
             let field = format!("field:{}", e % 10);
             let value = format!("v{e:08}");
             vec![b"HSET".to_vec(), key.into(), field.into(), value.into()]
+        },
+    },
+    Load {
+        name: "hash-object",
+        shape: "hashes of 10 named fields (3-8 bytes), 5 integers and 5 strings of 4-12 bytes (listpack)",
+        command: |e| {
+            const FIELDS: [&str; 10] = [
+                "name", "email", "age", "city", "plan", "created", "visits", "score", "active",
+                "referrer",
+            ];
+            let i = (e % 10) as usize;
+            let key = format!("user:{:08}", e / 10);
+            let value = match i {
+                0 => format!("user{}", e / 10),
+                1 => format!("u{}@mail.io", e / 10),
+                3 => "Lisbon".to_string(),
+                4 => "free".to_string(),
+                9 => format!("ref{}", e % 7),
+                2 => (20 + e % 50).to_string(),
+                5 => (1_700_000_000 + e).to_string(),
+                _ => (e % 1000).to_string(),
+            };
+            vec![b"HSET".to_vec(), key.into(), FIELDS[i].into(), value.into()]
         },
     },
     Load {
