@@ -1,40 +1,83 @@
-//! What the hash and set commands share: changing a collection in place and deleting its key
-//! once emptied, the options of `HSCAN`/`SSCAN`, and picks at random.
+//! What the commands of the collection types (hashes, sets, lists, sorted sets) share:
+//! changing a collection in place and deleting its key once emptied, the options of
+//! `HSCAN`/`SSCAN`/`ZSCAN`, and picks at random.
 
 use super::args::Args;
 use super::syntax_error;
 use crate::glob::glob_match;
+use crate::keyspace::hash::Hash;
+use crate::keyspace::list::List;
+use crate::keyspace::set::Set;
+use crate::keyspace::zset::ZSet;
 use crate::keyspace::{random_u64, Shard, Value};
 use crate::protocol::ErrorReply;
 
-/// Changes the collection at `key` in place with `change` (its lifetime stays), after
-/// `access` found it of the right type (`WRONGTYPE` otherwise), and deletes the key if the
-/// change left it empty, as Redis does. `Err(change)` back if the key is missing; otherwise
-/// what `change` returned and whether the key was deleted.
-pub(super) fn change<T, R, F: FnOnce(&mut T) -> Result<R, ErrorReply>>(
+/// A collection type of [`Value`]: what [`change`] needs to find one and to see it emptied.
+pub(crate) trait Collection {
+    /// The collection `value` holds, if it is of this type.
+    fn of_mut(value: &mut Value) -> Option<&mut Self>;
+    /// Whether it is empty (and its key must go).
+    fn is_empty(&self) -> bool;
+}
+
+/// Implements [`Collection`] for `$type` through `Value::$access`.
+macro_rules! collection {
+    ($type:ty, $access:ident) => {
+        impl Collection for $type {
+            fn of_mut(value: &mut Value) -> Option<&mut Self> {
+                value.$access()
+            }
+
+            fn is_empty(&self) -> bool {
+                <$type>::is_empty(self)
+            }
+        }
+    };
+}
+
+collection!(Hash, as_hash_mut);
+collection!(Set, as_set_mut);
+collection!(List, as_list_mut);
+collection!(ZSet, as_zset_mut);
+
+/// Changes the collection at `key` in place with `change` (its lifetime stays; the value is
+/// re-weighed when the borrow ends), `WRONGTYPE` if the key holds another type, and deletes
+/// the key if the change left it empty, as Redis does (also when `change` failed). `Err(change)`
+/// back if the key is missing, for a command that then creates it; otherwise what `change`
+/// returned and whether the key was deleted. The caller tells its event, then `del` if the key
+/// went (Redis's order).
+pub(crate) fn change<C: Collection, R, F: FnOnce(&mut C) -> Result<R, ErrorReply>>(
     shard: &mut Shard,
     db: usize,
     key: &[u8],
-    access: fn(&mut Value) -> Option<&mut T>,
-    is_empty: fn(&T) -> bool,
     change: F,
 ) -> Result<Result<(R, bool), F>, ErrorReply> {
     let Some(mut value) = shard.lookup_mut(db, key) else {
         return Ok(Err(change));
     };
-    let collection = access(&mut value).ok_or_else(super::wrong_type)?;
-    let result = change(collection)?;
-    let emptied = is_empty(collection);
+    let collection = C::of_mut(&mut value).ok_or_else(super::wrong_type)?;
+    let result = change(collection);
+    let emptied = collection.is_empty();
     drop(value);
     if emptied {
         shard.remove(db, key);
     }
-    Ok(Ok((result, emptied)))
+    Ok(Ok((result?, emptied)))
+}
+
+/// [`change`] for a command that does nothing to a missing key: `None` then.
+pub(crate) fn change_existing<C: Collection, R>(
+    shard: &mut Shard,
+    db: usize,
+    key: &[u8],
+    change: impl FnOnce(&mut C) -> Result<R, ErrorReply>,
+) -> Result<Option<(R, bool)>, ErrorReply> {
+    Ok(self::change(shard, db, key, change)?.ok())
 }
 
 /// The options of `HSCAN` and `SSCAN`: `MATCH pattern` and `COUNT n` (at least 1), in any
 /// order and repeated (the last counts); anything else is a syntax error.
-pub(super) struct ScanOptions<'a> {
+pub(crate) struct ScanOptions<'a> {
     pattern: Option<&'a [u8]>,
     /// Positions to visit at least, as a hint.
     pub count: usize,
@@ -76,7 +119,7 @@ impl<'a> ScanOptions<'a> {
 }
 
 /// A number in `0..n` (`n` > 0) picked at random.
-pub(super) fn random_index(n: usize) -> usize {
+pub(crate) fn random_index(n: usize) -> usize {
     (random_u64() % n as u64) as usize
 }
 

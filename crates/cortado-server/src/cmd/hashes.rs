@@ -7,7 +7,7 @@
 //! `HDEL` loses its key; `HGETALL` replies with a map over RESP3, and `HRANDFIELD ...
 //! WITHVALUES` with pairs.
 
-use super::collections::{change, distinct_indices, random_index, ScanOptions};
+use super::collections::{change, change_existing, distinct_indices, random_index, ScanOptions};
 use super::flags::*;
 use super::{wrong_type, Args, CmdResult, Command, Ctx, KEY1};
 use crate::keyspace::hash::Hash;
@@ -185,7 +185,7 @@ fn write<R>(
     let db = ctx.db();
     let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
-    let edit = match change(shard, db, key, Value::as_hash_mut, Hash::is_empty, edit)? {
+    let edit = match change::<Hash, _, _>(shard, db, key, edit)? {
         Ok(done) => return Ok(done),
         Err(edit) => edit,
     };
@@ -277,14 +277,9 @@ fn hdel(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let db = ctx.db();
     let mut locked = ctx.shards.lock(key);
-    let removed = change(
-        locked.shard(key),
-        db,
-        key,
-        Value::as_hash_mut,
-        Hash::is_empty,
-        |h| Ok(args.from(2).iter().filter(|f| h.remove(f)).count() as i64),
-    )?;
+    let removed = change_existing::<Hash, _>(locked.shard(key), db, key, |h| {
+        Ok(args.from(2).iter().filter(|f| h.remove(f)).count() as i64)
+    })?;
     let (removed, deleted) = removed.unwrap_or((0, false));
     if removed > 0 {
         ctx.notify(HASH, "hdel", key);

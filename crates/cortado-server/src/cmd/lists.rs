@@ -4,10 +4,10 @@
 //! The structure is [`crate::keyspace::list`]: chunks of entries, as Redis 7.0's quicklist
 //! of listpacks (`OBJECT ENCODING` says `quicklist`). Arguments are read in Redis 7.0's
 //! order, which decides the error a client gets; a command that empties a list deletes its
-//! key and tells `del` (`collection::change`).
+//! key and tells `del` (`collections::change_existing`).
 
 use super::blocking::{serve_first, Task};
-use super::collection::change;
+use super::collections::change_existing as change;
 use super::flags::*;
 use super::{syntax_error, wrong_type, Args, CmdResult, Command, Ctx, Keys, KEY1, NO_KEYS};
 use crate::keyspace::list::{End, List};

@@ -41,9 +41,8 @@ macro_rules! command_constructor {
 
 pub mod acl;
 pub mod args;
-pub mod collections;
 pub mod blocking;
-pub mod collection;
+pub mod collections;
 pub mod command;
 pub mod connection;
 pub mod docs;

@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use super::collections::{change, distinct_indices, random_index, ScanOptions};
+use super::collections::{change, change_existing, distinct_indices, random_index, ScanOptions};
 use super::flags::*;
 use super::{syntax_error, wrong_type, Args, CmdResult, Command, Ctx, Keys, KEY1, NO_KEYS};
 use crate::keyspace::set::Set;
@@ -224,7 +224,7 @@ fn sadd(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
             .filter(|m| s.insert(m, max_ints))
             .count() as i64)
     };
-    let added = match change(shard, db, key, Value::as_set_mut, Set::is_empty, add)? {
+    let added = match change::<Set, _, _>(shard, db, key, add)? {
         Ok((added, _)) => added,
         Err(add) => {
             let mut created = Set::for_member(args.get(2));
@@ -245,14 +245,9 @@ fn srem(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let key = args.get(1);
     let db = ctx.db();
     let mut locked = ctx.shards.lock(key);
-    let removed = change(
-        locked.shard(key),
-        db,
-        key,
-        Value::as_set_mut,
-        Set::is_empty,
-        |s| Ok(args.from(2).iter().filter(|m| s.remove(m)).count() as i64),
-    )?;
+    let removed = change_existing::<Set, _>(locked.shard(key), db, key, |s| {
+        Ok(args.from(2).iter().filter(|m| s.remove(m)).count() as i64)
+    })?;
     let (removed, deleted) = removed.unwrap_or((0, false));
     if removed > 0 {
         ctx.notify(SET, "srem", key);
@@ -342,7 +337,7 @@ fn spop(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     if shard.peek(db, key).is_some_and(whole) {
         shard.lookup_read(db, key);
     }
-    let popped = change(shard, db, key, Value::as_set_mut, Set::is_empty, |s| {
+    let popped = change::<Set, _, _>(shard, db, key, |s| {
         let n = count.map_or(1, |c| c.min(s.len() as u64) as usize);
         let picks = if n == s.len() {
             (0..n).collect()
@@ -442,22 +437,13 @@ fn smove(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         ctx.reply.int(i64::from(has));
         return Ok(());
     }
-    let removed = change(
-        locked.shard(src),
-        db,
-        src,
-        Value::as_set_mut,
-        Set::is_empty,
-        |s| Ok(s.remove(member)),
-    )?;
+    let removed = change_existing::<Set, _>(locked.shard(src), db, src, |s| Ok(s.remove(member)))?;
     ctx.notify(SET, "srem", src);
-    if matches!(removed, Ok((_, true))) {
+    if matches!(removed, Some((_, true))) {
         ctx.notify(GENERIC, "del", src);
     }
     let shard = locked.shard(dst);
-    let added = change(shard, db, dst, Value::as_set_mut, Set::is_empty, |s| {
-        Ok(s.insert(member, max_ints))
-    })?;
+    let added = change::<Set, _, _>(shard, db, dst, |s| Ok(s.insert(member, max_ints)))?;
     let added = match added {
         Ok((added, _)) => added,
         Err(_) => {

@@ -330,14 +330,14 @@ pub(crate) fn read<'s>(
     shard.lookup_read(db, key).map(zset).transpose()
 }
 
-/// Runs `change` on the sorted set at `key` (see [`super::collection::change`]).
+/// Runs `change` on the sorted set at `key` (see [`super::collections::change_existing`]).
 pub(crate) fn change<R>(
     shard: &mut Shard,
     db: usize,
     key: &[u8],
     change: impl FnOnce(&mut ZSet) -> Result<R, ErrorReply>,
 ) -> Result<Option<(R, bool)>, ErrorReply> {
-    super::collection::change(shard, db, key, change)
+    super::collections::change_existing(shard, db, key, change)
 }
 
 /// Tells `event` on `key`, and `del` after it if the key went.
@@ -741,7 +741,7 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     }
     let key = args.get(1);
     let db = ctx.db();
-    let random = |n: usize| (crate::keyspace::random_u64() % n as u64) as usize;
+    let random = super::collections::random_index;
     if args.len() == 2 {
         let mut locked = ctx.shards.lock(key);
         match read(locked.shard(key), db, key)? {
@@ -805,26 +805,8 @@ fn zscan(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         ctx.reply.array(0);
         return Ok(());
     };
-    let mut count = 10usize;
-    let mut pattern: Option<&[u8]> = None;
-    let mut i = 3;
-    while i < args.len() {
-        if i + 1 >= args.len() {
-            return Err(syntax_error());
-        }
-        if args.is(i, "count") {
-            let n = args.int(i + 1)?;
-            if n < 1 {
-                return Err(syntax_error());
-            }
-            count = usize::try_from(n).unwrap_or(usize::MAX);
-        } else if args.is(i, "match") {
-            pattern = Some(args.get(i + 1)).filter(|p| *p != b"*");
-        } else {
-            return Err(syntax_error());
-        }
-        i += 2;
-    }
+    let options = super::collections::ScanOptions::parse(args, 3)?;
+    let count = options.count;
     let (entries, next) = match set {
         ZSet::Pack(_) => (set.range(0, usize::MAX, false), 0),
         ZSet::Tree(_) => {
@@ -836,7 +818,7 @@ fn zscan(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     };
     let entries: Vec<_> = entries
         .into_iter()
-        .filter(|(m, _)| pattern.is_none_or(|p| crate::glob::glob_match(p, m, false)))
+        .filter(|(m, _)| options.matches(m))
         .collect();
     ctx.reply.array(2);
     ctx.reply.bulk(itoa::Buffer::new().format(next).as_bytes());

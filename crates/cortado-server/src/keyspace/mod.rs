@@ -55,9 +55,9 @@
 pub mod access;
 pub mod eviction;
 pub mod hash;
+pub mod list;
 pub mod set;
 pub mod table;
-pub mod list;
 pub mod value;
 pub mod wait;
 pub mod watch;

@@ -1,19 +1,19 @@
 //! The server's integration tests: one binary, a module per subject.
 
 mod atomicity;
-mod busy_scripts;
 mod blocking;
+mod busy_scripts;
 mod command_table;
 mod commands;
 mod common;
 mod config;
-mod diff_functions;
 mod diff_collections_generated;
+mod diff_functions;
 mod diff_generated;
 mod diff_hashes;
 mod diff_keyspace;
-mod diff_script_libs;
 mod diff_lists;
+mod diff_script_libs;
 mod diff_scripting;
 mod diff_sets;
 mod diff_strings;
