@@ -198,6 +198,9 @@ pub(super) fn with_engine(
     f: impl FnOnce(&mut Ctx<'_>, &mut Engine) -> CmdResult,
 ) -> CmdResult {
     let server = ctx.server;
+    // Before the shards are locked: a command that passed its look at the busy word an
+    // instant before the script starts then waits for its shard off the runtime's worker.
+    server.keyspace.begin_long_hold();
     let outer = (!ctx.shards.is_held())
         .then(|| std::mem::replace(&mut ctx.shards, Shards::holding(server.keyspace.lock_all())));
     let mut guard = server.scripts.lock();
@@ -209,6 +212,7 @@ pub(super) fn with_engine(
     if let Some(outer) = outer {
         ctx.shards = outer;
     }
+    server.keyspace.end_long_hold();
     result
 }
 
@@ -317,13 +321,11 @@ pub(super) fn run_invocation(
             redis.raw_set("call", scope.create_function(call(true))?)?;
             redis.raw_set("pcall", scope.create_function(call(false))?)?;
             server.scripts.busy.start(invocation.is_function);
-            server.keyspace.set_long_hold(true);
             let outcome = if invocation.is_function {
                 engine.run_function(function, keys, argv)
             } else {
                 engine.run(function, keys, argv)
             };
-            server.keyspace.set_long_hold(false);
             server.scripts.busy.end();
             redis.raw_set("call", Value::Nil)?;
             redis.raw_set("pcall", Value::Nil)?;

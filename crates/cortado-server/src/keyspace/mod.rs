@@ -724,8 +724,9 @@ pub struct Keyspace {
     overfull: AtomicBool,
     /// The shard where the cron's next eviction pass starts, after one that ran out of time.
     evict_from: std::sync::atomic::AtomicUsize,
-    /// Whether the holder of every shard may keep them long: see [`Keyspace::set_long_hold`].
-    long_hold: AtomicBool,
+    /// How many holders of every shard may keep them long: see
+    /// [`Keyspace::begin_long_hold`].
+    long_holds: std::sync::atomic::AtomicUsize,
 }
 
 /// Runs `f`, which may block, with the current tokio worker's other tasks handed to another
@@ -791,7 +792,7 @@ impl Keyspace {
             keys_room: AtomicU64::new(u64::MAX),
             overfull: AtomicBool::new(false),
             evict_from: std::sync::atomic::AtomicUsize::new(0),
-            long_hold: AtomicBool::new(false),
+            long_holds: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -839,7 +840,7 @@ impl Keyspace {
     }
 
     /// Locks shard `i`; a wait for a holder that may keep every shard long (a script: see
-    /// [`Keyspace::set_long_hold`]) happens off the runtime's worker thread.
+    /// [`Keyspace::begin_long_hold`]) happens off the runtime's worker thread.
     #[inline(always)]
     fn acquire(&self, i: usize) -> MutexGuard<'_, Shard> {
         match self.shards[i].try_lock() {
@@ -857,18 +858,25 @@ impl Keyspace {
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
         };
-        if self.long_hold.load(Ordering::Relaxed) {
+        if self.long_holds.load(Ordering::SeqCst) != 0 {
             off_the_runtime(lock)
         } else {
             lock()
         }
     }
 
-    /// Says that the holder of every shard may keep them long (a script runs), or no longer:
-    /// a command that then waits for a shard waits off the runtime's worker thread, so the
-    /// runtime goes on serving the other connections (`SCRIPT KILL` among them).
-    pub fn set_long_hold(&self, long: bool) {
-        self.long_hold.store(long, Ordering::Relaxed);
+    /// Says that a holder of every shard may keep them long (a script is about to lock them
+    /// or runs), until [`end_long_hold`](Self::end_long_hold): a command that then waits for
+    /// a shard waits off the runtime's worker thread, so the runtime goes on serving the other
+    /// connections (`SCRIPT KILL` among them). Counted, so that a script ending does not
+    /// clear the word for one already waiting to lock every shard.
+    pub fn begin_long_hold(&self) {
+        self.long_holds.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Ends what [`begin_long_hold`](Self::begin_long_hold) began.
+    pub fn end_long_hold(&self) {
+        self.long_holds.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Locks the shard of `key`. Its time is read when the command first needs it, which a

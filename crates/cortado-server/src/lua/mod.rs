@@ -78,8 +78,16 @@ impl std::fmt::Debug for Scripts {
 
 impl Scripts {
     /// The engine, made if there is none; the caller holds it for the script's run.
+    /// A wait for it (a script runs) happens off the runtime's worker thread, as a wait for a
+    /// shard a script holds does.
     pub fn lock(&self) -> MutexGuard<'_, Option<Engine>> {
-        self.engine.lock().unwrap_or_else(|e| e.into_inner())
+        match self.engine.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => crate::keyspace::off_the_runtime(|| {
+                self.engine.lock().unwrap_or_else(|e| e.into_inner())
+            }),
+        }
     }
 
     /// Drops every cached script (`SCRIPT FLUSH`); the function libraries stay.
@@ -399,8 +407,16 @@ impl Engine {
         self.outcome(outcome)
     }
 
-    /// A Lua array of `args`.
+    /// A Lua array of `args`. Arguments that are UTF-8 (most are) go in as `&str`, which
+    /// mlua pushes straight onto Lua's stack; a Lua string made first would take and give
+    /// back a slot of mlua's reference table each.
     fn strings(&self, args: crate::cmd::Args<'_>) -> mlua::Result<Table> {
+        if args.iter().all(|a| std::str::from_utf8(a).is_ok()) {
+            let text = args
+                .iter()
+                .map(|a| std::str::from_utf8(a).unwrap_or_default());
+            return self.lua.create_sequence_from(text);
+        }
         let t = self.lua.create_table_with_capacity(args.len(), 0)?;
         for (i, arg) in args.iter().enumerate() {
             t.raw_set(i + 1, self.lua.create_string(arg)?)?;

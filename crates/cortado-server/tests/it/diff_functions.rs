@@ -217,3 +217,33 @@ fn function_dump_restores_across_redis_and_cortado() {
         ],
     );
 }
+
+#[test]
+fn scripts_and_functions_get_binary_and_text_arguments_intact() {
+    let Some(pair) = Pair::start(&[]) else {
+        return;
+    };
+    let (mut redis, mut ours) = pair.clients();
+    let echo = "#!lua name=echo\nredis.register_function('echo', function(keys, args) return {keys, args} end)";
+    assert_same_replies(&mut redis, &mut ours, &[&["FUNCTION", "LOAD", echo]]);
+    let binary: &[u8] = b"k\xff\x00\xfe";
+    let commands: [&[&[u8]]; 4] = [
+        &[
+            b"EVAL",
+            b"return {KEYS, ARGV}",
+            b"2",
+            binary,
+            b"text",
+            b"caf\xc3\xa9",
+            binary,
+        ],
+        &[b"EVAL", b"return {KEYS, ARGV}", b"1", b"plain", b"a", b"b"],
+        &[b"FCALL", b"echo", b"1", binary, b"caf\xc3\xa9"],
+        &[b"FCALL", b"echo", b"0", b"x", binary],
+    ];
+    for command in commands {
+        redis.send_command(command);
+        ours.send_command(command);
+        assert_eq!(redis.read(), ours.read(), "{command:?}");
+    }
+}
