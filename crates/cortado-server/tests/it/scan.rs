@@ -3,7 +3,7 @@
 //! overwrites, other databases), and `RANDOMKEY` picks keys about evenly across shards.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 
@@ -62,8 +62,12 @@ fn scan_returns_every_staying_key_once_across_concurrent_writes_and_growth() {
         setup.read().expect("a reply");
     }
     let stop = Arc::new(AtomicBool::new(false));
+    // The writer's rounds so far: each scan step waits until the writer has done as many, so
+    // the writes interleave with the walk however the machine schedules the two threads.
+    let rounds = Arc::new(AtomicU64::new(0));
     let writer = {
         let stop = stop.clone();
+        let rounds = rounds.clone();
         let mut c = server.raw();
         thread::spawn(move || {
             let mut n = 0u64;
@@ -80,13 +84,20 @@ fn scan_returns_every_staying_key_once_across_concurrent_writes_and_growth() {
                     c.call(&["SELECT", "0"]);
                 }
                 n += 1;
+                rounds.store(n, Ordering::Relaxed);
             }
             n
         })
     };
     let mut c = server.raw();
     let mut steps = 0;
-    let seen = scan_counts(&mut c, &["COUNT", "20"], || steps += 1);
+    let seen = scan_counts(&mut c, &["COUNT", "20"], || {
+        steps += 1;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while rounds.load(Ordering::Relaxed) < steps && std::time::Instant::now() < deadline {
+            thread::yield_now();
+        }
+    });
     let seen_matching = scan_counts(&mut c, &["MATCH", "stay:*", "TYPE", "string"], || {});
     stop.store(true, Ordering::Relaxed);
     let writes = writer.join().unwrap();
