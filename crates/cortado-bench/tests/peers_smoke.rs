@@ -51,7 +51,7 @@ fn memory_child_ttl_is_unsupported_exactly_without_expiry() {
             .unwrap_or_else(|e| panic!("{peer}: {e}"));
         let has_ttl = matches!(
             peer,
-            Peer::Cortado | Peer::CortadoRefresh | Peer::Moka | Peer::MiniMoka
+            Peer::Cortado | Peer::CortadoTtl | Peer::CortadoRefresh | Peer::Moka | Peer::MiniMoka
         );
         assert_eq!(measured.is_some(), has_ttl, "{peer}");
     }

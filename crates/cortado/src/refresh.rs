@@ -38,7 +38,8 @@
 //!   cache with neither expiry nor refresh tests nothing new, one with expiry a flag (the
 //!   measured cost without the setting, about one instruction per operation whose source was
 //!   not found, is in `docs/decisions/0017-refresh-after-write.md`). A refreshing cache reads
-//!   the clock on every operation, as a cache with a time to live does.
+//!   the clock on every operation, as a cache with a time to live does (the processor's
+//!   counter: see the `time` module and `docs/decisions/0018-clock-source.md`).
 //! - **One reload per key.** A reload is a load in the shard's map of loads in flight (the
 //!   `loader` module), registered by the reader that found the entry due, under the shard's
 //!   read lock, then run elsewhere: a second due read finds it there and starts nothing, and

@@ -340,6 +340,8 @@ pub(crate) struct Shard<K, V, S> {
     write_times: Vec<u64>,
     /// Starts the reload of an entry a read finds due ([`ShardConfig::refresh`]).
     refresh: Option<Arc<RefreshTrigger<K, V>>>,
+    /// `refresh`'s interval in nanoseconds, beside the write times a read compares with it.
+    refresh_after: u64,
 }
 
 impl<K, V, S> std::fmt::Debug for Shard<K, V, S> {
@@ -447,6 +449,7 @@ where
             keeps_access_times: config.access_times,
             access_times: Vec::new(),
             write_times: Vec::new(),
+            refresh_after: config.refresh.as_ref().map_or(u64::MAX, |r| r.after),
             refresh: config.refresh.clone(),
         };
         shard.policy_mut().reserve(config.initial_capacity);
@@ -509,8 +512,8 @@ where
         if self.index.timed {
             if !self.read_deadlines.is_empty() {
                 let hit = self.get_shared_and_move_deadline(i, now);
-                if hit.is_some() && self.refreshes() {
-                    self.refresh_if_due(i, hash, now);
+                if hit.is_some() && self.refreshes() && self.refresh_due(i, now) {
+                    self.start_refresh(i, hash);
                 }
                 return hit;
             }
@@ -519,7 +522,9 @@ where
                 return None;
             }
             if self.refreshes() {
-                self.refresh_if_due(i, hash, now);
+                if self.refresh_due(i, now) {
+                    self.start_refresh(i, hash);
+                }
                 // A return of its own: past the call, the compiler indexed the slab again in
                 // the tail that every read shares (6 instructions per hit on replay A; decision
                 // 0017).

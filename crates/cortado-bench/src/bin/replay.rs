@@ -15,7 +15,8 @@
 //! caches' own symbols, when they survive.
 //!
 //! Arguments: the cache (`cortado`, `quick_cache`, `moka`, `mini_moka`, `lru_mutex`; or
-//! `cortado_refresh`, Cortado with a refresh after write that is never due; or
+//! `cortado_ttl`, Cortado with a time to live that is never reached; `cortado_refresh`, Cortado
+//! with a refresh after write that is never due; or
 //! `cortado_weighted` and `cortado_heavy`, Cortado with weights of 1 to 16 and a capacity of 8.5
 //! times the workload's, the second with one value in 512 weighing a quarter of it), the
 //! workload (`A`: 1,000,000 keys into 100,000; `B`: 100,000 into 100,000; as in `peers`), and
@@ -33,7 +34,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use cortado_bench::peers::cortado_sync::{
-    CortadoSync, CortadoSyncHeavy, CortadoSyncRefresh, CortadoSyncWeighted,
+    CortadoSync, CortadoSyncHeavy, CortadoSyncRefresh, CortadoSyncTtl, CortadoSyncWeighted,
 };
 use cortado_bench::peers::lru_mutex::LruMutex;
 use cortado_bench::peers::mini_moka_sync::MiniMokaSync;
@@ -45,7 +46,7 @@ use cortado_bench::peers::{CacheSpec, ConcurrentCache, SEED};
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
-        "usage: replay cortado|cortado_weighted|cortado_heavy|cortado_refresh|quick_cache|moka|mini_moka|lru_mutex \
+        "usage: replay cortado|cortado_weighted|cortado_heavy|cortado_ttl|cortado_refresh|quick_cache|moka|mini_moka|lru_mutex \
          A|B [OPS [READ_PERCENT]]";
     let (Some(cache), Some(workload)) = (args.first(), args.get(1)) else {
         eprintln!("{usage}");
@@ -90,6 +91,7 @@ fn main() -> ExitCode {
         "cortado_weighted" => run::<CortadoSyncWeighted>(&spec, &stream),
         "cortado_heavy" => run::<CortadoSyncHeavy>(&spec, &stream),
         "cortado_refresh" => run::<CortadoSyncRefresh>(&spec, &stream),
+        "cortado_ttl" => run::<CortadoSyncTtl>(&spec, &stream),
         "quick_cache" => run::<QuickCacheSync>(&spec, &stream),
         "moka" => run::<MokaSync>(&spec, &stream),
         "mini_moka" => run::<MiniMokaSync>(&spec, &stream),

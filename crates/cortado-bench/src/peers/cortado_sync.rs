@@ -1,12 +1,16 @@
 //! `cortado::sync::Cache` with its default W-TinyLFU policy (adaptive window), the policy's
-//! seed and the hasher fixed; the same with refresh after write configured but never due
-//! ([`CortadoSyncRefresh`], the cost of the setting on hits); and two weighted variants for
+//! seed and the hasher fixed; the same with a time to live that is never reached
+//! ([`CortadoSyncTtl`], the cost of reading the clock and checking deadlines) and with refresh
+//! after write configured but never due ([`CortadoSyncRefresh`], the cost of the setting on
+//! hits); and two weighted variants for
 //! `replay` ([`CortadoSyncWeighted`], [`CortadoSyncHeavy`]), which the peers have no
 //! counterpart of.
 //!
 //! Cortado evicts inside every insert, so the capacity holds without maintenance;
 //! `sync_maintenance` calls `run_pending_tasks` anyway, which replays buffered reads into the
 //! policy, so the strict replay treats every crate alike.
+
+use std::time::Duration;
 
 use cortado::policy::EvictionPolicy;
 use cortado::sync::Cache;
@@ -145,60 +149,87 @@ macro_rules! weighted_adapter {
 weighted_adapter!(CortadoSyncWeighted, "cortado_weighted", false);
 weighted_adapter!(CortadoSyncHeavy, "cortado_heavy", true);
 
-/// [`CortadoSync`] built with `refresh_after_write` of an hour, which no run reaches: each hit
-/// checks its entry's age and starts nothing, the cost that the setting adds to a read (the
-/// `peers` row `cortado_refresh` beside `cortado`; docs/decisions/0017). Under a hasher type
-/// of its own, for the reason [`WeightedState`] has one.
-pub struct CortadoSyncRefresh(Cache<u64, u64, RefreshState>);
+/// An hour: longer than any run, so that the timed adapters pay for checking lifetimes and
+/// ages without ever reaching one.
+const NEVER_DUE: Duration = Duration::from_secs(3600);
 
-/// [`CortadoSyncRefresh`]'s hasher: [`FixedState`] under a type of its own.
-#[derive(Clone, Default)]
-pub struct RefreshState(FixedState);
+/// A timed [`CortadoSync`]: `$adapter` named `$name`, under a hasher type of its own (for the
+/// reason [`WeightedState`] has one), built by `$configure` from the plain builder and the
+/// spec, which it names as the closure-like `|builder, spec|` says.
+macro_rules! timed_adapter {
+    ($(#[$doc:meta])* $adapter:ident, $state:ident, $name:literal,
+     |$builder:ident, $spec:ident| $configure:expr) => {
+        $(#[$doc])*
+        pub struct $adapter(Cache<u64, u64, $state>);
 
-impl std::hash::BuildHasher for RefreshState {
-    type Hasher = <FixedState as std::hash::BuildHasher>::Hasher;
+        #[doc = concat!("[`", stringify!($adapter), "`]'s hasher: [`FixedState`] under a type of its own.")]
+        #[derive(Clone, Default)]
+        pub struct $state(FixedState);
 
-    #[inline]
-    fn build_hasher(&self) -> Self::Hasher {
-        self.0.build_hasher()
-    }
-}
+        impl std::hash::BuildHasher for $state {
+            type Hasher = <FixedState as std::hash::BuildHasher>::Hasher;
 
-impl ConcurrentCache<u64, u64> for CortadoSyncRefresh {
-    const NAME: &'static str = "cortado_refresh";
-
-    fn build(spec: &CacheSpec) -> Result<Self, BuildFailure> {
-        let mut builder = Cache::<u64, u64>::builder()
-            .max_capacity(spec.capacity)
-            .eviction_policy(EvictionPolicy::tiny_lfu().with_seed(spec.seed))
-            .refresh_after_write(std::time::Duration::from_secs(3600), |_, &old| {
-                Ok::<u64, ()>(old)
-            })
-            .hasher(RefreshState(FixedState::with_seed(spec.seed)));
-        if let Some(ttl) = spec.ttl {
-            builder = builder.time_to_live(ttl);
+            #[inline]
+            fn build_hasher(&self) -> Self::Hasher {
+                self.0.build_hasher()
+            }
         }
-        builder
-            .build()
-            .map(CortadoSyncRefresh)
-            .map_err(|error| BuildFailure::Rejected(error.to_string()))
-    }
 
-    #[inline]
-    fn get(&self, key: &u64) -> Option<u64> {
-        self.0.get(key)
-    }
+        impl ConcurrentCache<u64, u64> for $adapter {
+            const NAME: &'static str = $name;
 
-    #[inline]
-    fn insert(&self, key: u64, value: u64) {
-        self.0.insert(key, value);
-    }
+            fn build(spec: &CacheSpec) -> Result<Self, BuildFailure> {
+                let $builder = Cache::<u64, u64>::builder()
+                    .max_capacity(spec.capacity)
+                    .eviction_policy(EvictionPolicy::tiny_lfu().with_seed(spec.seed))
+                    .hasher($state(FixedState::with_seed(spec.seed)));
+                let $spec = spec;
+                $configure
+                    .build()
+                    .map($adapter)
+                    .map_err(|error| BuildFailure::Rejected(error.to_string()))
+            }
 
-    fn sync_maintenance(&self) {
-        self.0.run_pending_tasks();
-    }
+            #[inline]
+            fn get(&self, key: &u64) -> Option<u64> {
+                self.0.get(key)
+            }
 
-    fn entries(&self) -> u64 {
-        self.0.len() as u64
-    }
+            #[inline]
+            fn insert(&self, key: u64, value: u64) {
+                self.0.insert(key, value);
+            }
+
+            fn sync_maintenance(&self) {
+                self.0.run_pending_tasks();
+            }
+
+            fn entries(&self) -> u64 {
+                self.0.len() as u64
+            }
+        }
+    };
 }
+
+timed_adapter!(
+    /// [`CortadoSync`] with a time to live of an hour (or the spec's), which no run reaches:
+    /// each operation reads the clock and each hit checks a deadline, the cost of any timed
+    /// cache (the `peers` row `cortado_ttl`; docs/decisions/0018).
+    CortadoSyncTtl,
+    TtlState,
+    "cortado_ttl",
+    |builder, spec| builder.time_to_live(spec.ttl.unwrap_or(NEVER_DUE))
+);
+
+timed_adapter!(
+    /// [`CortadoSyncTtl`] with `refresh_after_write` of an hour too, which no run reaches:
+    /// each hit checks its entry's age and starts nothing, the cost that the setting adds to a
+    /// timed cache's read (the `peers` row `cortado_refresh` beside `cortado_ttl`;
+    /// docs/decisions/0017 and 0018).
+    CortadoSyncRefresh,
+    RefreshState,
+    "cortado_refresh",
+    |builder, spec| builder
+        .time_to_live(spec.ttl.unwrap_or(NEVER_DUE))
+        .refresh_after_write(NEVER_DUE, |_, &old| Ok::<u64, ()>(old))
+);

@@ -41,7 +41,7 @@ pub mod throughput;
 use std::fmt;
 use std::time::Duration;
 
-pub use cortado_sync::{CortadoSync, CortadoSyncRefresh};
+pub use cortado_sync::{CortadoSync, CortadoSyncRefresh, CortadoSyncTtl};
 pub use lru_mutex::LruMutex;
 pub use mini_moka_sync::MiniMokaSync;
 pub use moka_sync::MokaSync;
@@ -137,6 +137,8 @@ pub enum Peer {
     Cortado,
     /// `cortado::sync::Cache` with refresh after write configured, never due.
     CortadoRefresh,
+    /// `cortado::sync::Cache` with a time to live that no run reaches.
+    CortadoTtl,
     /// `quick_cache::sync::Cache`.
     QuickCache,
     /// `quick_cache::sync::Cache` with Cortado's shard count.
@@ -151,8 +153,9 @@ pub enum Peer {
 
 impl Peer {
     /// Every cache, in table order.
-    pub const ALL: [Peer; 7] = [
+    pub const ALL: [Peer; 8] = [
         Peer::Cortado,
+        Peer::CortadoTtl,
         Peer::CortadoRefresh,
         Peer::QuickCache,
         Peer::QuickCacheSameShards,
@@ -166,6 +169,7 @@ impl Peer {
         match self {
             Peer::Cortado => visitor.visit::<CortadoSync>(),
             Peer::CortadoRefresh => visitor.visit::<CortadoSyncRefresh>(),
+            Peer::CortadoTtl => visitor.visit::<CortadoSyncTtl>(),
             Peer::QuickCache => visitor.visit::<QuickCacheSync>(),
             Peer::QuickCacheSameShards => visitor.visit::<QuickCacheSameShards>(),
             Peer::Moka => visitor.visit::<MokaSync>(),
@@ -277,7 +281,11 @@ mod tests {
         for peer in Peer::ALL {
             let expected_ttl = matches!(
                 peer,
-                Peer::Cortado | Peer::CortadoRefresh | Peer::Moka | Peer::MiniMoka
+                Peer::Cortado
+                    | Peer::CortadoTtl
+                    | Peer::CortadoRefresh
+                    | Peer::Moka
+                    | Peer::MiniMoka
             );
             match peer.visit(Ttl) {
                 Ok(()) => assert!(expected_ttl, "{peer} built with a TTL"),
