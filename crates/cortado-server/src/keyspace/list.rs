@@ -11,7 +11,8 @@
 //!   length as a LEB128 varint, its bytes, and its length again with the varint's bytes
 //!   reversed, so a chunk is read from either end (Redis's `backlen`). An entry of 10 bytes
 //!   costs 12, as in Redis's listpack; a deque of one string per element would cost 24 and
-//!   more. An entry longer than a chunk gets a chunk of its own.
+//!   more. An entry longer than a chunk gets a chunk of its own. A list of one chunk (most
+//!   lists) holds it in place, without the deque's allocation.
 //! - **Indexes** walk the chunks' counts, then scan one chunk: O(n / entries per chunk), as in
 //!   Redis.
 //! - **Weight.** [`List::heap_bytes`] is O(1): the chunks' capacities are kept as a running
@@ -188,10 +189,154 @@ impl Chunk {
     }
 }
 
+/// The chunks of a list: one held in place (most lists are short: no deque to allocate, 48
+/// bytes a key with glibc's header), or a deque of them.
+#[derive(Clone, Debug, Default)]
+enum Chunks {
+    #[default]
+    Empty,
+    One(Chunk),
+    Many(VecDeque<Chunk>),
+}
+
+impl std::ops::Index<usize> for Chunks {
+    type Output = Chunk;
+
+    fn index(&self, i: usize) -> &Chunk {
+        match self {
+            Chunks::One(c) if i == 0 => c,
+            Chunks::Many(d) => &d[i],
+            _ => panic!("chunk {i} out of range"),
+        }
+    }
+}
+
+impl std::ops::IndexMut<usize> for Chunks {
+    fn index_mut(&mut self, i: usize) -> &mut Chunk {
+        match self {
+            Chunks::One(c) if i == 0 => c,
+            Chunks::Many(d) => &mut d[i],
+            _ => panic!("chunk {i} out of range"),
+        }
+    }
+}
+
+impl Chunks {
+    fn len(&self) -> usize {
+        match self {
+            Chunks::Empty => 0,
+            Chunks::One(_) => 1,
+            Chunks::Many(d) => d.len(),
+        }
+    }
+
+    /// The deque's own heap bytes.
+    fn deque_bytes(&self) -> usize {
+        match self {
+            Chunks::Many(d) => d.capacity() * std::mem::size_of::<Chunk>(),
+            _ => 0,
+        }
+    }
+
+    fn front(&self) -> Option<&Chunk> {
+        (self.len() > 0).then(|| &self[0])
+    }
+
+    fn back(&self) -> Option<&Chunk> {
+        self.len().checked_sub(1).map(|i| &self[i])
+    }
+
+    fn get_mut(&mut self, i: usize) -> Option<&mut Chunk> {
+        (i < self.len()).then(|| &mut self[i])
+    }
+
+    /// Every chunk, in order, either way.
+    fn iter(&self) -> impl DoubleEndedIterator<Item = &Chunk> + ExactSizeIterator + '_ {
+        (0..self.len()).map(move |i| &self[i])
+    }
+
+    /// Chunks `range`, in order.
+    fn range(&self, range: std::ops::Range<usize>) -> impl DoubleEndedIterator<Item = &Chunk> + '_ {
+        range.map(move |i| &self[i])
+    }
+
+    /// The chunks as a deque, to change their number.
+    fn deque(&mut self) -> &mut VecDeque<Chunk> {
+        match std::mem::take(self) {
+            Chunks::Empty => *self = Chunks::Many(VecDeque::new()),
+            Chunks::One(c) => {
+                let mut d = VecDeque::with_capacity(2);
+                d.push_back(c);
+                *self = Chunks::Many(d);
+            }
+            many => *self = many,
+        }
+        match self {
+            Chunks::Many(d) => d,
+            _ => unreachable!("made a deque above"),
+        }
+    }
+
+    /// Back to the compact forms once one chunk or none is left; a deque that emptied
+    /// three quarters gives back half its room.
+    fn settle(&mut self) {
+        if let Chunks::Many(d) = self {
+            match d.len() {
+                0 => *self = Chunks::Empty,
+                1 => *self = Chunks::One(d.pop_front().expect("one chunk")),
+                n if n < d.capacity() / 4 => d.shrink_to(n * 2),
+                _ => {}
+            }
+        }
+    }
+
+    fn push(&mut self, end: End, chunk: Chunk) {
+        if let Chunks::Empty = self {
+            *self = Chunks::One(chunk);
+            return;
+        }
+        let d = self.deque();
+        match end {
+            End::Left => d.push_front(chunk),
+            End::Right => d.push_back(chunk),
+        }
+    }
+
+    fn pop(&mut self, end: End) -> Option<Chunk> {
+        let popped = match self {
+            Chunks::Empty => None,
+            Chunks::One(_) => match std::mem::take(self) {
+                Chunks::One(c) => Some(c),
+                _ => unreachable!("matched above"),
+            },
+            Chunks::Many(d) => match end {
+                End::Left => d.pop_front(),
+                End::Right => d.pop_back(),
+            },
+        };
+        self.settle();
+        popped
+    }
+
+    fn remove(&mut self, i: usize) -> Option<Chunk> {
+        let removed = self.deque().remove(i);
+        self.settle();
+        removed
+    }
+
+    fn insert(&mut self, i: usize, chunk: Chunk) {
+        if let Chunks::Empty = self {
+            *self = Chunks::One(chunk);
+            return;
+        }
+        self.deque().insert(i, chunk);
+    }
+}
+
 /// A list. See the [module docs](self).
 #[derive(Clone, Debug, Default)]
 pub struct List {
-    chunks: VecDeque<Chunk>,
+    chunks: Chunks,
     len: usize,
     /// The chunks' buffers' capacities, summed.
     bytes: usize,
@@ -227,9 +372,7 @@ impl List {
 
     /// Bytes held on the heap, the list's own box included.
     pub fn heap_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + self.chunks.capacity() * std::mem::size_of::<Chunk>()
-            + self.bytes
+        std::mem::size_of::<Self>() + self.chunks.deque_bytes() + self.bytes
     }
 
     /// Adds `bytes` at `end`.
@@ -247,14 +390,7 @@ impl List {
         let i = match at {
             Some(i) => i,
             None => {
-                if self.chunks.capacity() == 0 {
-                    // Most lists are one chunk: room for one, not the deque's default four.
-                    self.chunks.reserve_exact(1);
-                }
-                match end {
-                    End::Left => self.chunks.push_front(Chunk::default()),
-                    End::Right => self.chunks.push_back(Chunk::default()),
-                }
+                self.chunks.push(end, Chunk::default());
                 if end == End::Left {
                     0
                 } else {
@@ -303,19 +439,9 @@ impl List {
         self.len -= 1;
         if chunk.count == 0 {
             self.bytes -= chunk.buf.capacity();
-            match end {
-                End::Left => self.chunks.pop_front(),
-                End::Right => self.chunks.pop_back(),
-            };
-            self.shrink_deque();
+            self.chunks.pop(end);
         }
         Some(popped)
-    }
-
-    fn shrink_deque(&mut self) {
-        if self.chunks.len() < self.chunks.capacity() / 4 {
-            self.chunks.shrink_to(self.chunks.len() * 2);
-        }
     }
 
     /// The chunk holding index `index` and the index within it.
@@ -367,13 +493,21 @@ impl List {
                 .collect::<Vec<_>>()
                 .into_iter()
                 .rev();
-            Box::new(head.chain(self.chunks.range(..i).rev().flat_map(|c| c.entries().rev())))
+            Box::new(
+                head.chain(
+                    self.chunks
+                        .range(0..i)
+                        .rev()
+                        .flat_map(|c| c.entries().rev()),
+                ),
+            )
         } else {
             Box::new(
-                self.chunks[i]
-                    .entries()
-                    .skip(at)
-                    .chain(self.chunks.range(i + 1..).flat_map(Chunk::entries)),
+                self.chunks[i].entries().skip(at).chain(
+                    self.chunks
+                        .range(i + 1..self.chunks.len())
+                        .flat_map(Chunk::entries),
+                ),
             )
         }
     }
@@ -401,7 +535,6 @@ impl List {
             at += 1;
             start = end;
         }
-        self.shrink_deque();
         at - i
     }
 
@@ -496,11 +629,7 @@ impl List {
                 };
                 let count = chunk.map_or(0, |c| c.count as usize);
                 if count <= n {
-                    let c = match end {
-                        End::Left => self.chunks.pop_front(),
-                        End::Right => self.chunks.pop_back(),
-                    }
-                    .expect("a chunk");
+                    let c = self.chunks.pop(end).expect("a chunk");
                     self.bytes -= c.buf.capacity();
                     self.len -= count;
                     n -= count;
@@ -510,7 +639,6 @@ impl List {
                 }
             }
         }
-        self.shrink_deque();
     }
 }
 
