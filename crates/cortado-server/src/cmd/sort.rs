@@ -89,7 +89,7 @@ fn by_pattern(
     let value = locked.shard(&key).lookup_read(db, &key)?;
     match (field, value) {
         (None, Value::Str(s)) => Some(s.as_slice().to_vec()),
-        // A hash's field (`Value::Hash`, from the `hashes` branch) joins here.
+        (Some(at), Value::Hash(hash)) => hash.get(&rest[at + 2..]).map(<[u8]>::to_vec),
         _ => None,
     }
 }
@@ -152,8 +152,14 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: Args<'_>, read_only: bool) -> CmdResult
         None => Vec::new(),
         Some(Value::List(list)) => list.iter().map(<[u8]>::to_vec).collect(),
         Some(Value::ZSet(set)) => set.members(),
-        // A set (`Value::Set`, from the `hashes` branch) joins here: its members, and
-        // Redis's rule that an unsorted set is sorted (ALPHA) when stored.
+        Some(Value::Set(set)) => {
+            // A set has no order of its own: stored unsorted, it is sorted as strings, so
+            // that what is stored does not depend on the set's layout (Redis's rule).
+            if dontsort && store.is_some() {
+                (dontsort, alpha, by) = (false, true, None);
+            }
+            set.iter().map(|member| member.into_owned()).collect()
+        }
         Some(_) => return Err(wrong_type()),
     };
     let len = elements.len() as i64;

@@ -220,3 +220,34 @@ fn sort_on_lists_and_sorted_sets_matches_redis() {
         &["SORT", "s"],
     ]);
 }
+
+#[test]
+fn sort_on_sets_and_by_hash_fields_matches_redis() {
+    same_replies(&[
+        &["SADD", "set", "3", "1", "2", "10", "-5"],
+        &["SORT", "set"],
+        &["SORT", "set", "DESC", "LIMIT", "1", "2"],
+        &["SADD", "words", "pear", "apple", "fig"],
+        &["SORT", "words", "ALPHA"],
+        // Unsorted and stored: sorted as strings, whatever the set's layout.
+        &["SORT", "words", "BY", "nosort", "STORE", "dst"],
+        &["LRANGE", "dst", "0", "-1"],
+        &["SORT", "set", "BY", "nosort", "STORE", "dst"],
+        &["LRANGE", "dst", "0", "-1"],
+        &["HSET", "h_3", "w", "1", "name", "three"],
+        &["HSET", "h_1", "w", "9", "name", "one"],
+        &["HSET", "h_2", "w", "5"],
+        &[
+            "SORT",
+            "set",
+            "BY",
+            "h_*->w",
+            "GET",
+            "#",
+            "GET",
+            "h_*->name",
+        ],
+        &["SORT", "set", "BY", "h_*->missing", "GET", "h_*->w"],
+        &["SORT", "set", "GET", "h_*"],
+    ]);
+}
