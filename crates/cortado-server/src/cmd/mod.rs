@@ -46,6 +46,7 @@ pub mod command;
 pub mod connection;
 pub mod docs;
 pub mod expire;
+pub mod hash_expiry;
 pub mod hashes;
 pub mod keyspace;
 pub mod keyspec;
@@ -237,6 +238,7 @@ fn families() -> impl Iterator<Item = &'static Command> {
         command::COMMANDS,
         connection::COMMANDS,
         expire::COMMANDS,
+        hash_expiry::COMMANDS,
         hashes::COMMANDS,
         keyspace::COMMANDS,
         pubsub::COMMANDS,

@@ -14,6 +14,7 @@ mod diff_strings;
 mod diff_transactions;
 mod differential;
 mod expiry_clock;
+mod hash_expiry;
 mod info;
 mod maxmemory;
 mod memory_discipline;
