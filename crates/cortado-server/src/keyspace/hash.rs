@@ -554,5 +554,69 @@ mod tests {
                 prop_assert_eq!(h.get(f), Some(v));
             }
         }
+
+        /// Lifetimes agree with a map of fields to values and expiry times through writes
+        /// that clear them (`HSET`) or keep them (`HINCRBY`), `HPERSIST`, `HDEL` and timers
+        /// firing at right and wrong times; the hash keeps deadlines only while one exists.
+        #[test]
+        fn hash_lifetimes_agree_with_a_map(
+            ops in prop::collection::vec((0u8..6, 0u8..12, 0i64..8), 0..200),
+        ) {
+            let limits = HashLimits { entries: 6, value: 8 };
+            let mut h = Hash::new();
+            let mut model: HashMap<Vec<u8>, (Vec<u8>, Option<i64>)> = HashMap::new();
+            for (op, f, n) in ops {
+                let field = vec![b'f', f];
+                let value = n.to_string().into_bytes();
+                match op {
+                    0 => {
+                        let new = h.insert(&field, &value, limits);
+                        prop_assert_eq!(new, model.insert(field, (value, None)).is_none());
+                    }
+                    1 => {
+                        let new = h.update(&field, &value, limits);
+                        let at = model.get(&field).and_then(|(_, at)| *at);
+                        prop_assert_eq!(new, model.insert(field, (value, at)).is_none());
+                    }
+                    2 => {
+                        let set = h.set_expire_time(&field, n);
+                        let entry = model.get_mut(&field);
+                        prop_assert_eq!(set, entry.is_some());
+                        if let Some(entry) = entry {
+                            entry.1 = Some(n);
+                        }
+                    }
+                    3 => {
+                        let had = model.get_mut(&field).and_then(|e| e.1.take()).is_some();
+                        prop_assert_eq!(h.persist(&field), had);
+                    }
+                    4 => {
+                        prop_assert_eq!(h.remove(&field), model.remove(&field).is_some());
+                    }
+                    _ => {
+                        let due = model.get(&field).is_some_and(|(_, at)| *at == Some(n));
+                        prop_assert_eq!(h.remove_expired(&field, n), due);
+                        if due {
+                            model.remove(&field);
+                        }
+                    }
+                }
+                prop_assert_eq!(h.len(), model.len());
+                prop_assert_eq!(h.has_lifetimes(), model.values().any(|(_, at)| at.is_some()));
+            }
+            for (field, (value, at)) in &model {
+                prop_assert_eq!(h.get(field), Some(&value[..]));
+                prop_assert_eq!(h.expire_time(field), Some(*at));
+            }
+            let mut lifetimes: Vec<(Vec<u8>, i64)> =
+                h.lifetimes().map(|(f, at)| (f.to_vec(), at)).collect();
+            lifetimes.sort();
+            let mut want: Vec<(Vec<u8>, i64)> = model
+                .iter()
+                .filter_map(|(f, (_, at))| at.map(|at| (f.clone(), at)))
+                .collect();
+            want.sort();
+            prop_assert_eq!(lifetimes, want);
+        }
     }
 }
