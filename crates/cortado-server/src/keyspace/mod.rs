@@ -407,9 +407,6 @@ impl Shard {
     /// not live is told as `new` (after the write, so after the `expired` of a key it replaces).
     #[inline]
     pub fn set(&mut self, db: usize, key: &[u8], value: Value, expire: Expire) {
-        if matches!(&value, Value::Hash(h) if h.has_lifetimes()) {
-            self.add_field_timers(db, key, &value);
-        }
         if self.notifications.wants(class::NEW) && !self.contains(db, key) {
             self.write(db, key, value, expire);
             self.notifications.key_event(class::NEW, "new", db, key);

@@ -300,6 +300,11 @@ fn hash_field_lifetimes_follow_rename_and_copy_and_leave_with_the_key() {
     c.call(&["COPY", "r", "c"]);
     assert_eq!(ints(c.call(&["HPTTL", "r", "FIELDS", "1", "a"])), [100]);
     assert_eq!(ints(c.call(&["HPTTL", "c", "FIELDS", "1", "a"])), [100]);
+    c.call(&["COPY", "c", "m"]);
+    assert_eq!(c.call(&["MOVE", "m", "1"]).int(), 1);
+    c.call(&["SELECT", "1"]);
+    assert_eq!(ints(c.call(&["HPTTL", "m", "FIELDS", "1", "a"])), [100]);
+    c.call(&["SELECT", "0"]);
     c.call(&["HSET", "old", "a", "1"]);
     c.call(&["HPEXPIRE", "old", "100", "FIELDS", "1", "a"]);
     c.call(&["DEL", "old"]);
@@ -314,5 +319,10 @@ fn hash_field_lifetimes_follow_rename_and_copy_and_leave_with_the_key() {
         Frame::Array(vec![Frame::bulk("b"), Frame::bulk("2")])
     );
     assert_eq!(c.call(&["HGET", "old", "a"]).text(), "new");
-    assert_eq!(server.server.keyspace.sum(|s| s.expired_fields), 2);
+    c.call(&["SELECT", "1"]);
+    assert_eq!(
+        c.call(&["HKEYS", "m"]),
+        Frame::Array(vec![Frame::bulk("b")])
+    );
+    assert_eq!(server.server.keyspace.sum(|s| s.expired_fields), 3);
 }
