@@ -123,6 +123,16 @@ const SUBCOMMANDS: &str = "Varies with the subcommand";
 const CONSTANT: &str = "O(1)";
 const SCRIPT_COST: &str = "Depends on the script";
 const SCAN_STEP: &str = "O(1) a call, O(N) for a whole walk of N items";
+/// The syntaxes of the hash field lifetime commands (Redis 7.4).
+const FIELDS_ONLY: &str = "key:key (FIELDS numfields:integer field...)";
+const HEXPIRE_SECONDS: &str =
+    "key:key seconds:integer condition=[NX|XX|GT|LT] (FIELDS numfields:integer field...)";
+const HEXPIRE_MILLIS: &str =
+    "key:key milliseconds:integer condition=[NX|XX|GT|LT] (FIELDS numfields:integer field...)";
+const HEXPIREAT_SECONDS: &str =
+    "key:key unix-time-seconds:unix-time condition=[NX|XX|GT|LT] (FIELDS numfields:integer field...)";
+const HEXPIREAT_MILLIS: &str = "key:key unix-time-milliseconds:unix-time condition=[NX|XX|GT|LT] \
+     (FIELDS numfields:integer field...)";
 const SET_ALGEBRA: &str = "O(N) for N members of the sets read";
 
 /// `SINTERSTORE`'s keys: the destination, read and written, then the sets.
@@ -303,6 +313,9 @@ pub const DOCS: &[Doc] = &[
         "arguments=[protover:integer [AUTH username password] [SETNAME clientname]]",
     ),
     doc("hexists", CONSTANT, "key:key field").keys(RO),
+    doc("hexpire", "O(N) for N fields named", HEXPIRE_SECONDS).keys(RW | UPDATE),
+    doc("hexpireat", "O(N) for N fields named", HEXPIREAT_SECONDS).keys(RW | UPDATE),
+    doc("hexpiretime", "O(N) for N fields named", FIELDS_ONLY).keys(RO | ACCESS),
     doc("hget", CONSTANT, "key:key field").keys(RO | ACCESS),
     doc("hgetall", "O(N) for N fields held", "key:key").keys(RO | ACCESS),
     doc("hincrby", CONSTANT, "key:key field increment:integer").keys(RW | ACCESS | UPDATE),
@@ -311,6 +324,11 @@ pub const DOCS: &[Doc] = &[
     doc("hlen", CONSTANT, "key:key").keys(RO),
     doc("hmget", "O(N) for N fields named", "key:key field...").keys(RO | ACCESS),
     doc("hmset", "O(N) for N fields written", "key:key data=(field value)...").keys(RW | UPDATE),
+    doc("hpersist", "O(N) for N fields named", FIELDS_ONLY).keys(RW | UPDATE),
+    doc("hpexpire", "O(N) for N fields named", HEXPIRE_MILLIS).keys(RW | UPDATE),
+    doc("hpexpireat", "O(N) for N fields named", HEXPIREAT_MILLIS).keys(RW | UPDATE),
+    doc("hpexpiretime", "O(N) for N fields named", FIELDS_ONLY).keys(RO | ACCESS),
+    doc("hpttl", "O(N) for N fields named", FIELDS_ONLY).keys(RO | ACCESS),
     doc("hrandfield", "O(N) for N fields picked", "key:key options=[count:integer [WITHVALUES]]")
         .keys(RO | ACCESS),
     doc("hscan", SCAN_STEP, "key:key cursor:integer [MATCH pattern:pattern] [COUNT count:integer]")
@@ -318,6 +336,7 @@ pub const DOCS: &[Doc] = &[
     doc("hset", "O(N) for N fields written", "key:key data=(field value)...").keys(RW | UPDATE),
     doc("hsetnx", CONSTANT, "key:key field value").keys(RW | INSERT),
     doc("hstrlen", CONSTANT, "key:key field").keys(RO),
+    doc("httl", "O(N) for N fields named", FIELDS_ONLY).keys(RO | ACCESS),
     doc("hvals", "O(N) for N fields held", "key:key").keys(RO | ACCESS),
     doc("incr", CONSTANT, "key:key").keys(RW | ACCESS | UPDATE),
     doc("incrby", CONSTANT, "key:key increment:integer").keys(RW | ACCESS | UPDATE),

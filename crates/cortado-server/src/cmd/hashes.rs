@@ -379,7 +379,8 @@ fn hincrby(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         let new = old
             .checked_add(by)
             .ok_or_else(|| ErrorReply::err("increment or decrement would overflow"))?;
-        h.insert(field, itoa::Buffer::new().format(new).as_bytes(), limits);
+        // A field's lifetime stays through an increment, as in Redis 7.4.
+        h.update(field, itoa::Buffer::new().format(new).as_bytes(), limits);
         Ok(new)
     })?;
     ctx.reply.int(new);
@@ -409,7 +410,7 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
             })?,
             None => crate::float::add_decimal(b"0", by)?,
         };
-        h.insert(field, sum.as_bytes(), limits);
+        h.update(field, sum.as_bytes(), limits);
         Ok(sum)
     })?;
     ctx.reply.bulk(sum.as_bytes());

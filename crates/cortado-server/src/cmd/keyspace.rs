@@ -474,6 +474,7 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: Args<'_>, nx: bool) -> CmdResult {
     let (value, at) = take(&mut locked, db, src).expect("checked live");
     // The old value of `dst` goes first, so the key is new as Redis tells it.
     locked.shard(dst).remove(db, dst);
+    locked.shard(dst).add_field_timers(db, dst, &value);
     locked.shard(dst).set(db, dst, value, expire_of(at));
     ctx.notify(GENERIC, "rename_from", src);
     ctx.notify(GENERIC, "rename_to", dst);
@@ -542,6 +543,7 @@ fn copy(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         return Ok(());
     }
     locked.shard(dst).remove(dst_db, dst);
+    locked.shard(dst).add_field_timers(dst_db, dst, &value);
     locked.shard(dst).set(dst_db, dst, value, expire_of(at));
     ctx.notify_db(GENERIC, "copy_to", dst_db, dst);
     ctx.reply.int(1);
@@ -564,6 +566,7 @@ fn move_key(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         return Ok(());
     }
     let (value, at) = take(&mut locked, src_db, key).expect("checked live");
+    locked.shard(key).add_field_timers(dst_db, key, &value);
     locked.shard(key).set(dst_db, key, value, expire_of(at));
     ctx.notify_db(GENERIC, "move_from", src_db, key);
     ctx.notify_db(GENERIC, "move_to", dst_db, key);

@@ -48,6 +48,7 @@ pub mod connection;
 pub mod docs;
 pub mod expire;
 pub mod functions;
+pub mod hash_expiry;
 pub mod hashes;
 pub mod keyspace;
 pub mod keyspec;
@@ -244,6 +245,7 @@ fn families() -> impl Iterator<Item = &'static Command> {
         connection::COMMANDS,
         expire::COMMANDS,
         functions::COMMANDS,
+        hash_expiry::COMMANDS,
         hashes::COMMANDS,
         keyspace::COMMANDS,
         lists::COMMANDS,

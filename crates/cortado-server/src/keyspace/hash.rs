@@ -16,9 +16,19 @@
 //! Redis's do, so replies of small hashes come in Redis's order. The large encoding is the
 //! keyspace's [`Table`], whose cursor `HSCAN` uses; a small hash is scanned in one call, as
 //! Redis scans a listpack. See `docs/decisions/0240-server-hashes-sets.md`.
+//!
+//! A hash whose fields have lifetimes (`HEXPIRE`) is large, as Redis 7.4 turns it, and keeps
+//! the fields' expiry times in a second table beside its fields ([`Large`]), boxed and absent
+//! until a field has one: a hash without lifetimes pays one word per large hash (which
+//! glibc's block of the table's header had to spare: 56 usable bytes for 48 or 56) and
+//! nothing per field, and the 16-byte enum keeps its two variants (a third would need a
+//! tag, and `Value` would outgrow its 24 bytes). The deadlines go once the last is gone. The shard's timers ([`super::field_expiry`]) say when to
+//! remove a field; the hash holds the truth they are checked against. See
+//! `docs/decisions/0242-server-hash-field-expiry.md`.
 
 use super::eviction::block_bytes;
-use super::table::Table;
+use super::field_expiry::TIMER_BYTES;
+use super::table::{Held, Table};
 use super::CompactBytes;
 
 /// When a hash leaves its small encoding (`hash-max-listpack-entries` and `-value`).
@@ -47,7 +57,26 @@ pub enum Hash {
     /// Small: fields and values in turn, each a LEB128 length and its bytes.
     Packed(Box<[u8]>),
     /// Large.
-    Table(Box<Table<CompactBytes>>),
+    Table(Box<Large>),
+}
+
+/// A large hash: its fields, and their lifetimes if any has one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Large {
+    fields: Table<CompactBytes>,
+    /// The expiry times (Unix milliseconds) of the fields that have one; `None` while none
+    /// has.
+    deadlines: Option<Box<Table<Millis>>>,
+}
+
+/// An expiry time in Unix milliseconds, held inline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Millis(pub i64);
+
+impl Held for Millis {
+    fn heap_bytes(&self) -> usize {
+        0
+    }
 }
 
 /// Appends `bytes` to `out` as a packed item: its LEB128 length, then itself.
@@ -115,7 +144,7 @@ impl Hash {
     pub fn len(&self) -> usize {
         match self {
             Hash::Packed(p) => Items { rest: p }.count() / 2,
-            Hash::Table(t) => t.len(),
+            Hash::Table(t) => t.fields.len(),
         }
     }
 
@@ -123,7 +152,7 @@ impl Hash {
     pub fn is_empty(&self) -> bool {
         match self {
             Hash::Packed(p) => p.is_empty(),
-            Hash::Table(t) => t.is_empty(),
+            Hash::Table(t) => t.fields.is_empty(),
         }
     }
 
@@ -131,7 +160,7 @@ impl Hash {
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
         match self {
             Hash::Packed(p) => pairs(p).find(|(f, _)| *f == field).map(|(_, v)| v),
-            Hash::Table(t) => t.get(field).map(CompactBytes::as_slice),
+            Hash::Table(t) => t.fields.get(field).map(CompactBytes::as_slice),
         }
     }
 
@@ -139,7 +168,7 @@ impl Hash {
     pub fn iter(&self) -> Box<dyn Iterator<Item = (&[u8], &[u8])> + '_> {
         match self {
             Hash::Packed(p) => Box::new(pairs(p)),
-            Hash::Table(t) => Box::new(t.iter().map(|(f, v)| (f.as_slice(), v.as_slice()))),
+            Hash::Table(t) => Box::new(t.fields.iter().map(|(f, v)| (f.as_slice(), v.as_slice()))),
         }
     }
 
@@ -149,15 +178,23 @@ impl Hash {
         match self {
             Hash::Packed(p) => pairs(p).nth(i).expect("an index within the hash"),
             Hash::Table(t) => {
-                let (f, v) = t.at(i);
+                let (f, v) = t.fields.at(i);
                 (f.as_slice(), v.as_slice())
             }
         }
     }
 
-    /// Sets `field` to `value`; returns whether the field is new. The hash turns large if it
-    /// outgrows `limits`.
+    /// Sets `field` to `value`, clearing any lifetime it had (as `HSET` does); returns whether
+    /// the field is new. The hash turns large if it outgrows `limits`.
     pub fn insert(&mut self, field: &[u8], value: &[u8], limits: HashLimits) -> bool {
+        let new = self.update(field, value, limits);
+        self.persist(field);
+        new
+    }
+
+    /// Sets `field` to `value`, keeping any lifetime it had (as `HINCRBY` does); returns
+    /// whether the field is new.
+    pub fn update(&mut self, field: &[u8], value: &[u8], limits: HashLimits) -> bool {
         if let Hash::Packed(p) = self {
             if field.len() > limits.value || value.len() > limits.value {
                 self.convert();
@@ -187,7 +224,76 @@ impl Hash {
         let Hash::Table(t) = self else {
             unreachable!("converted above")
         };
-        t.insert(field, CompactBytes::new(value)).is_none()
+        t.fields.insert(field, CompactBytes::new(value)).is_none()
+    }
+
+    /// The lifetimes of a large hash's fields, if any has one.
+    fn deadlines(&self) -> Option<&Table<Millis>> {
+        match self {
+            Hash::Table(t) => t.deadlines.as_deref(),
+            Hash::Packed(_) => None,
+        }
+    }
+
+    /// Whether some field has a lifetime.
+    pub fn has_lifetimes(&self) -> bool {
+        self.deadlines().is_some()
+    }
+
+    /// When `field` expires, in Unix milliseconds: `None` if there is no such field,
+    /// `Some(None)` if it has no lifetime.
+    pub fn expire_time(&self, field: &[u8]) -> Option<Option<i64>> {
+        self.get(field)?;
+        Some(self.deadlines().and_then(|d| d.get(field)).map(|m| m.0))
+    }
+
+    /// Gives `field` the expiry time `at` (Unix milliseconds); false if there is no such
+    /// field. The hash turns large.
+    pub fn set_expire_time(&mut self, field: &[u8], at: i64) -> bool {
+        if self.get(field).is_none() {
+            return false;
+        }
+        self.convert();
+        let Hash::Table(t) = self else {
+            unreachable!("converted above")
+        };
+        t.deadlines
+            .get_or_insert_with(Default::default)
+            .insert(field, Millis(at));
+        true
+    }
+
+    /// Clears the lifetime of `field`; returns whether it had one.
+    pub fn persist(&mut self, field: &[u8]) -> bool {
+        let Hash::Table(t) = self else {
+            return false;
+        };
+        let Some(deadlines) = t.deadlines.as_mut() else {
+            return false;
+        };
+        let had = deadlines.remove(field).is_some();
+        if deadlines.is_empty() {
+            t.deadlines = None;
+        }
+        had
+    }
+
+    /// Removes `field` if its expiry time is `at` (a timer that fired for it); returns
+    /// whether it did. A timer left behind by a later change (a new lifetime, `HPERSIST`,
+    /// `HSET`, `HDEL`) finds another time, or none, and removes nothing.
+    pub fn remove_expired(&mut self, field: &[u8], at: i64) -> bool {
+        if self.deadlines().and_then(|d| d.get(field)) != Some(&Millis(at)) {
+            return false;
+        }
+        self.remove(field)
+    }
+
+    /// Every field that has a lifetime, with its expiry time (Unix milliseconds).
+    pub fn lifetimes(&self) -> impl Iterator<Item = (&[u8], i64)> + '_ {
+        self.deadlines()
+            .into_iter()
+            .flat_map(Table::iter)
+            .map(|(f, at)| (f.as_slice(), at.0))
     }
 
     /// Turns a small hash large.
@@ -197,7 +303,10 @@ impl Hash {
             for (f, v) in pairs(p) {
                 table.insert(f, CompactBytes::new(v));
             }
-            *self = Hash::Table(Box::new(table));
+            *self = Hash::Table(Box::new(Large {
+                fields: table,
+                deadlines: None,
+            }));
         }
     }
 
@@ -216,7 +325,11 @@ impl Hash {
                 *p = out.into_boxed_slice();
                 true
             }
-            Hash::Table(t) => t.remove(field).is_some(),
+            Hash::Table(t) => {
+                let had = t.fields.remove(field).is_some();
+                self.persist(field);
+                had
+            }
         }
     }
 
@@ -235,6 +348,7 @@ impl Hash {
                 0
             }
             Hash::Table(t) => {
+                let t = &t.fields;
                 let (mut cursor, mut seen, mut steps) = (cursor, 0, count.saturating_mul(10));
                 loop {
                     cursor = t.scan(cursor, |f, v| {
@@ -255,7 +369,17 @@ impl Hash {
         match self {
             Hash::Packed(p) => p.len(),
             Hash::Table(t) => {
-                block_bytes(std::mem::size_of::<Table<CompactBytes>>()) + t.heap_bytes()
+                block_bytes(std::mem::size_of::<Large>())
+                    + t.fields.heap_bytes()
+                    + t.deadlines.as_deref().map_or(0, |d| {
+                        // The shard's timers count here, so that `maxmemory` weighs them
+                        // with the hash.
+                        block_bytes(std::mem::size_of::<Table<Millis>>())
+                            + d.heap_bytes()
+                            + d.iter()
+                                .map(|(f, _)| TIMER_BYTES + block_bytes(f.len()))
+                                .sum::<usize>()
+                    })
             }
         }
     }
@@ -322,6 +446,65 @@ mod tests {
         assert_eq!(h.at(1), (&b"m"[..], &b"1"[..]));
     }
 
+    #[test]
+    fn hash_lifetimes_make_it_timed_and_leave_it_plain_when_gone() {
+        let limits = HashLimits::default();
+        let mut h = Hash::new();
+        h.insert(b"a", b"1", limits);
+        h.insert(b"b", b"2", limits);
+        let mut plain = Hash::new();
+        plain.insert(b"a", b"1", limits);
+        plain.insert(b"b", b"2", limits);
+        plain.convert();
+        let plain = plain.heap_bytes();
+        assert!(!h.set_expire_time(b"zz", 5), "no such field");
+        assert_eq!(h.encoding(), "listpack", "nothing set, nothing converted");
+        assert!(h.set_expire_time(b"a", 10));
+        assert!(h.has_lifetimes());
+        assert!(
+            h.heap_bytes() > plain + TIMER_BYTES,
+            "the lifetime is weighed"
+        );
+        assert_eq!(h.expire_time(b"a"), Some(Some(10)));
+        assert_eq!(h.expire_time(b"b"), Some(None));
+        assert_eq!(h.expire_time(b"c"), None);
+        assert!(
+            !h.remove_expired(b"a", 9),
+            "a timer of another time removes nothing"
+        );
+        assert!(
+            !h.remove_expired(b"b", 10),
+            "nor one of a field without a lifetime"
+        );
+        assert!(
+            !h.update(b"a", b"2", limits),
+            "an update keeps the lifetime"
+        );
+        assert_eq!(h.expire_time(b"a"), Some(Some(10)));
+        assert_eq!(h.lifetimes().collect::<Vec<_>>(), vec![(&b"a"[..], 10)]);
+        assert!(h.remove_expired(b"a", 10));
+        assert_eq!((h.len(), h.get(b"a")), (1, None));
+        assert!(!h.has_lifetimes(), "the last lifetime gone: plain again");
+        h.set_expire_time(b"b", 20);
+        assert!(
+            !h.insert(b"b", b"3", limits),
+            "HSET of a field clears its lifetime"
+        );
+        assert_eq!(h.expire_time(b"b"), Some(None));
+        assert!(!h.has_lifetimes());
+        h.set_expire_time(b"b", 20);
+        assert!(h.persist(b"b"));
+        assert!(!h.persist(b"b"));
+        let mut same = Hash::new();
+        same.insert(b"b", b"3", limits);
+        same.convert();
+        assert_eq!(
+            h.heap_bytes(),
+            same.heap_bytes(),
+            "no lifetime, no weight for one"
+        );
+    }
+
     use proptest::prelude::*;
     use std::collections::HashMap;
 
@@ -370,6 +553,70 @@ mod tests {
                 prop_assert_eq!(h.at(i), (f, v));
                 prop_assert_eq!(h.get(f), Some(v));
             }
+        }
+
+        /// Lifetimes agree with a map of fields to values and expiry times through writes
+        /// that clear them (`HSET`) or keep them (`HINCRBY`), `HPERSIST`, `HDEL` and timers
+        /// firing at right and wrong times; the hash keeps deadlines only while one exists.
+        #[test]
+        fn hash_lifetimes_agree_with_a_map(
+            ops in prop::collection::vec((0u8..6, 0u8..12, 0i64..8), 0..200),
+        ) {
+            let limits = HashLimits { entries: 6, value: 8 };
+            let mut h = Hash::new();
+            let mut model: HashMap<Vec<u8>, (Vec<u8>, Option<i64>)> = HashMap::new();
+            for (op, f, n) in ops {
+                let field = vec![b'f', f];
+                let value = n.to_string().into_bytes();
+                match op {
+                    0 => {
+                        let new = h.insert(&field, &value, limits);
+                        prop_assert_eq!(new, model.insert(field, (value, None)).is_none());
+                    }
+                    1 => {
+                        let new = h.update(&field, &value, limits);
+                        let at = model.get(&field).and_then(|(_, at)| *at);
+                        prop_assert_eq!(new, model.insert(field, (value, at)).is_none());
+                    }
+                    2 => {
+                        let set = h.set_expire_time(&field, n);
+                        let entry = model.get_mut(&field);
+                        prop_assert_eq!(set, entry.is_some());
+                        if let Some(entry) = entry {
+                            entry.1 = Some(n);
+                        }
+                    }
+                    3 => {
+                        let had = model.get_mut(&field).and_then(|e| e.1.take()).is_some();
+                        prop_assert_eq!(h.persist(&field), had);
+                    }
+                    4 => {
+                        prop_assert_eq!(h.remove(&field), model.remove(&field).is_some());
+                    }
+                    _ => {
+                        let due = model.get(&field).is_some_and(|(_, at)| *at == Some(n));
+                        prop_assert_eq!(h.remove_expired(&field, n), due);
+                        if due {
+                            model.remove(&field);
+                        }
+                    }
+                }
+                prop_assert_eq!(h.len(), model.len());
+                prop_assert_eq!(h.has_lifetimes(), model.values().any(|(_, at)| at.is_some()));
+            }
+            for (field, (value, at)) in &model {
+                prop_assert_eq!(h.get(field), Some(&value[..]));
+                prop_assert_eq!(h.expire_time(field), Some(*at));
+            }
+            let mut lifetimes: Vec<(Vec<u8>, i64)> =
+                h.lifetimes().map(|(f, at)| (f.to_vec(), at)).collect();
+            lifetimes.sort();
+            let mut want: Vec<(Vec<u8>, i64)> = model
+                .iter()
+                .filter_map(|(f, (_, at))| at.map(|at| (f.clone(), at)))
+                .collect();
+            want.sort();
+            prop_assert_eq!(lifetimes, want);
         }
     }
 }

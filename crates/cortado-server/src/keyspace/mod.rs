@@ -54,6 +54,7 @@
 
 pub mod access;
 pub mod eviction;
+pub mod field_expiry;
 pub mod hash;
 pub mod list;
 pub mod set;
@@ -199,6 +200,10 @@ pub struct Shard {
     /// The keyspace's notification classes (`new`, `keymiss`, and the caches' `expired` and
     /// `evicted` are told from here).
     notifications: Arc<Notifications>,
+    /// The timers of hash fields' lifetimes, every database's (see [`field_expiry`]).
+    field_timers: field_expiry::FieldTimers,
+    /// Hash fields removed because their lifetime ended (`INFO`'s `expired_subkeys`).
+    pub expired_fields: u64,
 }
 
 impl Shard {
@@ -221,6 +226,8 @@ impl Shard {
             hits: 0,
             misses: 0,
             notifications,
+            field_timers: field_expiry::FieldTimers::default(),
+            expired_fields: 0,
         }
     }
 
@@ -231,6 +238,9 @@ impl Shard {
             self.clock.set(Duration::from_nanos(nanos));
         }
         self.current = true;
+        if !self.field_timers.is_empty() {
+            self.expire_due_fields();
+        }
     }
 
     /// The command's time, in Unix nanoseconds, read now if it was not yet.
@@ -253,9 +263,10 @@ impl Shard {
         if self.current {
             return;
         }
-        if self.dbs[db]
-            .as_ref()
-            .is_some_and(|c| c.len_with_deadline() > 0)
+        if !self.field_timers.is_empty()
+            || self.dbs[db]
+                .as_ref()
+                .is_some_and(|c| c.len_with_deadline() > 0)
         {
             self.time();
         } else {
@@ -468,7 +479,11 @@ impl Shard {
         if !self.far.is_empty() {
             self.forget_far(db, key);
         }
-        self.dbs[db].as_mut()?.remove(key)
+        let removed = self.dbs[db].as_mut()?.remove(key);
+        if matches!(&removed, Some(Value::Hash(h)) if h.has_lifetimes()) {
+            self.remove_field_timers(db, key, removed.as_ref().expect("matched"));
+        }
+        removed
     }
 
     /// When `key` expires, as a Unix time in milliseconds: `None` if it is not live in `db`,
@@ -588,6 +603,9 @@ impl Shard {
         if let Some(far) = self.far.get_mut(db) {
             far.clear();
         }
+        if !self.field_timers.is_empty() {
+            self.field_timers.forget_db(db);
+        }
         let cache = self.dbs[db].take()?;
         self.retired = self.retired.merge(&cache.stats());
         Some(*cache)
@@ -598,6 +616,9 @@ impl Shard {
         self.dbs.swap(a, b);
         if !self.far.is_empty() {
             self.far.swap(a, b);
+        }
+        if !self.field_timers.is_empty() {
+            self.field_timers.swap_dbs(a, b);
         }
     }
 

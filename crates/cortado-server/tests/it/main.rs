@@ -21,6 +21,7 @@ mod diff_transactions;
 mod diff_zsets;
 mod differential;
 mod expiry_clock;
+mod hash_expiry;
 mod info;
 mod maxmemory;
 mod memory_discipline;

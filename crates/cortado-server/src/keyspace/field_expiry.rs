@@ -1,0 +1,248 @@
+//! The timers of hash fields' lifetimes (`HEXPIRE`): one shard's, in order of expiry time, so
+//! that what is due is found without looking at anything that is not.
+//!
+//! A timer names a field of a key of a database and the time it was given; it is a reminder,
+//! not the truth, which the hash keeps (see [`super::hash::Hash::remove_expired`]). So a
+//! change that takes a lifetime away or moves it (`HPERSIST`, `HSET`, `HDEL`, a new
+//! `HEXPIRE`, the key's overwrite or eviction) need not find its timer: a timer that fires for
+//! a field whose time is another, or for a key that is gone, removes nothing. What is cheap to
+//! find is dropped at once (the timers of a removed key, of a flushed database).
+//!
+//! # Design
+//!
+//! An ordered set of `(time, database, key, field)`: the due timers are its first ones, taken
+//! in O(log n) each, and a field's timer is found by its value for removal. The library's
+//! timer wheel (`cortado::timer_wheel`) would spare the log factor but holds nodes by handle,
+//! which the hash would then have to keep per field; fields with lifetimes are rare enough
+//! that the set's simplicity wins (see `docs/decisions/0242-server-hash-field-expiry.md`).
+//! Times are Unix milliseconds, as the commands speak them: a field is due once the shard's
+//! clock is past its millisecond, as in Redis.
+
+use std::collections::BTreeSet;
+
+use super::{Shard, Value};
+use crate::notify::class;
+
+/// What one timer costs, beside the copy of its field (which the hash's weight counts): the
+/// set's element (an expiry time, a database, two boxed slices: 48 bytes) in B-tree nodes
+/// about half full (timers arrive in about increasing time, which leaves split nodes half
+/// full), and the block of its copy of the key (24 bytes for keys up to 16 bytes; the hash
+/// does not know its key's length). Decision 0242 measured 184 bytes per lifetime in all.
+pub const TIMER_BYTES: usize = 96 + 24;
+
+/// One field's timer: ordered by time first.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Timer {
+    /// The field's expiry time, in Unix milliseconds.
+    pub at: i64,
+    /// The database of the key.
+    pub db: u32,
+    /// The hash's key.
+    pub key: Box<[u8]>,
+    /// The field.
+    pub field: Box<[u8]>,
+}
+
+/// One shard's timers of fields. See the [module docs](self).
+#[derive(Debug, Default)]
+pub struct FieldTimers {
+    timers: BTreeSet<Timer>,
+}
+
+impl FieldTimers {
+    /// Whether there is no timer: the test on every command's path.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.timers.is_empty()
+    }
+
+    /// The number of timers.
+    pub fn len(&self) -> usize {
+        self.timers.len()
+    }
+
+    /// Sets a timer for `field` of `key` in `db` at `at` (Unix milliseconds).
+    pub fn add(&mut self, db: usize, key: &[u8], field: &[u8], at: i64) {
+        self.timers.insert(Timer {
+            at,
+            db: db as u32,
+            key: key.into(),
+            field: field.into(),
+        });
+    }
+
+    /// Drops the timer for `field` of `key` in `db` at `at`, if there is one.
+    pub fn remove(&mut self, db: usize, key: &[u8], field: &[u8], at: i64) {
+        self.timers.remove(&Timer {
+            at,
+            db: db as u32,
+            key: key.into(),
+            field: field.into(),
+        });
+    }
+
+    /// Whether a timer is due at `now_ms` (Unix milliseconds): one whose millisecond is past.
+    #[inline]
+    pub fn any_due(&self, now_ms: i64) -> bool {
+        self.timers.first().is_some_and(|t| t.at < now_ms)
+    }
+
+    /// Takes the timers due at `now_ms`, in order of time.
+    pub fn take_due(&mut self, now_ms: i64) -> Vec<Timer> {
+        let mut due = Vec::new();
+        while self.any_due(now_ms) {
+            due.extend(self.timers.pop_first());
+        }
+        due
+    }
+
+    /// Drops the timers of database `db` (flushed).
+    pub fn forget_db(&mut self, db: usize) {
+        self.timers.retain(|t| t.db != db as u32);
+    }
+
+    /// Moves the timers of database `a` to `b` and back (`SWAPDB`).
+    pub fn swap_dbs(&mut self, a: usize, b: usize) {
+        let (a, b) = (a as u32, b as u32);
+        if self.timers.iter().all(|t| t.db != a && t.db != b) {
+            return;
+        }
+        self.timers = std::mem::take(&mut self.timers)
+            .into_iter()
+            .map(|mut t| {
+                if t.db == a {
+                    t.db = b;
+                } else if t.db == b {
+                    t.db = a;
+                }
+                t
+            })
+            .collect();
+    }
+}
+
+impl Shard {
+    /// Sets a timer for `field` of `key` in `db`, which a command just gave the expiry time
+    /// `at` (Unix milliseconds).
+    pub fn add_field_timer(&mut self, db: usize, key: &[u8], field: &[u8], at: i64) {
+        self.field_timers.add(db, key, field, at);
+    }
+
+    /// Drops the timer of `field` of `key` in `db` at `at`, whose lifetime a command cleared.
+    pub fn remove_field_timer(&mut self, db: usize, key: &[u8], field: &[u8], at: i64) {
+        self.field_timers.remove(db, key, field, at);
+    }
+
+    /// Sets the timers of every field of `value` that has a lifetime, before it is written at
+    /// `key` of `db` by a command that carries a whole value (`RENAME`, `COPY`, `MOVE`): a
+    /// hash's lifetimes travel with it. Not done by [`Shard::set`] itself, whose every `SET`
+    /// paid 18 instructions for the test (callgrind, decision 0242).
+    pub fn add_field_timers(&mut self, db: usize, key: &[u8], value: &Value) {
+        if let Value::Hash(hash) = value {
+            for (field, at) in hash.lifetimes() {
+                self.field_timers.add(db, key, field, at);
+            }
+        }
+    }
+
+    /// Drops the timers of the fields of `value`, just removed from `key` of `db`.
+    #[cold]
+    pub(super) fn remove_field_timers(&mut self, db: usize, key: &[u8], value: &Value) {
+        if let Value::Hash(hash) = value {
+            for (field, at) in hash.lifetimes() {
+                self.field_timers.remove(db, key, field, at);
+            }
+        }
+    }
+
+    /// Removes the fields whose time is past the shard's, as its time is set (so no command
+    /// ever sees one): tells `hexpired` once per hash, and deletes a hash left empty (telling
+    /// `del`), as Redis 7.4 does. Returns the number of fields removed.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn expire_due_fields(&mut self) -> usize {
+        let now_ms = (self.now / 1_000_000) as i64;
+        let mut due = self.field_timers.take_due(now_ms);
+        if due.is_empty() {
+            return 0;
+        }
+        // One pass per hash, hashes in the order their first field fell due.
+        due.sort_by(|a, b| (a.db, &a.key).cmp(&(b.db, &b.key)));
+        let mut removed = 0;
+        for group in due.chunk_by(|a, b| a.db == b.db && a.key == b.key) {
+            let (db, key) = (group[0].db as usize, &*group[0].key);
+            let Some(cache) = self.dbs[db].as_mut() else {
+                continue;
+            };
+            let Some(mut value) = cache.get_mut(key) else {
+                continue;
+            };
+            let Some(hash) = value.as_hash_mut() else {
+                continue;
+            };
+            let gone = group
+                .iter()
+                .filter(|t| hash.remove_expired(&t.field, t.at))
+                .count();
+            let emptied = hash.is_empty();
+            drop(value);
+            if gone == 0 {
+                continue;
+            }
+            removed += gone;
+            self.expired_fields += gone as u64;
+            self.notifications
+                .key_event(class::HASH, "hexpired", db, key);
+            if emptied {
+                self.remove(db, key);
+                self.notifications.key_event(class::GENERIC, "del", db, key);
+            }
+        }
+        removed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_timers_take_due_only_past_milliseconds_in_time_order() {
+        let mut timers = FieldTimers::default();
+        timers.add(0, b"k", b"late", 30);
+        timers.add(0, b"k", b"early", 10);
+        timers.add(1, b"j", b"same", 20);
+        assert!(!timers.any_due(10), "a field lives through its millisecond");
+        assert!(timers.take_due(10).is_empty());
+        let due = timers.take_due(21);
+        let fields: Vec<&[u8]> = due.iter().map(|t| &*t.field).collect();
+        assert_eq!(fields, vec![&b"early"[..], b"same"]);
+        assert_eq!(timers.len(), 1);
+        assert!(timers.any_due(31));
+    }
+
+    #[test]
+    fn field_timers_remove_drops_only_the_exact_timer() {
+        let mut timers = FieldTimers::default();
+        timers.add(0, b"k", b"f", 10);
+        timers.remove(0, b"k", b"f", 11);
+        timers.remove(1, b"k", b"f", 10);
+        assert_eq!(timers.len(), 1, "another time or database is another timer");
+        timers.remove(0, b"k", b"f", 10);
+        assert!(timers.is_empty());
+    }
+
+    #[test]
+    fn field_timers_swap_and_forget_databases() {
+        let mut timers = FieldTimers::default();
+        timers.add(0, b"a", b"f", 10);
+        timers.add(1, b"b", b"f", 10);
+        timers.add(2, b"c", b"f", 10);
+        timers.swap_dbs(0, 1);
+        let dbs: Vec<(u32, &[u8])> = timers.timers.iter().map(|t| (t.db, &*t.key)).collect();
+        assert_eq!(dbs, vec![(0, &b"b"[..]), (1, b"a"), (2, b"c")]);
+        timers.forget_db(1);
+        assert_eq!(timers.len(), 2);
+        assert!(timers.timers.iter().all(|t| t.db != 1));
+    }
+}
