@@ -10,7 +10,7 @@ use crate::keyspace::list::List;
 use crate::keyspace::set::Set;
 use crate::keyspace::zset::ZSet;
 use crate::keyspace::{random_u64, Shard, Value};
-use crate::protocol::ErrorReply;
+use crate::protocol::{ErrorReply, Reply};
 
 /// A collection type of [`Value`]: what [`change`] needs to find one and to see it emptied.
 pub(crate) trait Collection {
@@ -116,6 +116,14 @@ impl<'a> ScanOptions<'a> {
     pub fn matches(&self, item: &[u8]) -> bool {
         self.pattern.is_none_or(|p| glob_match(p, item, false))
     }
+}
+
+/// The reply of `HSCAN`/`SSCAN`/`ZSCAN` on a missing key, given before their options are
+/// read, as Redis gives it: cursor 0 and nothing.
+pub(crate) fn reply_empty_scan(reply: &mut Reply) {
+    reply.array(2);
+    reply.bulk(b"0");
+    reply.array(0);
 }
 
 /// A number in `0..n` (`n` > 0) picked at random.

@@ -7,7 +7,9 @@
 //! `HDEL` loses its key; `HGETALL` replies with a map over RESP3, and `HRANDFIELD ...
 //! WITHVALUES` with pairs.
 
-use super::collections::{change, change_existing, distinct_indices, random_index, ScanOptions};
+use super::collections::{
+    change, change_existing, distinct_indices, random_index, reply_empty_scan, ScanOptions,
+};
 use super::flags::*;
 use super::{wrong_type, Args, CmdResult, Command, Ctx, KEY1};
 use crate::keyspace::hash::Hash;
@@ -494,9 +496,7 @@ fn hscan(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let db = ctx.db();
     let mut locked = ctx.shards.lock(key);
     let Some(h) = read(locked.shard(key), db, key)? else {
-        ctx.reply.array(2);
-        ctx.reply.bulk(b"0");
-        ctx.reply.array(0);
+        reply_empty_scan(ctx.reply);
         return Ok(());
     };
     let options = ScanOptions::parse(args, 3)?;

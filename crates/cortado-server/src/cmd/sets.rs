@@ -11,7 +11,9 @@
 
 use std::borrow::Cow;
 
-use super::collections::{change, change_existing, distinct_indices, random_index, ScanOptions};
+use super::collections::{
+    change, change_existing, distinct_indices, random_index, reply_empty_scan, ScanOptions,
+};
 use super::flags::*;
 use super::{syntax_error, wrong_type, Args, CmdResult, Command, Ctx, Keys, KEY1, NO_KEYS};
 use crate::keyspace::set::Set;
@@ -467,9 +469,7 @@ fn sscan(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let db = ctx.db();
     let mut locked = ctx.shards.lock(key);
     let Some(s) = read(locked.shard(key), db, key)? else {
-        ctx.reply.array(2);
-        ctx.reply.bulk(b"0");
-        ctx.reply.array(0);
+        reply_empty_scan(ctx.reply);
         return Ok(());
     };
     let options = ScanOptions::parse(args, 3)?;

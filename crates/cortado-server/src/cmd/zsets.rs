@@ -9,6 +9,7 @@
 
 pub mod ranges;
 
+use super::collections::reply_empty_scan;
 use super::flags::*;
 use super::{syntax_error, wrong_type, Args, CmdResult, Command, Ctx, Keys, KEY1, NO_KEYS};
 use crate::keyspace::zset::ZSet;
@@ -800,9 +801,7 @@ fn zscan(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let db = ctx.db();
     let mut locked = ctx.shards.lock(key);
     let Some(set) = read(locked.shard(key), db, key)? else {
-        ctx.reply.array(2);
-        ctx.reply.bulk(b"0");
-        ctx.reply.array(0);
+        reply_empty_scan(ctx.reply);
         return Ok(());
     };
     let options = super::collections::ScanOptions::parse(args, 3)?;
