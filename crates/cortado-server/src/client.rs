@@ -118,6 +118,8 @@ pub mod flag {
     pub const PUBSUB: u8 = 4;
     /// `e`: its keys are not evicted (`CLIENT NO-EVICT on`).
     pub const NO_EVICT: u8 = 8;
+    /// `b`: blocked in a command (`BLPOP`, ...).
+    pub const BLOCKED: u8 = 16;
 }
 
 /// What other clients may see of a client, and its kill switch.

@@ -188,6 +188,7 @@ impl Connection<'_> {
             return Step::Continue;
         };
         self.client.blocked = None;
+        self.client.info.set_flag(flag::BLOCKED, false);
         self.reply.raw(&bytes);
         self.run_commands()
     }

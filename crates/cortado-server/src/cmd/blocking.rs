@@ -356,6 +356,7 @@ fn block(
     );
     keyspace.waits().register(&waiter);
     drop(locked);
+    ctx.client.info.set_flag(crate::client::flag::BLOCKED, true);
     ctx.client.blocked = Some(crate::client::Blocked {
         waiter,
         deadline: timeout.map(|t| Instant::now() + t),

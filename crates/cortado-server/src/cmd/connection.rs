@@ -443,6 +443,9 @@ pub fn describe(server: &crate::server::Server, info: &ClientInfo) -> String {
     if flags & flag::MULTI != 0 {
         letters.push('x');
     }
+    if flags & flag::BLOCKED != 0 {
+        letters.push('b');
+    }
     if flags & flag::NO_EVICT != 0 {
         letters.push('e');
     }

@@ -321,6 +321,10 @@ fn swapdb(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     for (_, shard) in locked.shards() {
         shard.swap(a, b);
     }
+    // As Redis does, a client blocked on a key that the swap filled is served.
+    for db in [a, b] {
+        ctx.server.keyspace.waits().signal_db(db);
+    }
     ctx.reply.ok();
     Ok(())
 }

@@ -143,6 +143,25 @@ impl Waits {
         }
     }
 
+    /// Tells the registry that every key of `db` may have changed (`SWAPDB` gave it another
+    /// database's keys): each key a client waits for in `db` is served as if written. The
+    /// caller holds every shard.
+    pub fn signal_db(&self, db: usize) {
+        if self.count.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let mut inner = self.inner();
+        let Inner { queues, ready } = &mut *inner;
+        for id in queues.keys().filter(|(d, _)| *d == db) {
+            if !ready.contains(id) {
+                ready.push(id.clone());
+            }
+        }
+        if !ready.is_empty() {
+            self.has_ready.store(true, Ordering::Release);
+        }
+    }
+
     /// Whether a signalled key waits to be served.
     #[inline]
     pub fn has_ready(&self) -> bool {

@@ -63,6 +63,44 @@ fn blpop_push_from_another_client_serves_waiter() {
 }
 
 #[test]
+fn swapdb_filling_waited_key_serves_waiter_as_redis() {
+    let server = TestServer::start();
+    let (mut a, mut b, mut c) = (server.raw(), server.raw(), server.raw());
+    assert_eq!(a.call(&["SELECT", "1"]), Frame::Simple("OK".into()));
+    send(&mut a, &["BLPOP", "k", "0"]);
+    assert_eq!(c.call(&["SELECT", "1"]), Frame::Simple("OK".into()));
+    send(&mut c, &["BLPOP", "missing", "0"]);
+    wait_blocked(&mut b, 2);
+    assert_eq!(b.call(&["RPUSH", "k", "x", "y"]), Frame::Int(2));
+    assert_eq!(
+        b.call(&["SET", "missing", "string"]),
+        Frame::Simple("OK".into())
+    );
+    assert_eq!(b.call(&["SWAPDB", "0", "1"]), Frame::Simple("OK".into()));
+    assert_eq!(a.read().unwrap(), array(&["k", "x"]));
+    // A waited key that the swap filled with another type leaves its waiter blocked.
+    wait_blocked(&mut b, 1);
+    assert_eq!(b.call(&["SELECT", "1"]), Frame::Simple("OK".into()));
+    assert_eq!(b.call(&["LRANGE", "k", "0", "-1"]), array(&["y"]));
+    let id = blocked_client_id(&mut b, 1);
+    assert_eq!(b.call(&["CLIENT", "UNBLOCK", &id]), Frame::Int(1));
+    assert_eq!(c.read().unwrap(), Frame::Null);
+}
+
+/// The id of the first client `CLIENT LIST` shows blocked (flag `b`, as Redis shows it),
+/// checking that `blocked` are.
+fn blocked_client_id(client: &mut RawClient, blocked: usize) -> String {
+    let list = client.call(&["CLIENT", "LIST"]).text();
+    let ids: Vec<&str> = list
+        .lines()
+        .filter(|l| l.split(' ').any(|f| f == "flags=b"))
+        .filter_map(|l| l.split(' ').find_map(|f| f.strip_prefix("id=")))
+        .collect();
+    assert_eq!(ids.len(), blocked, "{list}");
+    ids[0].to_string()
+}
+
+#[test]
 fn blpop_several_waiters_served_in_blocking_order() {
     let server = TestServer::start();
     let mut pusher = server.raw();
