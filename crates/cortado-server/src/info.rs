@@ -216,7 +216,7 @@ fn write_section(
         }
         "stats" => {
             let stats = &server.stats;
-            let [hits, misses, expired, evicted] = server.keyspace_counts(shards);
+            let [hits, misses, expired, evicted, expired_fields] = server.keyspace_counts(shards);
             let rates = &stats.rates;
             write!(
                 out,
@@ -237,6 +237,7 @@ fn write_section(
                  sync_partial_ok:0\r\n\
                  sync_partial_err:0\r\n\
                  expired_keys:{expired}\r\n\
+                 expired_subkeys:{expired_fields}\r\n\
                  expired_stale_perc:0.00\r\n\
                  expired_time_cap_reached_count:0\r\n\
                  expire_cycle_cpu_milliseconds:0\r\n\

@@ -69,9 +69,9 @@ pub struct Server {
     pub active_expire: AtomicBool,
     /// `used_memory` when the server was built (`INFO`'s `used_memory_startup`).
     pub startup_memory: u64,
-    /// The keyspace's hits, misses and expired keys at the last `CONFIG RESETSTAT`, which
-    /// `INFO` subtracts (the keyspace counts them itself).
-    pub keyspace_baseline: Mutex<[u64; 4]>,
+    /// The keyspace's counts ([`keyspace_counts`](Self::keyspace_counts)) at the last
+    /// `CONFIG RESETSTAT`, which `INFO` subtracts (the keyspace counts them itself).
+    pub keyspace_baseline: Mutex<[u64; 5]>,
 }
 
 impl Server {
@@ -135,7 +135,7 @@ impl Server {
             active_expired: AtomicU64::new(0),
             active_expire: AtomicBool::new(true),
             startup_memory: crate::memory::used_memory(),
-            keyspace_baseline: Mutex::new([0; 4]),
+            keyspace_baseline: Mutex::new([0; 5]),
         }))
     }
 
@@ -196,15 +196,15 @@ impl Server {
             .unwrap_or_else(|p| p.into_inner()) = keyspace_raw_counts(shards);
     }
 
-    /// The keyspace's hits, misses, expired and evicted keys since the last `CONFIG
-    /// RESETSTAT`; `shards` are the calling command's (see [`Shards`]).
-    pub fn keyspace_counts(&self, shards: &Shards<'_>) -> [u64; 4] {
+    /// The keyspace's hits, misses, expired and evicted keys, and expired hash fields, since
+    /// the last `CONFIG RESETSTAT`; `shards` are the calling command's (see [`Shards`]).
+    pub fn keyspace_counts(&self, shards: &Shards<'_>) -> [u64; 5] {
         let raw = keyspace_raw_counts(shards);
         let base = *self
             .keyspace_baseline
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        [0, 1, 2, 3].map(|i| raw[i].saturating_sub(base[i]))
+        [0, 1, 2, 3, 4].map(|i| raw[i].saturating_sub(base[i]))
     }
 
     /// Asks the server to stop: the listeners close, and every connection writes what it has
@@ -687,12 +687,14 @@ fn keyspace_shards_from_env() -> Result<Option<usize>, ConfigError> {
     }
 }
 
-/// The keyspace's hits, misses, expired and evicted keys since the start.
-fn keyspace_raw_counts(shards: &Shards<'_>) -> [u64; 4] {
+/// The keyspace's hits, misses, expired and evicted keys, and expired hash fields, since the
+/// start.
+fn keyspace_raw_counts(shards: &Shards<'_>) -> [u64; 5] {
     [
         shards.sum(|s| s.hits),
         shards.sum(|s| s.misses),
         shards.cache_stat(|stats| stats.evictions_expired),
         shards.cache_stat(|stats| stats.evictions_size),
+        shards.sum(|s| s.expired_fields),
     ]
 }

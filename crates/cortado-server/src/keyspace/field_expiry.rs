@@ -157,7 +157,8 @@ impl Shard {
 
     /// Removes the fields whose time is past the shard's, as its time is set (so no command
     /// ever sees one): tells `hexpired` once per hash, and deletes a hash left empty (telling
-    /// `del`), as Redis 7.4 does. Returns the number of fields removed.
+    /// `del`), as Redis 7.4 does; a watched hash is changed, as by a write. Returns the number
+    /// of fields removed.
     #[cold]
     #[inline(never)]
     pub(super) fn expire_due_fields(&mut self) -> usize {
@@ -191,6 +192,7 @@ impl Shard {
             }
             removed += gone;
             self.expired_fields += gone as u64;
+            self.watches.touch(db, key);
             self.notifications
                 .key_event(class::HASH, "hexpired", db, key);
             if emptied {

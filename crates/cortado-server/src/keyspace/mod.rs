@@ -200,6 +200,8 @@ pub struct Shard {
     /// The keyspace's notification classes (`new`, `keymiss`, and the caches' `expired` and
     /// `evicted` are told from here).
     notifications: Arc<Notifications>,
+    /// The keyspace's watched keys, which a field's expiry changes as a write does.
+    watches: Arc<watch::Watches>,
     /// The timers of hash fields' lifetimes, every database's (see [`field_expiry`]).
     field_timers: field_expiry::FieldTimers,
     /// Hash fields removed because their lifetime ended (`INFO`'s `expired_subkeys`).
@@ -212,6 +214,7 @@ impl Shard {
         source: TimeSource,
         leads: bool,
         notifications: Arc<Notifications>,
+        watches: Arc<watch::Watches>,
     ) -> Self {
         Self {
             dbs: (0..databases).map(|_| None).collect(),
@@ -226,6 +229,7 @@ impl Shard {
             hits: 0,
             misses: 0,
             notifications,
+            watches,
             field_timers: field_expiry::FieldTimers::default(),
             expired_fields: 0,
         }
@@ -725,7 +729,7 @@ pub(crate) fn random_u64() -> u64 {
 pub struct Keyspace {
     shards: Box<[Mutex<Shard>]>,
     notifications: Arc<Notifications>,
-    watches: watch::Watches,
+    watches: Arc<watch::Watches>,
     waits: wait::Waits,
     hasher: DefaultHashBuilder,
     databases: usize,
@@ -789,6 +793,7 @@ impl Keyspace {
     pub fn with_shards(databases: usize, time: TimeSource, shards: usize) -> Self {
         assert!(shards.is_power_of_two(), "a power of two of shards");
         let notifications = Arc::new(Notifications::default());
+        let watches = Arc::new(watch::Watches::default());
         Self {
             shards: (0..shards)
                 .map(|i| {
@@ -797,11 +802,12 @@ impl Keyspace {
                         time.clone(),
                         i == 0,
                         notifications.clone(),
+                        watches.clone(),
                     ))
                 })
                 .collect(),
             notifications,
-            watches: watch::Watches::default(),
+            watches,
             waits: wait::Waits::default(),
             hasher: DefaultHashBuilder::default(),
             databases,

@@ -65,6 +65,11 @@ fn hash_field_past_its_millisecond_is_invisible_to_every_command() {
     }
     assert_eq!(ints(c.call(&["HTTL", "h", "FIELDS", "1", "a"])), [-2]);
     assert_eq!(server.server.keyspace.sum(|s| s.expired_fields), 1);
+    let stats = c.call(&["INFO", "stats"]).text();
+    assert!(stats.contains("\r\nexpired_subkeys:1\r\n"), "{stats}");
+    assert_eq!(c.call(&["CONFIG", "RESETSTAT"]), Frame::Simple("OK".into()));
+    let stats = c.call(&["INFO", "stats"]).text();
+    assert!(stats.contains("\r\nexpired_subkeys:0\r\n"), "{stats}");
     // Its last lifetime gone, the hash is a plain table again (no deadline table).
     assert_eq!(c.call(&["HDEL", "h", "b"]).int(), 1);
     assert_eq!(c.call(&["EXISTS", "h"]).int(), 0);
@@ -72,6 +77,43 @@ fn hash_field_past_its_millisecond_is_invisible_to_every_command() {
 
 /// A subscriber hears `hexpired` once per hash per cycle, and `del` when the last field went,
 /// within tens of milliseconds of the deadline with no client reading the hash.
+/// A field's expiry changes its hash as a write does: a transaction watching that hash fails,
+/// one watching another hash goes through.
+#[test]
+fn hash_field_expiry_fails_exec_watching_its_hash_only() {
+    let server = TestServer::with_manual_clock(&[]);
+    let mut c = server.raw();
+    for key in ["h", "other"] {
+        assert_eq!(c.call(&["HSET", key, "a", "1", "b", "2"]).int(), 2);
+    }
+    assert_eq!(
+        ints(c.call(&["HPEXPIRE", "h", "100", "FIELDS", "1", "a"])),
+        [1]
+    );
+    for (watched, aborted) in [("other", false), ("h", true)] {
+        assert_eq!(c.call(&["WATCH", watched]), Frame::Simple("OK".into()));
+        if aborted {
+            server.advance(Duration::from_millis(101));
+        }
+        assert_eq!(c.call(&["MULTI"]), Frame::Simple("OK".into()));
+        assert_eq!(
+            c.call(&["HGET", watched, "b"]),
+            Frame::Simple("QUEUED".into())
+        );
+        let reply = c.call(&["EXEC"]);
+        if aborted {
+            assert_eq!(reply, Frame::Null, "watching {watched}");
+        } else {
+            assert_eq!(
+                reply,
+                Frame::Array(vec![Frame::bulk("2")]),
+                "watching {watched}"
+            );
+        }
+    }
+    assert_eq!(c.call(&["HLEN", "h"]).int(), 1);
+}
+
 #[test]
 fn hash_fields_expire_actively_with_hexpired_and_del_events() {
     let server = TestServer::start();
