@@ -792,8 +792,7 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 
 /// `ZSCAN key cursor [MATCH pattern] [COUNT count]`: the next cursor and members with their
 /// scores. A small set is returned whole with cursor 0, as Redis returns a listpack; a
-/// large one walks its ranks, the cursor being the next rank (a member that moves down past
-/// the cursor during a walk may be missed).
+/// large one walks its member table ([`ZSet::scan`]).
 fn zscan(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     // Redis's order: the cursor, the key, then the options.
     let key = args.get(1);
@@ -805,20 +804,12 @@ fn zscan(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
         return Ok(());
     };
     let options = super::collections::ScanOptions::parse(args, 3)?;
-    let count = options.count;
-    let (entries, next) = match set {
-        ZSet::Pack(_) => (set.range(0, usize::MAX, false), 0),
-        ZSet::Tree(_) => {
-            let from = usize::try_from(cursor).unwrap_or(usize::MAX);
-            let entries = set.range(from, count, false);
-            let next = from.saturating_add(count);
-            (entries, if next >= set.len() { 0 } else { next as u64 })
+    let mut entries = Vec::new();
+    let next = set.scan(cursor, options.count, |m, s| {
+        if options.matches(m) {
+            entries.push((m.to_vec(), s));
         }
-    };
-    let entries: Vec<_> = entries
-        .into_iter()
-        .filter(|(m, _)| options.matches(m))
-        .collect();
+    });
     ctx.reply.array(2);
     ctx.reply.bulk(itoa::Buffer::new().format(next).as_bytes());
     ctx.reply.array(entries.len() * 2);

@@ -349,17 +349,10 @@ impl Hash {
             }
             Hash::Table(t) => {
                 let t = &t.fields;
-                let (mut cursor, mut seen, mut steps) = (cursor, 0, count.saturating_mul(10));
-                loop {
-                    cursor = t.scan(cursor, |f, v| {
-                        seen += 1;
-                        visit(f.as_slice(), v.as_slice());
-                    });
-                    steps -= 1;
-                    if cursor == 0 || seen >= count || steps == 0 {
-                        return cursor;
-                    }
-                }
+                t.scan_counted(cursor, count, |i| {
+                    let (f, v) = t.at(i);
+                    visit(f.as_slice(), v.as_slice());
+                })
             }
         }
     }

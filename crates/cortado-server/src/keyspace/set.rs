@@ -204,19 +204,7 @@ impl Set {
                 ints(a).for_each(|n| visit(n.to_string().as_bytes()));
                 0
             }
-            Set::Table(t) => {
-                let (mut cursor, mut seen, mut steps) = (cursor, 0, count.saturating_mul(10));
-                loop {
-                    cursor = t.scan(cursor, |m, _| {
-                        seen += 1;
-                        visit(m.as_slice());
-                    });
-                    steps -= 1;
-                    if cursor == 0 || seen >= count || steps == 0 {
-                        return cursor;
-                    }
-                }
-            }
+            Set::Table(t) => t.scan_counted(cursor, count, |i| visit(t.at(i).0.as_slice())),
         }
     }
 

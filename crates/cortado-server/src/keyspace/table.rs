@@ -97,8 +97,9 @@ impl<V: Held> Table<V> {
         hash_of(key) as usize & (self.heads.len() - 1)
     }
 
-    /// The index in `entries` of `key`.
-    fn find(&self, key: &[u8]) -> Option<usize> {
+    /// The index of `key` (`0..len`), which stays its own until a removal moves another
+    /// entry into a hole (see [`remove_at`](Self::remove_at)).
+    pub fn index_of(&self, key: &[u8]) -> Option<usize> {
         if self.heads.is_empty() {
             return None;
         }
@@ -115,17 +116,18 @@ impl<V: Held> Table<V> {
 
     /// The value of `key`.
     pub fn get(&self, key: &[u8]) -> Option<&V> {
-        self.find(key).map(|i| &self.entries[i].value)
+        self.index_of(key).map(|i| &self.entries[i].value)
     }
 
     /// Whether `key` is there.
     pub fn contains(&self, key: &[u8]) -> bool {
-        self.find(key).is_some()
+        self.index_of(key).is_some()
     }
 
-    /// Sets `key` to `value`; returns the value it replaced, if any.
+    /// Sets `key` to `value`; returns the value it replaced, if any. A new key's index is the
+    /// table's length before it.
     pub fn insert(&mut self, key: &[u8], value: V) -> Option<V> {
-        if let Some(i) = self.find(key) {
+        if let Some(i) = self.index_of(key) {
             self.held = self.held - self.entries[i].value.heap_bytes() + value.heap_bytes();
             return Some(std::mem::replace(&mut self.entries[i].value, value));
         }
@@ -165,7 +167,7 @@ impl<V: Held> Table<V> {
 
     /// Removes `key`; returns its value if it was there.
     pub fn remove(&mut self, key: &[u8]) -> Option<V> {
-        let i = self.find(key)?;
+        let i = self.index_of(key)?;
         Some(self.remove_at(i).1)
     }
 
@@ -189,7 +191,8 @@ impl<V: Held> Table<V> {
         unreachable!("every entry is on its bucket's chain");
     }
 
-    /// Removes the entry at index `i` (`0..len`), returning its key and value.
+    /// Removes the entry at index `i` (`0..len`), returning its key and value; the last entry
+    /// takes index `i`.
     pub fn remove_at(&mut self, i: usize) -> (CompactBytes, V) {
         let next = self.entries[i].next;
         self.relink(i, next);
@@ -224,15 +227,40 @@ impl<V: Held> Table<V> {
     /// Visits the keys of the bucket `cursor` names and returns the cursor of the next bucket,
     /// 0 once all were visited (see the [module docs](self)).
     pub fn scan<'a>(&'a self, cursor: u64, mut visit: impl FnMut(&'a CompactBytes, &'a V)) -> u64 {
+        self.scan_indices(cursor, |i| {
+            let entry = &self.entries[i];
+            visit(&entry.key, &entry.value);
+        })
+    }
+
+    /// One step of `HSCAN`, `SSCAN` or `ZSCAN` from `cursor`: visits the indices of whole
+    /// buckets until `count` entries were seen, ten times `count` buckets were walked (a
+    /// sparse table after many removals), or the end, and returns the next cursor. `COUNT`
+    /// is a hint, as in Redis: a bucket is never split, so a step may visit more.
+    pub fn scan_counted(&self, mut cursor: u64, count: usize, mut visit: impl FnMut(usize)) -> u64 {
+        let (mut seen, mut steps) = (0, count.saturating_mul(10).max(1));
+        loop {
+            cursor = self.scan_indices(cursor, |i| {
+                seen += 1;
+                visit(i);
+            });
+            steps -= 1;
+            if cursor == 0 || seen >= count || steps == 0 {
+                return cursor;
+            }
+        }
+    }
+
+    /// [`scan`](Self::scan), visiting the entries' indices.
+    pub fn scan_indices(&self, cursor: u64, mut visit: impl FnMut(usize)) -> u64 {
         if self.heads.is_empty() {
             return 0;
         }
         let mask = self.heads.len() as u64 - 1;
         let mut at = self.heads[(cursor & mask) as usize];
         while at != 0 {
-            let entry = &self.entries[at as usize - 1];
-            visit(&entry.key, &entry.value);
-            at = entry.next;
+            visit(at as usize - 1);
+            at = self.entries[at as usize - 1].next;
         }
         // Increment the bits of the mask from the high one down.
         (cursor | !mask)

@@ -16,12 +16,13 @@
 //!   it: more than [`PACK_ENTRIES`] entries or a member longer than [`PACK_VALUE`] bytes
 //!   (`zset-max-listpack-entries`, `zset-max-listpack-value`); `OBJECT ENCODING` then says
 //!   `skiplist`, as Redis's does, and a set never goes back (as in Redis).
-//! - **Large sets are a treap with subtree counts** in one vector of 48-byte nodes, indexed
-//!   by `u32`, plus a hash table of node indices keyed by member (hashbrown's `HashTable`, 4
-//!   bytes a slot, the member itself not stored twice). Counts give rank and select in
-//!   O(log n) expected, as Redis's skip list spans do; a removed node's slot is filled by the
-//!   last node, so the vector stays dense and needs no free list. A treap's priorities are
-//!   random, so no order of inserts degrades it.
+//! - **Large sets are a treap with subtree counts** in one vector of 24-byte nodes, indexed
+//!   by `u32`, beside the members in the hashes' and sets' [`Table`], node `i` being the
+//!   table's entry `i`: both are dense and fill a removal's hole with their last element, so
+//!   they stay aligned, the member is stored once, and `ZSCAN` walks the table with its
+//!   reverse-binary cursor, which misses no member however the set changes between calls.
+//!   Counts give rank and select in O(log n) expected, as Redis's skip list spans do. A
+//!   treap's priorities are random, so no order of inserts degrades it.
 //! - **Weight.** [`ZSet::heap_bytes`] is O(1): the buffers' capacities plus the members'
 //!   own heap bytes, kept as a running sum.
 //!
@@ -31,9 +32,8 @@ use std::cmp::Ordering;
 use std::hash::BuildHasher;
 
 use cortado::DefaultHashBuilder;
-use hashbrown::HashTable;
 
-use super::value::CompactBytes;
+use super::table::Table;
 
 /// The most entries a set keeps in its compact form (`zset-max-listpack-entries`).
 pub const PACK_ENTRIES: usize = 128;
@@ -304,6 +304,20 @@ impl ZSet {
         out
     }
 
+    /// One step of `ZSCAN` from `cursor`, visiting members and scores, and the next cursor
+    /// (0: done). A small set is visited whole, in order, as Redis returns a listpack; a
+    /// large one walks its member table (see [`Table::scan_counted`]), so a member present
+    /// from the first call to the last is visited at least once.
+    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&[u8], f64)) -> u64 {
+        match self {
+            ZSet::Pack(_) => {
+                self.walk(0, usize::MAX, false, visit);
+                0
+            }
+            ZSet::Tree(t) => t.scan(cursor, count, &mut visit),
+        }
+    }
+
     /// Every member, in order.
     pub fn members(&self) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
@@ -315,10 +329,9 @@ impl ZSet {
 /// Marks a missing child.
 const NIL: u32 = u32::MAX;
 
-/// A treap node: 48 bytes.
+/// A treap node: 24 bytes (its member is the table's entry of the same index).
 #[derive(Clone, Debug)]
 struct Node {
-    member: CompactBytes,
     score: f64,
     left: u32,
     right: u32,
@@ -332,11 +345,8 @@ struct Node {
 pub struct Tree {
     nodes: Vec<Node>,
     root: u32,
-    /// Node indices, by the hash of their member.
-    index: HashTable<u32>,
-    hasher: DefaultHashBuilder,
-    /// The members' own heap bytes.
-    member_bytes: usize,
+    /// The members, entry `i` being node `i`'s.
+    members: Table<()>,
     /// The priorities' generator (xorshift).
     seed: u64,
 }
@@ -349,14 +359,11 @@ impl std::fmt::Debug for Tree {
 
 impl Default for Tree {
     fn default() -> Self {
-        let hasher = DefaultHashBuilder::default();
         Self {
             nodes: Vec::new(),
             root: NIL,
-            index: HashTable::new(),
-            seed: hasher.hash_one(0x5eed_u64) | 1,
-            hasher,
-            member_bytes: 0,
+            members: Table::new(),
+            seed: DefaultHashBuilder::default().hash_one(0x5eed_u64) | 1,
         }
     }
 }
@@ -369,8 +376,7 @@ impl Tree {
     fn heap_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + self.nodes.capacity() * std::mem::size_of::<Node>()
-            + self.index.capacity() * (std::mem::size_of::<u32>() + 1)
-            + self.member_bytes
+            + self.members.heap_bytes()
     }
 
     #[inline]
@@ -383,9 +389,13 @@ impl Tree {
     }
 
     #[inline]
+    fn member(&self, i: u32) -> &[u8] {
+        self.members.at(i as usize).0.as_slice()
+    }
+
+    #[inline]
     fn key(&self, i: u32) -> (f64, &[u8]) {
-        let n = &self.nodes[i as usize];
-        (n.score, n.member.as_slice())
+        (self.nodes[i as usize].score, self.member(i))
     }
 
     fn update(&mut self, i: u32) {
@@ -395,33 +405,23 @@ impl Tree {
     }
 
     fn find(&self, member: &[u8]) -> Option<u32> {
-        let hash = self.hasher.hash_one(member);
-        self.index
-            .find(hash, |&i| {
-                self.nodes[i as usize].member.as_slice() == member
-            })
-            .copied()
+        self.members.index_of(member).map(|i| i as u32)
     }
 
+    /// Adds `member`, which is not in the set, with `score`.
     fn insert(&mut self, member: &[u8], score: f64) {
         let i = self.nodes.len() as u32;
         self.seed ^= self.seed << 13;
         self.seed ^= self.seed >> 7;
         self.seed ^= self.seed << 17;
-        let member = CompactBytes::new(member);
-        self.member_bytes += member.heap_bytes();
-        let hash = self.hasher.hash_one(member.as_slice());
+        let replaced = self.members.insert(member, ());
+        debug_assert!(replaced.is_none(), "a new member");
         self.nodes.push(Node {
-            member,
             score,
             left: NIL,
             right: NIL,
             size: 1,
             priority: (self.seed >> 32) as u32,
-        });
-        let (nodes, hasher) = (&self.nodes, &self.hasher);
-        self.index.insert_unique(hash, i, |&j| {
-            hasher.hash_one(nodes[j as usize].member.as_slice())
         });
         self.root = self.insert_at(self.root, i);
     }
@@ -528,35 +528,26 @@ impl Tree {
     }
 
     fn remove(&mut self, member: &[u8]) -> Option<f64> {
-        let hash = self.hasher.hash_one(member);
-        let nodes = &self.nodes;
-        let entry = self
-            .index
-            .find_entry(hash, |&i| nodes[i as usize].member.as_slice() == member)
-            .ok()?;
-        let i = *entry.get();
-        entry.remove();
+        let i = self.find(member)?;
         self.root = self.unlink(self.root, i);
-        // The last node fills the hole.
+        // The last node fills the hole, as the last member does in the table.
         let last = self.nodes.len() as u32 - 1;
         if i != last {
             *self.link_to(last) = i;
-            let last_hash = self
-                .hasher
-                .hash_one(self.nodes[last as usize].member.as_slice());
-            if let Some(slot) = self.index.find_mut(last_hash, |&j| j == last) {
-                *slot = i;
-            }
         }
         let node = self.nodes.swap_remove(i as usize);
-        self.member_bytes -= node.member.heap_bytes();
+        self.members.remove_at(i as usize);
         if self.nodes.len() < self.nodes.capacity() / 4 {
             self.nodes.shrink_to(self.nodes.len() * 2);
-            let (nodes, hasher) = (&self.nodes, &self.hasher);
-            self.index
-                .shrink_to(0, |&j| hasher.hash_one(nodes[j as usize].member.as_slice()));
         }
         Some(node.score)
+    }
+
+    /// See [`ZSet::scan`].
+    fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&[u8], f64)) -> u64 {
+        self.members.scan_counted(cursor, count, |i| {
+            visit(self.member(i as u32), self.nodes[i].score);
+        })
     }
 
     fn count_below(&self, below: impl Fn(f64, &[u8]) -> bool) -> usize {
@@ -564,7 +555,7 @@ impl Tree {
         let mut at = self.root;
         while at != NIL {
             let n = &self.nodes[at as usize];
-            if below(n.score, n.member.as_slice()) {
+            if below(n.score, self.member(at)) {
                 count += self.size(n.left) + 1;
                 at = n.right;
             } else {
@@ -609,7 +600,7 @@ impl Tree {
         while left > 0 {
             let Some(i) = stack.pop() else { break };
             let node = &self.nodes[i as usize];
-            visit(node.member.as_slice(), node.score);
+            visit(self.member(i), node.score);
             left -= 1;
             let mut at = children(node).1;
             while at != NIL {
@@ -713,6 +704,55 @@ mod tests {
                 }
                 check(&set, &model);
             }
+        }
+    }
+
+    /// Removals of members already seen, growth to four times the size, shrinking and score
+    /// changes between steps: every member present throughout is still visited (a rank cursor
+    /// missed the members that removals moved below it).
+    #[test]
+    fn zset_scan_sees_every_member_present_throughout_despite_churn() {
+        let member = |i: u32| format!("member:{i}").into_bytes();
+        let mut set = ZSet::default();
+        for i in 0..1000 {
+            set.insert(&member(i), f64::from(i));
+        }
+        assert!(matches!(set, ZSet::Tree(_)));
+        let (mut seen, mut cursor, mut calls) = (std::collections::BTreeSet::new(), 0, 0);
+        loop {
+            cursor = set.scan(cursor, 10, |m, s| {
+                assert_eq!(set.score(m), Some(s));
+                seen.insert(m.to_vec());
+            });
+            calls += 1;
+            match calls {
+                5 => {
+                    // The lowest-ranked members go: a rank cursor would skip as many.
+                    for i in 0..100 {
+                        set.remove(&member(i));
+                    }
+                }
+                10 => {
+                    for i in 1000..4000 {
+                        set.insert(&member(i), -f64::from(i));
+                    }
+                }
+                40 => {
+                    for i in 1000..4000 {
+                        set.remove(&member(i));
+                    }
+                    for i in (500..600).step_by(2) {
+                        set.insert(&member(i), 1e9);
+                    }
+                }
+                _ => {}
+            }
+            if cursor == 0 {
+                break;
+            }
+        }
+        for i in 100..1000 {
+            assert!(seen.contains(&member(i)), "member {i} missed");
         }
     }
 
