@@ -280,6 +280,16 @@ impl Chunks {
         }
     }
 
+    /// The chunks as a deque with room for one more: an eighth more when full (at least one),
+    /// not the double `VecDeque` would take, as a list gains a chunk per 8 KiB of entries.
+    fn deque_with_room(&mut self) -> &mut VecDeque<Chunk> {
+        let d = self.deque();
+        if d.len() == d.capacity() {
+            d.reserve_exact((d.len() / 8).max(1));
+        }
+        d
+    }
+
     /// Back to the compact forms once one chunk or none is left; a deque that emptied
     /// three quarters gives back half its room.
     fn settle(&mut self) {
@@ -298,7 +308,7 @@ impl Chunks {
             *self = Chunks::One(chunk);
             return;
         }
-        let d = self.deque();
+        let d = self.deque_with_room();
         match end {
             End::Left => d.push_front(chunk),
             End::Right => d.push_back(chunk),
@@ -332,7 +342,7 @@ impl Chunks {
             *self = Chunks::One(chunk);
             return;
         }
-        self.deque().insert(i, chunk);
+        self.deque_with_room().insert(i, chunk);
     }
 }
 
@@ -759,6 +769,54 @@ mod model_tests {
             }
             prop_assert_eq!(list.get(model.len()), None);
         }
+    }
+
+    #[test]
+    fn reserve_grows_by_a_sixteenth_to_whole_blocks() {
+        let mut buf: Vec<u8> = Vec::new();
+        let mut growths = 0;
+        while buf.len() + 18 <= CHUNK_BYTES {
+            let before = buf.capacity();
+            reserve(&mut buf, 18, CHUNK_BYTES);
+            let needed = buf.len() + 18;
+            if buf.capacity() != before {
+                growths += 1;
+                assert_eq!(buf.capacity(), block_bytes(buf.capacity()), "a whole block");
+                assert!(buf.capacity() <= block_bytes(needed + needed / 16));
+            }
+            buf.extend_from_slice(&[7; 18]);
+        }
+        // Amortized O(1): a bounded number of moves to fill a chunk, not one per entry.
+        assert!(
+            growths < 80,
+            "{growths} growths for {} entries",
+            buf.len() / 18
+        );
+        assert_eq!(
+            buf.capacity(),
+            block_bytes(CHUNK_BYTES),
+            "capped at the chunk's block"
+        );
+    }
+
+    #[test]
+    fn list_deque_grows_by_an_eighth() {
+        let mut list = List::default();
+        let entry = [b'e'; 100];
+        let per_chunk = CHUNK_BYTES / entry_len(entry.len());
+        for _ in 0..3 * per_chunk {
+            list.push(End::Right, &entry);
+        }
+        assert_eq!(list.chunks.len(), 3);
+        assert_eq!(list.chunks.deque_bytes(), 3 * std::mem::size_of::<Chunk>());
+        for _ in 0..37 * per_chunk {
+            list.push(End::Left, &entry);
+        }
+        let Chunks::Many(d) = &list.chunks else {
+            panic!("many chunks")
+        };
+        assert_eq!(d.len(), 40);
+        assert!(d.capacity() <= 40 + 40 / 8, "{}", d.capacity());
     }
 
     #[test]
