@@ -885,12 +885,12 @@ fn memory_types(o: &Options) {
             let ratio = match redis_used {
                 None => {
                     redis_used = Some(used);
-                    "1.00".to_string()
+                    "1.000".to_string()
                 }
-                Some(r) => format!("{:.2}", used / r),
+                Some(r) => format!("{:.3}", used / r),
             };
             println!(
-                "| {} | {} | {} | {:.1} | {:.1} | {ratio} | {} |",
+                "| {} | {} | {} | {:.1} | {:.2} | {ratio} | {} |",
                 load.name,
                 load.shape,
                 kind.name(),

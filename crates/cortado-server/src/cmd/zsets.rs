@@ -468,7 +468,7 @@ fn add(ctx: &mut Ctx<'_>, key: &[u8], flags: AddFlags, pairs: &[(f64, &[u8])]) -
         }
         let longest = pairs.iter().map(|p| p.1.len()).max().unwrap_or(0);
         let set = ZSet::with_capacity(pairs.len(), longest);
-        shard.set(db, key, Value::ZSet(Box::new(set)), Expire::Never);
+        shard.set(db, key, Value::ZSet(set), Expire::Never);
     }
     let (mut added, mut updated, mut last) = (0, 0, None);
     let mut value = shard.lookup_mut(db, key).expect("present or written above");

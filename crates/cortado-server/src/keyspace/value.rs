@@ -302,8 +302,8 @@ pub enum Value {
     Set(super::set::Set),
     /// A list (see [`super::list`]).
     List(Box<super::list::List>),
-    /// A sorted set (see [`super::zset`]).
-    ZSet(Box<super::zset::ZSet>),
+    /// A sorted set (see [`super::zset`]): 16 bytes, as a hash.
+    ZSet(super::zset::ZSet),
 }
 
 /// How a string value was written, kept in its tag: Redis encodes a string by the command

@@ -11,7 +11,11 @@
 //!   (the member's length, and whether the score is an integer), the score (an integer as a
 //!   zigzag varint, 1 byte up to 63, as Redis's listpack stores integers; otherwise the 8
 //!   bytes of the double) and the member's bytes, so a leaderboard of 10 short members with
-//!   small integer scores is one allocation of about 190 bytes. Every operation scans it, which at up to [`PACK_ENTRIES`]
+//!   small integer scores is one allocation of about 190 bytes. The buffer is exactly its
+//!   entries (a change writes a new one, as Redis's listpack reallocates on every change; the
+//!   scan and the move of an insertion are O(n) already), and the set is 16 bytes held in the
+//!   [`Value`](super::Value) itself, as a hash is: no room to grow, no box, so a small set's
+//!   one block is all entries. Every operation scans it, which at up to [`PACK_ENTRIES`]
 //!   entries is faster than following pointers. Redis 7.0's limits decide when a set leaves
 //!   it: more than [`PACK_ENTRIES`] entries or a member longer than [`PACK_VALUE`] bytes
 //!   (`zset-max-listpack-entries`, `zset-max-listpack-value`); `OBJECT ENCODING` then says
@@ -51,15 +55,15 @@ pub fn order(a: (f64, &[u8]), b: (f64, &[u8])) -> Ordering {
 /// A sorted set. See the [module docs](self).
 #[derive(Clone, Debug)]
 pub enum ZSet {
-    /// Entries in one buffer: see the [module docs](self).
-    Pack(Vec<u8>),
+    /// Entries in one buffer of exactly their size: see the [module docs](self).
+    Pack(Box<[u8]>),
     /// A treap with a member index.
     Tree(Box<Tree>),
 }
 
 impl Default for ZSet {
     fn default() -> Self {
-        ZSet::Pack(Vec::new())
+        ZSet::Pack(Box::default())
     }
 }
 
@@ -121,6 +125,26 @@ fn pack_encode(out: &mut Vec<u8>, member: &[u8], score: f64) {
     out.extend_from_slice(member);
 }
 
+/// `buf` without the bytes `cut` and with `entry` placed at `at` (an offset of `buf` outside
+/// `cut`, or its start), in a new buffer of exactly its size: a small set's buffer holds no
+/// room to grow, so that its block is all entries (one copy per change, as the scan and the
+/// move of a `Vec`'s insertion already cost).
+fn rebuilt(buf: &[u8], cut: std::ops::Range<usize>, at: usize, entry: &[u8]) -> Box<[u8]> {
+    let mut out = Vec::with_capacity(buf.len() - cut.len() + entry.len());
+    if at <= cut.start {
+        out.extend_from_slice(&buf[..at]);
+        out.extend_from_slice(entry);
+        out.extend_from_slice(&buf[at..cut.start]);
+        out.extend_from_slice(&buf[cut.end..]);
+    } else {
+        out.extend_from_slice(&buf[..cut.start]);
+        out.extend_from_slice(&buf[cut.end..at]);
+        out.extend_from_slice(entry);
+        out.extend_from_slice(&buf[at..]);
+    }
+    out.into_boxed_slice()
+}
+
 fn pack_iter(buf: &[u8]) -> impl Iterator<Item = (&[u8], f64, usize)> + '_ {
     let mut at = 0;
     std::iter::from_fn(move || {
@@ -140,7 +164,7 @@ impl ZSet {
         if len > PACK_ENTRIES || longest > PACK_VALUE {
             ZSet::Tree(Box::default())
         } else {
-            ZSet::Pack(Vec::new())
+            ZSet::default()
         }
     }
 
@@ -182,13 +206,12 @@ impl ZSet {
         }
     }
 
-    /// Bytes held on the heap, the set's own box included.
+    /// Bytes held on the heap.
     pub fn heap_bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + match self {
-                ZSet::Pack(buf) => buf.capacity(),
-                ZSet::Tree(t) => t.heap_bytes(),
-            }
+        match self {
+            ZSet::Pack(buf) => buf.len(),
+            ZSet::Tree(t) => t.heap_bytes(),
+        }
     }
 
     /// The score of `member`.
@@ -204,21 +227,23 @@ impl ZSet {
         if let ZSet::Pack(buf) = self {
             if member.len() <= PACK_VALUE {
                 let old = pack_iter(buf).find(|e| e.0 == member).map(|e| e.2);
-                if let Some(at) = old {
-                    let (_, _, next) = pack_entry(buf, at);
-                    buf.drain(at..next);
-                } else if pack_iter(buf).count() >= PACK_ENTRIES {
-                    self.convert();
-                    return self.insert(member, score);
-                }
+                let old = match old {
+                    Some(at) => Some(at..pack_entry(buf, at).2),
+                    None if pack_iter(buf).count() >= PACK_ENTRIES => {
+                        self.convert();
+                        return self.insert(member, score);
+                    }
+                    None => None,
+                };
                 let at = pack_iter(buf)
+                    .filter(|e| old.as_ref().is_none_or(|old| e.2 != old.start))
                     .find(|e| order((e.1, e.0), (score, member)) == Ordering::Greater)
                     .map_or(buf.len(), |e| e.2);
                 let mut entry = Vec::with_capacity(9 + member.len());
                 pack_encode(&mut entry, member, score);
-                super::list::reserve(buf, entry.len(), usize::MAX);
-                buf.splice(at..at, entry);
-                return old.is_none();
+                let new = old.is_none();
+                *buf = rebuilt(buf, old.unwrap_or(at..at), at, &entry);
+                return new;
             }
             self.convert();
         }
@@ -247,7 +272,7 @@ impl ZSet {
             ZSet::Pack(buf) => {
                 let (_, score, at) = pack_iter(buf).find(|e| e.0 == member)?;
                 let (_, _, next) = pack_entry(buf, at);
-                buf.drain(at..next);
+                *buf = rebuilt(buf, at..next, at, &[]);
                 Some(score)
             }
             ZSet::Tree(t) => t.remove(member),
@@ -786,6 +811,38 @@ mod tests {
         let mut small = Vec::new();
         pack_encode(&mut small, b"abc", 63.0);
         assert_eq!(small.len(), 5, "header, one score byte, member");
+    }
+
+    #[test]
+    fn zset_packed_buffer_is_exactly_its_entries() {
+        let mut set = ZSet::default();
+        let mut model = BTreeMap::new();
+        // Inserts, score changes that move a member either way, and removals.
+        for (m, s) in [
+            (&b"b"[..], 5.0),
+            (b"a", 1.5),
+            (b"c", 9.0),
+            (b"a", 20.0),
+            (b"c", -1.0),
+        ] {
+            set.insert(m, s);
+            model.insert(m.to_vec(), s);
+            let mut exact = Vec::new();
+            for (m, s) in sorted(&model) {
+                pack_encode(&mut exact, &m, s);
+            }
+            let ZSet::Pack(buf) = &set else {
+                panic!("small sets stay packed")
+            };
+            assert_eq!(&buf[..], &exact[..]);
+            assert_eq!(set.heap_bytes(), exact.len());
+        }
+        assert_eq!(set.remove(b"b"), Some(5.0));
+        assert_eq!(
+            set.heap_bytes(),
+            2 * 3,
+            "a at 20 and c at -1: a header, one score byte and a member each"
+        );
     }
 
     #[test]

@@ -34,8 +34,12 @@ impl<K, V, S> Shard<K, V, S> {
     #[inline(never)]
     fn grow_access_times(&mut self, i: u32, seconds: u32) {
         let i = i as usize;
-        // At least as long as the slab, so that it grows as rarely as the slab does.
+        // At least as long as the slab, with room as the slab's, so that it grows as rarely
+        // as the slab does and without a spare doubling of its own.
         let len = self.index.slots.len().max(i + 1);
+        let room = self.index.slots.capacity().max(len);
+        self.access_times
+            .reserve_exact(room.saturating_sub(self.access_times.len()));
         self.access_times.resize(len, 0);
         self.access_times[i] = seconds;
     }

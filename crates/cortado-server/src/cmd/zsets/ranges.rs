@@ -329,7 +329,7 @@ fn store_entries(
     }
     let set = ZSet::from_entries(entries.iter().map(|(m, s)| (m.as_slice(), *s)));
     let len = set.len();
-    shard.set(db, dst, Value::ZSet(Box::new(set)), Expire::Never);
+    shard.set(db, dst, Value::ZSet(set), Expire::Never);
     (Some((ZSET, event)), len)
 }
 
