@@ -4,7 +4,7 @@
 //!
 //! 8 bytes per slot, in an array beside the slab that grows with it; a cache without the
 //! setting keeps it empty and pays one flag test per write. A write stores its time plus the
-//! interval, not its time, so that a read's check is one load and one compare (decision 0018).
+//! interval, not its time, so that a read's check is one load and one compare (decision 0019).
 //! The check sits behind the shard's `timed` flag (which the setting sets), beside the
 //! deadline check, so that reads of caches with neither expiry nor refresh pay nothing for it.
 
@@ -45,7 +45,7 @@ impl<K, V> RefreshTrigger<K, V> {
 impl<K: Hash + Eq, V, S: BuildHasher> Shard<K, V, S> {
     /// Whether the live slot `i`, read at `now`, is due for a reload (false unless the shard
     /// refreshes): a bounds test, a load and a compare, in line (a call per hit was about half
-    /// of what the setting cost a timed cache's read: decision 0018).
+    /// of what the setting cost a timed cache's read: decisions 0018, 0019).
     #[inline(always)]
     pub(super) fn refresh_due(&self, i: u32, now: u64) -> bool {
         self.refresh_at(i).is_some_and(|due| due <= now)
