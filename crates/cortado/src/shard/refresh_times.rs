@@ -53,7 +53,7 @@ impl<K: Hash + Eq, V, S: BuildHasher> Shard<K, V, S> {
 
     /// Starts a reload of the live slot `i` (its key hashing to `hash`), which a read found
     /// [due](Self::refresh_due). Out of line: it is rare, and the reads of timed caches
-    /// without the setting keep their code as it was, but for a flag test.
+    /// without the setting keep their code as it was, but for a bounds test of an empty array.
     #[inline(never)]
     pub(super) fn start_refresh(&self, i: u32, hash: u64) {
         if let Some(refresh) = &self.refresh {
