@@ -79,11 +79,11 @@ mod insert;
 mod invariants;
 mod lifetimes;
 mod pins;
-mod write_times;
+mod refresh_times;
 
 use deadlines::MovedDeadlines;
 use eviction::Fold;
-pub(crate) use write_times::RefreshTrigger;
+pub(crate) use refresh_times::RefreshTrigger;
 
 /// Computes an entry's weight.
 pub(crate) type Weigher<K, V> = Arc<dyn Fn(&K, &V) -> u32 + Send + Sync>;
@@ -130,8 +130,8 @@ pub(crate) struct ShardConfig<K, V> {
     pub(crate) budget: Option<Budget>,
     /// Whether only entries with a deadline may be evicted for size (see `pins`).
     pub(crate) evicts_only_expiring: bool,
-    /// Refresh after write: each entry's last write time is kept ([`Shard::written_at`]),
-    /// and a read of an entry due for a reload starts one through the trigger.
+    /// Refresh after write: when each entry becomes due for a reload is kept, and a read of an
+    /// entry due for one starts it through the trigger.
     pub(crate) refresh: Option<Arc<RefreshTrigger<K, V>>>,
     /// Whether each entry's last access time is kept ([`Shard::idle_time_of`]).
     pub(crate) access_times: bool,
@@ -328,8 +328,8 @@ pub(crate) struct Shard<K, V, S> {
     /// The entries kept out of the policy, in a bounded shard that evicts only entries with a
     /// deadline (see `pins`).
     pins: Option<Box<pins::Pins>>,
-    /// Whether writes record their time in `write_times` (with `refresh`).
-    keeps_write_times: bool,
+    /// Whether writes record when their entry is due for a reload (with `refresh`).
+    keeps_refresh_times: bool,
     /// Whether reads and writes record their time in `access_times`.
     keeps_access_times: bool,
     /// The time of each slot's last use in whole seconds, by slot (see `access_times`).
@@ -337,11 +337,12 @@ pub(crate) struct Shard<K, V, S> {
     /// Whether the policy ranks entries by deadline, which it is told at each change
     /// ([`tell_policy_deadline`](Self::tell_policy_deadline)).
     orders_by_deadline: bool,
-    /// The time of each slot's last write, by slot, kept only for refresh after write.
-    write_times: Vec<u64>,
+    /// When each slot's entry becomes due for a reload (its last write plus `refresh_after`),
+    /// by slot, kept only for refresh after write.
+    refresh_times: Vec<u64>,
     /// Starts the reload of an entry a read finds due ([`ShardConfig::refresh`]).
     refresh: Option<Arc<RefreshTrigger<K, V>>>,
-    /// `refresh`'s interval in nanoseconds, beside the write times a read compares with it.
+    /// `refresh`'s interval in nanoseconds, which a write adds to its time.
     refresh_after: u64,
 }
 
@@ -445,11 +446,11 @@ where
             pins: (config.evicts_only_expiring && max_capacity.is_some())
                 .then(|| Box::new(pins::Pins::new(max_capacity.unwrap_or(u64::MAX)))),
             budget: member,
-            keeps_write_times: config.refresh.is_some(),
+            keeps_refresh_times: config.refresh.is_some(),
             orders_by_deadline: config.policy.orders_by_deadline(),
             keeps_access_times: config.access_times,
             access_times: Vec::new(),
-            write_times: Vec::new(),
+            refresh_times: Vec::new(),
             refresh_after: config.refresh.as_ref().map_or(u64::MAX, |r| r.after),
             refresh: config.refresh.clone(),
         };
@@ -513,7 +514,7 @@ where
         if self.index.timed {
             if !self.read_deadlines.is_empty() {
                 let hit = self.get_shared_and_move_deadline(i, now);
-                if hit.is_some() && self.refreshes() && self.refresh_due(i, now) {
+                if hit.is_some() && self.refresh_due(i, now) {
                     self.start_refresh(i, hash);
                 }
                 return hit;
@@ -522,8 +523,8 @@ where
                 // Left for `advance`, which removes it and queues the notification.
                 return None;
             }
-            if self.refreshes() {
-                if self.refresh_due(i, now) {
+            if let Some(due) = self.refresh_at(i) {
+                if due <= now {
                     self.start_refresh(i, hash);
                 }
                 // A return of its own: past the call, the compiler indexed the slab again in
@@ -1039,7 +1040,7 @@ where
             + self.free.capacity() * 4
             + self.read_deadlines.capacity() * 8
             + self.write_deadlines.capacity() * 8
-            + self.write_times.capacity() * 8
+            + self.refresh_times.capacity() * 8
             + self.access_times.capacity() * 4
             + self.policy().memory_bytes()
             + self.wheel.as_ref().map_or(0, TimerWheel::memory_bytes)

@@ -103,6 +103,20 @@ where
             self.index.timed || (self.wheel.is_none() && self.read_deadlines.is_empty()),
             "a deadline is kept but the shard is not timed"
         );
+        // A read finds a refreshing shard's due times by one bounds test (`refresh_at`).
+        if self.keeps_refresh_times {
+            assert!(self.index.timed, "a refreshing shard is not timed");
+            let live_end = self.index.slots.iter().rposition(Option::is_some);
+            assert!(
+                live_end.is_none_or(|i| i < self.refresh_times.len()),
+                "a live slot has no refresh due time"
+            );
+        } else {
+            assert!(
+                self.refresh_times.is_empty(),
+                "due times kept without refresh"
+            );
+        }
         assert_eq!(
             self.index.defers_all,
             self.deferral == Deferral::Always,
