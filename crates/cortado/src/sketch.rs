@@ -39,8 +39,17 @@
 //!   every block straddled two lines (see `docs/decisions/0123-sketch-block-alignment.md`). The
 //!   price: the table is zeroed when allocated (about half a millisecond per MiB, paid by the
 //!   insert that sizes it) instead of arriving as zeroed pages.
-//! - **Width.** The table holds `next_power_of_two(capacity)` words, i.e. 16 counters per cached
-//!   entry, at least one block. That is 8 bytes per entry of the cache.
+//! - **Width.** The table holds `capacity` words rounded up to whole blocks, i.e. 16 counters
+//!   per cached entry, at least one block: 8 bytes per entry of the cache. A key's block is the
+//!   high half of its mixed hash scaled to the number of blocks (a multiply and a shift, Lemire's
+//!   fast range), so the width need not be a power of two: rounded up to one, it cost up to 16
+//!   bytes per entry, which a cache whose memory is counted pays in entries.
+//! - **Resizing keeps the counts.** A key's counters sit at the same places within its block
+//!   whatever the width, and its block moves to the new blocks its old one overlaps in the hash
+//!   range; so each new block takes, counter by counter, the largest of the old blocks that
+//!   overlap it. No key's count goes down, a key may gain what its new neighbours had, as with a
+//!   narrower table, and the next agings wear that off. A cache can then follow its size as it
+//!   changes without losing what it has seen.
 //! - **Aging.** Once the running count of successful increments reaches [`SAMPLE_FACTOR`] x
 //!   capacity, every counter is halved (a shift and a mask per word), so the sketch reflects
 //!   recent popularity and a formerly hot key fades out. The running count is halved too, less
@@ -87,8 +96,6 @@ const ONE_MASK: u64 = 0x1111_1111_1111_1111;
 #[derive(Clone)]
 pub struct FrequencySketch {
     table: Box<[Block]>,
-    /// Number of blocks minus one (blocks are a power of two).
-    block_mask: usize,
     /// The running count of successful increments: since the start, or since the last aging,
     /// which halves it (less the halves that odd counters lose).
     size: usize,
@@ -117,7 +124,6 @@ impl FrequencySketch {
     pub fn with_seed(capacity: usize, seed: u64) -> Self {
         let mut sketch = Self {
             table: Box::new([]),
-            block_mask: 0,
             size: 0,
             sample_size: 0,
             seed,
@@ -126,23 +132,62 @@ impl FrequencySketch {
         sketch
     }
 
-    /// Resizes for a cache of `capacity` entries if that needs a bigger table; a resize forgets
-    /// every count. The aging period becomes `SAMPLE_FACTOR` x `capacity` either way (replacing
-    /// one set by [`set_sample_size`](Self::set_sample_size)), so a smaller capacity ages
-    /// sooner; if the running count of increments is already past it, the next increment ages
-    /// the sketch, once.
+    /// Resizes for a cache of `capacity` entries if that needs a bigger table, keeping the
+    /// counts (see [`resize`](Self::resize)). The aging period becomes `SAMPLE_FACTOR` x
+    /// `capacity` either way (replacing one set by [`set_sample_size`](Self::set_sample_size)),
+    /// so a smaller capacity ages sooner; if the running count of increments is already past
+    /// it, the next increment ages the sketch, once.
     pub fn ensure_capacity(&mut self, capacity: usize) {
-        // Cap the table at 2^30 words (8 GiB, the most a sketch may take).
-        let capacity = capacity.clamp(1, 1 << 30);
-        let words = capacity.next_power_of_two().max(BLOCK_WORDS);
-        self.sample_size = capacity.saturating_mul(SAMPLE_FACTOR).max(SAMPLE_FACTOR);
-        self.size = self.size.min(self.sample_size);
-        if words <= self.table.len() * BLOCK_WORDS {
+        if Self::blocks_for(capacity) > self.table.len() {
+            self.resize(capacity);
+        } else {
+            self.set_period_for(capacity);
+        }
+    }
+
+    /// Sizes the table for a cache of `capacity` entries, larger or smaller, keeping every
+    /// key's count (a key may gain its new neighbours' counts: see *Resizing* in the
+    /// [module docs](self)); the aging period becomes `SAMPLE_FACTOR` x `capacity`, as with
+    /// [`ensure_capacity`](Self::ensure_capacity).
+    pub fn resize(&mut self, capacity: usize) {
+        self.set_period_for(capacity);
+        let blocks = Self::blocks_for(capacity);
+        if blocks == self.table.len() {
             return;
         }
-        self.table = vec![Block::default(); words / BLOCK_WORDS].into_boxed_slice();
-        self.block_mask = words / BLOCK_WORDS - 1;
-        self.size = 0;
+        let old = std::mem::replace(
+            &mut self.table,
+            vec![Block::default(); blocks].into_boxed_slice(),
+        );
+        if old.is_empty() {
+            return;
+        }
+        // New block `c` holds the hashes `x` (the high halves) with `x * blocks >> 32 == c`,
+        // the range from `ceil(c * 2^32 / blocks)`; the old blocks of its first and last hash
+        // bound those it overlaps.
+        let first_hash = |c: usize| ((c as u128) << 32).div_ceil(blocks as u128) as u64;
+        let old_block = |x: u64| ((u128::from(x) * old.len() as u128) >> 32) as usize;
+        for (c, block) in self.table.iter_mut().enumerate() {
+            let last = first_hash(c + 1).saturating_sub(1).min(u64::from(u32::MAX));
+            for from in &old[old_block(first_hash(c))..=old_block(last)] {
+                for (word, &other) in block.0.iter_mut().zip(&from.0) {
+                    *word = nibble_max(*word, other);
+                }
+            }
+        }
+    }
+
+    /// Blocks for a cache of `capacity` entries: a word per entry, at least one block, at most
+    /// 2^30 words (8 GiB, the most a sketch may take).
+    fn blocks_for(capacity: usize) -> usize {
+        capacity.clamp(1, 1 << 30).div_ceil(BLOCK_WORDS)
+    }
+
+    /// Ages every `SAMPLE_FACTOR` x `capacity` increments.
+    fn set_period_for(&mut self, capacity: usize) {
+        let capacity = capacity.clamp(1, 1 << 30);
+        self.sample_size = capacity.saturating_mul(SAMPLE_FACTOR).max(SAMPLE_FACTOR);
+        self.size = self.size.min(self.sample_size);
     }
 
     /// Ages (halves every counter) when the running count of successful increments reaches
@@ -184,10 +229,10 @@ impl FrequencySketch {
         (block, out)
     }
 
-    /// The block that the mixed hash `h` selects (its high half).
+    /// The block that the mixed hash `h` selects: its high half scaled to the number of blocks.
     #[inline]
     fn block_of(&self, h: u64) -> usize {
-        (h >> 32) as usize & self.block_mask
+        (((h >> 32) * self.table.len() as u64) >> 32) as usize
     }
 
     /// Loads the block of the key with this hash, so that a following
@@ -285,6 +330,14 @@ impl FrequencySketch {
         self.table.fill(Block::default());
         self.size = 0;
     }
+}
+
+/// The larger of each pair of 4-bit counters of `a` and `b`.
+fn nibble_max(a: u64, b: u64) -> u64 {
+    (0..16).fold(0, |out, i| {
+        let shift = i * 4;
+        out | ((a >> shift & 0xf).max(b >> shift & 0xf) << shift)
+    })
 }
 
 #[cfg(test)]
@@ -400,6 +453,48 @@ mod tests {
             sketch.increment(mix64(k + 100_000));
         }
         assert_eq!(sketch.frequency(1), 7);
+    }
+
+    #[test]
+    fn with_seed_capacity_not_power_of_two_one_word_per_entry() {
+        for (capacity, blocks) in [(1, 1), (100, 13), (4_096, 512), (5_000, 625)] {
+            let sketch = FrequencySketch::with_seed(capacity, 3);
+            assert_eq!(sketch.memory_bytes(), blocks * 64, "capacity {capacity}");
+        }
+    }
+
+    #[test]
+    fn resize_smaller_or_larger_keeps_every_count() {
+        let mut sketch = FrequencySketch::with_seed(1_000, 9);
+        let keys: Vec<u64> = (0..2_000u64).map(mix64).collect();
+        for (n, &key) in keys.iter().enumerate() {
+            for _ in 0..n % 7 {
+                sketch.increment(key);
+            }
+        }
+        let before: Vec<u8> = keys.iter().map(|&k| sketch.frequency(k)).collect();
+        let unseen_at_zero = |sketch: &FrequencySketch| {
+            (10_000..11_000u64)
+                .filter(|&k| sketch.frequency(mix64(k)) == 0)
+                .count()
+        };
+        for capacity in [1_300, 700, 333, 4_000] {
+            sketch.resize(capacity);
+            assert_eq!(sketch.memory_bytes(), capacity.div_ceil(8) * 64);
+            for (&key, &count) in keys.iter().zip(&before) {
+                assert!(
+                    sketch.frequency(key) >= count,
+                    "capacity {capacity}: {} < {count}",
+                    sketch.frequency(key)
+                );
+            }
+            // Not every key took on its neighbours' counts: grown from the sized table, unseen
+            // keys still read 0.
+            if capacity == 1_300 {
+                let unseen = unseen_at_zero(&sketch);
+                assert!(unseen > 800, "unseen keys at 0: {unseen}");
+            }
+        }
     }
 
     #[test]

@@ -55,8 +55,6 @@ pub(crate) struct Ghost {
     inserted: usize,
     /// Keys a generation takes before the older one is dropped.
     generation_capacity: usize,
-    /// Blocks per generation minus one (a power of two).
-    block_mask: usize,
 }
 
 /// Both generations' blocks for the same keys, on one aligned pair of cache lines.
@@ -68,22 +66,22 @@ impl Ghost {
     /// Sizes the filter to remember `capacity` keys, forgetting everything.
     pub(crate) fn set_capacity(&mut self, capacity: usize) {
         let generation_capacity = capacity.div_ceil(2);
-        let words = (generation_capacity * BITS_PER_KEY)
-            .div_ceil(64)
-            .next_power_of_two()
-            .max(BLOCK_WORDS);
-        self.pairs = vec![Pair::default(); words / BLOCK_WORDS].into_boxed_slice();
+        let blocks = (generation_capacity * BITS_PER_KEY)
+            .div_ceil(64 * BLOCK_WORDS)
+            .max(1);
+        self.pairs = vec![Pair::default(); blocks].into_boxed_slice();
         self.current = 0;
         self.inserted = 0;
         self.generation_capacity = generation_capacity;
-        self.block_mask = words / BLOCK_WORDS - 1;
     }
 
-    /// The key's block and the bit positions (0..512) inside it.
+    /// The key's block (the hash's low half scaled to the number of blocks) and the bit
+    /// positions (0..512) inside it.
     #[inline]
     fn probes(&self, hash: u64) -> (usize, u64) {
         let h = mix64(hash ^ SALT);
-        (h as usize & self.block_mask, mix64(h))
+        let block = ((h & 0xffff_ffff) * self.pairs.len() as u64) >> 32;
+        (block as usize, mix64(h))
     }
 
     #[inline]
@@ -193,8 +191,8 @@ mod tests {
         ghost.set_capacity(5_000);
         assert_eq!(ghost.pairs.as_ptr() as usize % 128, 0);
         assert_eq!(std::mem::size_of::<Pair>(), 128);
-        // 2,500 keys a generation at 16 bits: 40,000 bits, rounded up to 1,024 words.
-        assert_eq!(ghost.memory_bytes(), 2 * 1024 * 8);
+        // 2,500 keys a generation at 16 bits: 40,000 bits, rounded up to 79 blocks of 512.
+        assert_eq!(ghost.memory_bytes(), 2 * 79 * 64);
     }
 
     #[test]

@@ -178,9 +178,11 @@ impl Mini {
     fn new(maximum: u64, entries: usize, weighted: bool, mode: Mode) -> Self {
         let mut segments = Segments::new(maximum, mode, weighted);
         segments.size_ghost(entries);
+        // Room for the entries it will hold, and the one inserted before an eviction.
+        segments.reserve(entries + 1);
         Self {
             segments,
-            index: HashTable::new(),
+            index: HashTable::with_capacity(entries + 1),
             free: Vec::new(),
             next: 0,
             hits: 0,

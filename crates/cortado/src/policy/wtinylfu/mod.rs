@@ -59,6 +59,11 @@ use self::mode::{mode_of, MODES, START_MARGIN, START_MODE, STATIC_MODE};
 use self::segments::{fold_hash, Queue, Segments};
 use super::admission::Admission;
 
+/// A shared budget's share resizes the sketch once the entries it holds are more than
+/// 1/`SKETCH_SLACK` away from those the sketch was sized for: closer, a shard's share moving by
+/// little would resize it often.
+const SKETCH_SLACK: usize = 8;
+
 /// Most deferred reads of one entry counted at once (a sketch counter's ceiling).
 pub const MAX_DEFERRED: u8 = 15;
 
@@ -183,16 +188,29 @@ impl WTinyLfu {
     /// budget moves a shard's share often, by little (see `Segments::set_allowance`).
     pub(crate) fn set_allowance(&mut self, maximum: u64, shared: u64) {
         self.segments.set_allowance(maximum, shared);
-        // Sized again, as for a new capacity, once the share has doubled or halved since the
-        // sketch was sized: a shard that grows into its budget must not keep a small sketch.
-        if self.admission.is_sized()
-            && (maximum / 2 > self.sized_for || maximum < self.sized_for / 2)
-        {
+        if !self.admission.is_sized() {
+            return;
+        }
+        // Sized again, as for a new capacity, once the share has moved by a quarter since the
+        // sketch, ghost and miniatures were sized: a shard that grows into its budget must not
+        // keep a small sketch, and one whose share shrank as the structures beside its
+        // entries were counted (a server's) must not keep miniatures of the larger share.
+        let quarter = self.sized_for / 4;
+        if maximum > self.sized_for + quarter || maximum < self.sized_for - quarter {
             if self.segments.weighted_size() >= maximum / 2 {
                 self.size_for_capacity();
             } else {
                 self.admission.defer_sizing();
             }
+            return;
+        }
+        // Between those, the sketch alone follows the entries the share holds, once they are
+        // an eighth away from its size: resizing keeps its counts, and the share's memory is
+        // counted in entries.
+        let entries = self.entries_estimate();
+        let sized = self.admission.sized_entries();
+        if entries.abs_diff(sized) > sized / SKETCH_SLACK {
+            self.admission.ensure_capacity(entries);
         }
     }
 
@@ -481,6 +499,30 @@ mod tests {
             assert!(policy.weighted_size() <= policy.maximum());
         }
         (hits, total, log)
+    }
+
+    #[test]
+    fn set_allowance_share_shrinks_an_eighth_sketch_follows_entries() {
+        // Weighted entries of 10 in a share of 80,000: sized at half full for 8,000 entries.
+        let mut policy = WTinyLfu::new(80_000, Adaptation::Static, true, Some(3), 1);
+        for i in 0..4_000u32 {
+            policy.insert(i, mix64(u64::from(i)), 10);
+        }
+        assert_eq!(policy.admission.sized_entries(), 8_000);
+        // A share 15% smaller: the sketch is sized for its 6,800 entries, counts kept.
+        for _ in 0..3 {
+            policy.access(7);
+        }
+        let hash = u64::from(policy.segments.hash_of(7));
+        let count = policy.admission.sketch.frequency(hash);
+        assert!(count >= 3);
+        policy.set_allowance(68_000, 68_000);
+        assert_eq!(policy.admission.sized_entries(), 6_800);
+        assert_eq!(policy.admission.sketch.memory_bytes(), 6_800 / 8 * 64);
+        assert!(policy.admission.sketch.frequency(hash) >= count);
+        // A move of less than an eighth leaves it.
+        policy.set_allowance(64_000, 64_000);
+        assert_eq!(policy.admission.sized_entries(), 6_800);
     }
 
     #[test]
