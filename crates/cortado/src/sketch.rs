@@ -332,12 +332,18 @@ impl FrequencySketch {
     }
 }
 
-/// The larger of each pair of 4-bit counters of `a` and `b`.
+/// The larger of each pair of 4-bit counters of `a` and `b`: the even and the odd counters
+/// apart, each in an 8-bit lane whose high bit is free to take the comparison's borrow.
 fn nibble_max(a: u64, b: u64) -> u64 {
-    (0..16).fold(0, |out, i| {
-        let shift = i * 4;
-        out | ((a >> shift & 0xf).max(b >> shift & 0xf) << shift)
-    })
+    const LOW: u64 = 0x0f0f_0f0f_0f0f_0f0f;
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let lane_max = |x: u64, y: u64| {
+        // A lane's high bit stays set where x >= y (x - y borrows nothing from it).
+        let x_at_least_y = ((x | HIGH_BITS) - y) & HIGH_BITS;
+        let mask = (x_at_least_y >> 7) * 0xff;
+        (x & mask) | (y & !mask)
+    };
+    lane_max(a & LOW, b & LOW) | lane_max(a >> 4 & LOW, b >> 4 & LOW) << 4
 }
 
 #[cfg(test)]
@@ -494,6 +500,26 @@ mod tests {
                 let unseen = unseen_at_zero(&sketch);
                 assert!(unseen > 800, "unseen keys at 0: {unseen}");
             }
+        }
+    }
+
+    #[test]
+    fn nibble_max_every_pair_of_counters() {
+        let scalar = |a: u64, b: u64| {
+            (0..16).fold(0u64, |out, i| {
+                let shift = i * 4;
+                out | ((a >> shift & 0xf).max(b >> shift & 0xf) << shift)
+            })
+        };
+        for x in 0..16u64 {
+            for y in 0..16u64 {
+                let (a, b) = (x * ONE_MASK, y * ONE_MASK);
+                assert_eq!(nibble_max(a, b), scalar(a, b), "{x} {y}");
+            }
+        }
+        for k in 0..1_000u64 {
+            let (a, b) = (mix64(k), mix64(k + 1_000_000));
+            assert_eq!(nibble_max(a, b), scalar(a, b));
         }
     }
 

@@ -59,10 +59,10 @@ use self::mode::{mode_of, MODES, START_MARGIN, START_MODE, STATIC_MODE};
 use self::segments::{fold_hash, Queue, Segments};
 use super::admission::Admission;
 
-/// A shared budget's share resizes the sketch once the entries it holds are more than
-/// 1/`SKETCH_SLACK` away from those the sketch was sized for: closer, a shard's share moving by
-/// little would resize it often.
-const SKETCH_SLACK: usize = 8;
+/// A shared budget's share sizes the sketch, ghost and experts again once the entries it holds
+/// are more than 1/`SIZE_SLACK` away from those they were sized for: closer, a shard's share
+/// moving by little would restart the experts often.
+const SIZE_SLACK: usize = 8;
 
 /// Most deferred reads of one entry counted at once (a sketch counter's ceiling).
 pub const MAX_DEFERRED: u8 = 15;
@@ -133,8 +133,6 @@ pub(crate) struct WTinyLfu {
     experts: Option<Box<Experts>>,
     /// Whether entries carry weights; if not, the capacity counts entries.
     weighted: bool,
-    /// The maximum the sketch, ghost and experts were last sized for.
-    sized_for: u64,
 }
 
 impl WTinyLfu {
@@ -156,7 +154,6 @@ impl WTinyLfu {
             mode_index: START_MODE as u8,
             experts: None,
             weighted,
-            sized_for: 0,
         }
     }
 
@@ -184,33 +181,26 @@ impl WTinyLfu {
     }
 
     /// Moves the bounds to `maximum`, a share of a capacity of `shared` split with other
-    /// policies, without the sizing that [`set_maximum`](Self::set_maximum) may do: a shared
-    /// budget moves a shard's share often, by little (see `Segments::set_allowance`).
+    /// policies. The sketch, ghost and experts are sized again, as
+    /// [`set_maximum`](Self::set_maximum) sizes them, only once the entries the share holds are
+    /// more than 1/[`SIZE_SLACK`] away from those they were sized for: a shared budget moves a
+    /// shard's share often, by little (see `Segments::set_allowance`), but a shard that grows
+    /// into its budget must not keep a small sketch, and one whose share shrank as the memory
+    /// beside its entries was counted (a server's) must not keep structures for entries it no
+    /// longer holds.
     pub(crate) fn set_allowance(&mut self, maximum: u64, shared: u64) {
         self.segments.set_allowance(maximum, shared);
         if !self.admission.is_sized() {
             return;
         }
-        // Sized again, as for a new capacity, once the share has moved by a quarter since the
-        // sketch, ghost and miniatures were sized: a shard that grows into its budget must not
-        // keep a small sketch, and one whose share shrank as the structures beside its
-        // entries were counted (a server's) must not keep miniatures of the larger share.
-        let quarter = self.sized_for / 4;
-        if maximum > self.sized_for + quarter || maximum < self.sized_for - quarter {
-            if self.segments.weighted_size() >= maximum / 2 {
-                self.size_for_capacity();
-            } else {
-                self.admission.defer_sizing();
-            }
+        let sized = self.admission.sized_entries();
+        if self.entries_estimate().abs_diff(sized) <= sized / SIZE_SLACK {
             return;
         }
-        // Between those, the sketch alone follows the entries the share holds, once they are
-        // an eighth away from its size: resizing keeps its counts, and the share's memory is
-        // counted in entries.
-        let entries = self.entries_estimate();
-        let sized = self.admission.sized_entries();
-        if entries.abs_diff(sized) > sized / SKETCH_SLACK {
-            self.admission.ensure_capacity(entries);
+        if self.segments.weighted_size() >= maximum / 2 {
+            self.size_for_capacity();
+        } else {
+            self.admission.defer_sizing();
         }
     }
 
@@ -234,7 +224,6 @@ impl WTinyLfu {
 
     /// Sizes the sketch, the ghost and the experts for the capacity.
     fn size_for_capacity(&mut self) {
-        self.sized_for = self.segments.maximum();
         let entries = self.entries_estimate();
         self.admission.ensure_capacity(entries);
         self.segments.size_ghost(entries);
@@ -454,6 +443,7 @@ impl WTinyLfu {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::ghost::Ghost;
     use crate::random::mix64;
 
     /// Replays keys through the policy with a key -> index map, like a cache does.
@@ -520,6 +510,9 @@ mod tests {
         assert_eq!(policy.admission.sized_entries(), 6_800);
         assert_eq!(policy.admission.sketch.memory_bytes(), 6_800 / 8 * 64);
         assert!(policy.admission.sketch.frequency(hash) >= count);
+        let mut ghost = Ghost::default();
+        ghost.set_capacity(6_800);
+        assert_eq!(policy.segments.ghost_bytes(), ghost.memory_bytes());
         // A move of less than an eighth leaves it.
         policy.set_allowance(64_000, 64_000);
         assert_eq!(policy.admission.sized_entries(), 6_800);

@@ -613,6 +613,12 @@ impl Segments {
         self.weight(i) as u32
     }
 
+    /// Heap bytes of the ghost.
+    #[cfg(test)]
+    pub(crate) fn ghost_bytes(&self) -> usize {
+        self.ghost.memory_bytes()
+    }
+
     /// Heap bytes of the nodes, the weights and the ghost.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>()
