@@ -187,9 +187,20 @@ where
     /// (decision 0011). Unweighted, the most is the maximum plus the entry being inserted before
     /// eviction; weighted, the maximum over the entries' mean weight so far, plus an eighth for
     /// the mean to move (lighter entries later only mean growing again).
+    ///
+    /// A shard that shares a budget grows by an eighth instead: the budget's capacity may be
+    /// what a server's memory leaves for keys, which counts a step of the slab (and the
+    /// policy's structures) only once it is allocated, so a doubling sized by the share before
+    /// it keeps slots the share cannot fill once it is counted (a server's shards kept a third
+    /// of their slots empty; see `docs/decisions/0223-server-wtinylfu-memory.md`).
     pub(super) fn grow(&mut self) {
         let len = self.index.slots.len();
-        let mut target = len.saturating_mul(2).max(16);
+        let step = if self.budget.is_some() {
+            (len / 8).max(16)
+        } else {
+            len.max(16)
+        };
+        let mut target = len.saturating_add(step);
         let maximum = self.policy_mut().maximum();
         let bound = if self.weigher.is_none() {
             usize::try_from(maximum)
