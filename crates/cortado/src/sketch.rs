@@ -39,17 +39,20 @@
 //!   every block straddled two lines (see `docs/decisions/0123-sketch-block-alignment.md`). The
 //!   price: the table is zeroed when allocated (about half a millisecond per MiB, paid by the
 //!   insert that sizes it) instead of arriving as zeroed pages.
-//! - **Width.** The table holds `capacity` words rounded up to whole blocks, i.e. 16 counters
-//!   per cached entry, at least one block: 8 bytes per entry of the cache. A key's block is the
-//!   high half of its mixed hash scaled to the number of blocks (a multiply and a shift, Lemire's
-//!   fast range), so the width need not be a power of two: rounded up to one, it cost up to 16
-//!   bytes per entry, which a cache whose memory is counted pays in entries.
+//! - **Width.** The table holds `next_power_of_two(capacity)` words, i.e. 16 counters per cached
+//!   entry, at least one block: 8 to 16 bytes per entry of the cache; a key's block is the low
+//!   bits of its mixed hash's high half. A sketch made [exact](FrequencySketch::with_seed_exact)
+//!   holds `capacity` words rounded up to whole blocks instead, and picks the block by scaling
+//!   the high half to the number of blocks (a multiply and a shift, Lemire's fast range): a
+//!   cache whose memory is counted against its entries (a server's) pays the rounding in
+//!   entries, while a cache counted in entries keeps the extra counters, which cost collisions
+//!   when removed (see `docs/decisions/0223-server-wtinylfu-memory.md`).
 //! - **Resizing keeps the counts.** A key's counters sit at the same places within its block
-//!   whatever the width, and its block moves to the new blocks its old one overlaps in the hash
-//!   range; so each new block takes, counter by counter, the largest of the old blocks that
-//!   overlap it. No key's count goes down, a key may gain what its new neighbours had, as with a
-//!   narrower table, and the next agings wear that off. A cache can then follow its size as it
-//!   changes without losing what it has seen.
+//!   whatever the width, and the keys of a new block come from the old blocks it overlaps (in the
+//!   hash range, or in the low bits both widths keep); so each new block takes, counter by
+//!   counter, the largest of those. No key's count goes down; a key may gain what its new
+//!   neighbours had, as in a narrower table, and the next agings wear that off. A cache can then
+//!   follow its size as it changes without losing what it has seen.
 //! - **Aging.** Once the running count of successful increments reaches [`SAMPLE_FACTOR`] x
 //!   capacity, every counter is halved (a shift and a mask per word), so the sketch reflects
 //!   recent popularity and a formerly hot key fades out. The running count is halved too, less
@@ -102,6 +105,8 @@ pub struct FrequencySketch {
     /// Aging threshold.
     sample_size: usize,
     seed: u64,
+    /// Sized to the capacity (fast range), not to a power of two (a mask).
+    exact: bool,
 }
 
 impl std::fmt::Debug for FrequencySketch {
@@ -122,14 +127,28 @@ impl FrequencySketch {
 
     /// A sketch sized for `capacity` entries whose hashing is keyed by `seed` (reproducible runs).
     pub fn with_seed(capacity: usize, seed: u64) -> Self {
-        let mut sketch = Self {
+        Self::empty(seed, false).sized(capacity)
+    }
+
+    /// A sketch of `capacity` words rounded up to whole blocks, not to a power of two, and kept
+    /// so when resized (see *Width* in the [module docs](self)).
+    pub fn with_seed_exact(capacity: usize, seed: u64) -> Self {
+        Self::empty(seed, true).sized(capacity)
+    }
+
+    fn empty(seed: u64, exact: bool) -> Self {
+        Self {
             table: Box::new([]),
             size: 0,
             sample_size: 0,
             seed,
-        };
-        sketch.ensure_capacity(capacity);
-        sketch
+            exact,
+        }
+    }
+
+    fn sized(mut self, capacity: usize) -> Self {
+        self.ensure_capacity(capacity);
+        self
     }
 
     /// Resizes for a cache of `capacity` entries if that needs a bigger table, keeping the
@@ -138,7 +157,7 @@ impl FrequencySketch {
     /// so a smaller capacity ages sooner; if the running count of increments is already past
     /// it, the next increment ages the sketch, once.
     pub fn ensure_capacity(&mut self, capacity: usize) {
-        if Self::blocks_for(capacity) > self.table.len() {
+        if self.blocks_for(capacity) > self.table.len() {
             self.resize(capacity);
         } else {
             self.set_period_for(capacity);
@@ -151,7 +170,7 @@ impl FrequencySketch {
     /// [`ensure_capacity`](Self::ensure_capacity).
     pub fn resize(&mut self, capacity: usize) {
         self.set_period_for(capacity);
-        let blocks = Self::blocks_for(capacity);
+        let blocks = self.blocks_for(capacity);
         if blocks == self.table.len() {
             return;
         }
@@ -160,6 +179,21 @@ impl FrequencySketch {
             vec![Block::default(); blocks].into_boxed_slice(),
         );
         if old.is_empty() {
+            return;
+        }
+        if !self.exact {
+            // Masks: a key's block is its hash's low bits, so new block `c` holds the keys of
+            // the old blocks equal to it in the bits both widths keep.
+            let (new_mask, old_mask) = (blocks - 1, old.len() - 1);
+            let shared = new_mask & old_mask;
+            for (c, block) in self.table.iter_mut().enumerate() {
+                let first = c & shared;
+                for from in old.iter().skip(first).step_by(shared + 1) {
+                    for (word, &other) in block.0.iter_mut().zip(&from.0) {
+                        *word = nibble_max(*word, other);
+                    }
+                }
+            }
             return;
         }
         // New block `c` holds the hashes `x` (the high halves) with `x * blocks >> 32 == c`,
@@ -177,10 +211,17 @@ impl FrequencySketch {
         }
     }
 
-    /// Blocks for a cache of `capacity` entries: a word per entry, at least one block, at most
-    /// 2^30 words (8 GiB, the most a sketch may take).
-    fn blocks_for(capacity: usize) -> usize {
-        capacity.clamp(1, 1 << 30).div_ceil(BLOCK_WORDS)
+    /// Blocks for a cache of `capacity` entries: a word per entry (rounded up to a power of two
+    /// unless exact), at least one block, at most 2^30 words (8 GiB, the most a sketch may
+    /// take).
+    fn blocks_for(&self, capacity: usize) -> usize {
+        let words = capacity.clamp(1, 1 << 30);
+        let words = if self.exact {
+            words
+        } else {
+            words.next_power_of_two()
+        };
+        words.div_ceil(BLOCK_WORDS)
     }
 
     /// Ages every `SAMPLE_FACTOR` x `capacity` increments.
@@ -229,10 +270,17 @@ impl FrequencySketch {
         (block, out)
     }
 
-    /// The block that the mixed hash `h` selects: its high half scaled to the number of blocks.
+    /// The block that the mixed hash `h` selects: its high half's low bits, or, exact, its high
+    /// half scaled to the number of blocks.
     #[inline]
     fn block_of(&self, h: u64) -> usize {
-        (((h >> 32) * self.table.len() as u64) >> 32) as usize
+        let blocks = self.table.len() as u64;
+        let block = if self.exact {
+            ((h >> 32) * blocks) >> 32
+        } else {
+            (h >> 32) & (blocks - 1)
+        };
+        block as usize
     }
 
     /// Loads the block of the key with this hash, so that a following
@@ -462,16 +510,42 @@ mod tests {
     }
 
     #[test]
-    fn with_seed_capacity_not_power_of_two_one_word_per_entry() {
-        for (capacity, blocks) in [(1, 1), (100, 13), (4_096, 512), (5_000, 625)] {
-            let sketch = FrequencySketch::with_seed(capacity, 3);
+    fn with_seed_exact_capacity_not_power_of_two_one_word_per_entry() {
+        for (capacity, blocks, rounded) in [
+            (1, 1, 1),
+            (100, 13, 16),
+            (4_096, 512, 512),
+            (5_000, 625, 1_024),
+        ] {
+            let sketch = FrequencySketch::with_seed_exact(capacity, 3);
             assert_eq!(sketch.memory_bytes(), blocks * 64, "capacity {capacity}");
+            let sketch = FrequencySketch::with_seed(capacity, 3);
+            assert_eq!(sketch.memory_bytes(), rounded * 64, "capacity {capacity}");
         }
     }
 
     #[test]
-    fn resize_smaller_or_larger_keeps_every_count() {
-        let mut sketch = FrequencySketch::with_seed(1_000, 9);
+    fn resize_power_of_two_smaller_or_larger_keeps_every_count() {
+        let mut sketch = FrequencySketch::with_seed(1_024, 9);
+        let keys: Vec<u64> = (0..2_000u64).map(mix64).collect();
+        for (n, &key) in keys.iter().enumerate() {
+            for _ in 0..n % 7 {
+                sketch.increment(key);
+            }
+        }
+        let before: Vec<u8> = keys.iter().map(|&k| sketch.frequency(k)).collect();
+        for capacity in [2_048, 256, 4_096] {
+            sketch.resize(capacity);
+            assert_eq!(sketch.memory_bytes(), capacity * 8);
+            for (&key, &count) in keys.iter().zip(&before) {
+                assert!(sketch.frequency(key) >= count, "capacity {capacity}");
+            }
+        }
+    }
+
+    #[test]
+    fn resize_exact_smaller_or_larger_keeps_every_count() {
+        let mut sketch = FrequencySketch::with_seed_exact(1_000, 9);
         let keys: Vec<u64> = (0..2_000u64).map(mix64).collect();
         for (n, &key) in keys.iter().enumerate() {
             for _ in 0..n % 7 {

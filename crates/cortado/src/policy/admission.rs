@@ -94,12 +94,15 @@ pub(crate) struct Admission {
     min_sample_entries: usize,
     /// The entries the sketch was last sized for (0: not yet).
     sized_entries: usize,
+    /// The sketch (and the policy's ghost) sized to the entries, not to a power of two.
+    exact: bool,
 }
 
 impl Admission {
     /// Admission for one of `minimums_divisor` caches that split one keyspace (1: a cache of
     /// its own), whose minimums are that share of the whole cache's: together they cost and
-    /// age as one cache's would.
+    /// age as one cache's would. Such caches count their memory together, against their
+    /// entries, so their sketch is [exact](FrequencySketch::with_seed_exact).
     pub(crate) fn new(seed: Option<u64>, minimums_divisor: u32) -> Self {
         let seed = seed.unwrap_or_else(random_seed);
         let divisor = minimums_divisor.max(1) as usize;
@@ -107,7 +110,12 @@ impl Admission {
         let min_sample_entries = (MIN_SAMPLE_ENTRIES / divisor).max(1);
         // The minimum table from the start: counts gathered while the cache fills are kept
         // when it is sized (see `FrequencySketch::resize`).
-        let mut sketch = FrequencySketch::with_seed(min_sketch_entries, seed);
+        let exact = divisor > 1;
+        let mut sketch = if exact {
+            FrequencySketch::with_seed_exact(min_sketch_entries, seed)
+        } else {
+            FrequencySketch::with_seed(min_sketch_entries, seed)
+        };
         sketch.set_sample_size(min_sample_entries * SAMPLE_FACTOR);
         Self {
             sketch,
@@ -118,6 +126,7 @@ impl Admission {
             min_sketch_entries,
             min_sample_entries,
             sized_entries: 0,
+            exact,
         }
     }
 
@@ -162,6 +171,12 @@ impl Admission {
         if self.sized {
             self.sketch.set_sample_size(self.periods[usize::from(fast)]);
         }
+    }
+
+    /// Whether the sketch, and the policy's ghost, are sized to the entries rather than to a
+    /// power of two (caches that split their minimums: see [`Self::new`]).
+    pub(crate) fn exact(&self) -> bool {
+        self.exact
     }
 
     /// The entries the sketch was last sized for (0 before it was).
@@ -399,7 +414,9 @@ mod tests {
 
     #[test]
     fn ensure_capacity_first_growth_forgets_fill_later_resizes_keep_counts() {
-        let mut a = Admission::new(Some(1), 1);
+        // One of two caches that split their minimums: an exact sketch.
+        let mut a = Admission::new(Some(1), 2);
+        assert!(a.exact());
         for _ in 0..5 {
             a.record(1);
         }

@@ -226,7 +226,7 @@ impl WTinyLfu {
     fn size_for_capacity(&mut self) {
         let entries = self.entries_estimate();
         self.admission.ensure_capacity(entries);
-        self.segments.size_ghost(entries);
+        self.segments.size_ghost(entries, self.admission.exact());
         if self.adaptation == Adaptation::Lead {
             let experts = Experts::new(
                 self.segments.maximum(),
@@ -493,8 +493,9 @@ mod tests {
 
     #[test]
     fn set_allowance_share_shrinks_an_eighth_sketch_follows_entries() {
-        // Weighted entries of 10 in a share of 80,000: sized at half full for 8,000 entries.
-        let mut policy = WTinyLfu::new(80_000, Adaptation::Static, true, Some(3), 1);
+        // Weighted entries of 10 in a share of 80,000, one of two caches that split their
+        // minimums (so sized exactly): sized at half full for 8,000 entries.
+        let mut policy = WTinyLfu::new(80_000, Adaptation::Static, true, Some(3), 2);
         for i in 0..4_000u32 {
             policy.insert(i, mix64(u64::from(i)), 10);
         }
@@ -511,7 +512,7 @@ mod tests {
         assert_eq!(policy.admission.sketch.memory_bytes(), 6_800 / 8 * 64);
         assert!(policy.admission.sketch.frequency(hash) >= count);
         let mut ghost = Ghost::default();
-        ghost.set_capacity(6_800);
+        ghost.set_capacity(6_800, true);
         assert_eq!(policy.segments.ghost_bytes(), ghost.memory_bytes());
         // A move of less than an eighth leaves it.
         policy.set_allowance(64_000, 64_000);

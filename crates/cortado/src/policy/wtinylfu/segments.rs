@@ -132,9 +132,9 @@ impl Segments {
     }
 
     /// Sizes the ghost for a cache of `entries` entries.
-    pub(crate) fn size_ghost(&mut self, entries: usize) {
+    pub(crate) fn size_ghost(&mut self, entries: usize, exact: bool) {
         self.ghost
-            .set_capacity((entries as f64 * GHOST_SHARE) as usize);
+            .set_capacity((entries as f64 * GHOST_SHARE) as usize, exact);
     }
 
     /// Resets the bounds for a new capacity (eviction happens on the next `evict`).
@@ -705,7 +705,7 @@ mod tests {
     #[test]
     fn evict_returning_candidate_admitted_over_hot_victim() {
         let mut p = Segments::new(10, STATIC_MODE, false);
-        p.size_ghost(10);
+        p.size_ghost(10, false);
         let mut admission = Admission::new(Some(7), 1);
         admission.ensure_capacity(10);
         let mut evicted = Vec::new();
