@@ -40,7 +40,19 @@
 //!   price: the table is zeroed when allocated (about half a millisecond per MiB, paid by the
 //!   insert that sizes it) instead of arriving as zeroed pages.
 //! - **Width.** The table holds `next_power_of_two(capacity)` words, i.e. 16 counters per cached
-//!   entry, at least one block. That is 8 bytes per entry of the cache.
+//!   entry, at least one block: 8 to 16 bytes per entry of the cache; a key's block is the low
+//!   bits of its mixed hash's high half. A sketch made [exact](FrequencySketch::with_seed_exact)
+//!   holds `capacity` words rounded up to whole blocks instead, and picks the block by scaling
+//!   the high half to the number of blocks (a multiply and a shift, Lemire's fast range): a
+//!   cache whose memory is counted against its entries (a server's) pays the rounding in
+//!   entries, while a cache counted in entries keeps the extra counters, which cost collisions
+//!   when removed (see `docs/decisions/0223-server-wtinylfu-memory.md`).
+//! - **Resizing keeps the counts.** A key's counters sit at the same places within its block
+//!   whatever the width, and the keys of a new block come from the old blocks it overlaps (in the
+//!   hash range, or in the low bits both widths keep); so each new block takes, counter by
+//!   counter, the largest of those. No key's count goes down; a key may gain what its new
+//!   neighbours had, as in a narrower table, and the next agings wear that off. A cache can then
+//!   follow its size as it changes without losing what it has seen.
 //! - **Aging.** Once the running count of successful increments reaches [`SAMPLE_FACTOR`] x
 //!   capacity, every counter is halved (a shift and a mask per word), so the sketch reflects
 //!   recent popularity and a formerly hot key fades out. The running count is halved too, less
@@ -87,14 +99,14 @@ const ONE_MASK: u64 = 0x1111_1111_1111_1111;
 #[derive(Clone)]
 pub struct FrequencySketch {
     table: Box<[Block]>,
-    /// Number of blocks minus one (blocks are a power of two).
-    block_mask: usize,
     /// The running count of successful increments: since the start, or since the last aging,
     /// which halves it (less the halves that odd counters lose).
     size: usize,
     /// Aging threshold.
     sample_size: usize,
     seed: u64,
+    /// Sized to the capacity (fast range), not to a power of two (a mask).
+    exact: bool,
 }
 
 impl std::fmt::Debug for FrequencySketch {
@@ -115,34 +127,108 @@ impl FrequencySketch {
 
     /// A sketch sized for `capacity` entries whose hashing is keyed by `seed` (reproducible runs).
     pub fn with_seed(capacity: usize, seed: u64) -> Self {
-        let mut sketch = Self {
+        Self::empty(seed, false).sized(capacity)
+    }
+
+    /// A sketch of `capacity` words rounded up to whole blocks, not to a power of two, and kept
+    /// so when resized (see *Width* in the [module docs](self)).
+    pub fn with_seed_exact(capacity: usize, seed: u64) -> Self {
+        Self::empty(seed, true).sized(capacity)
+    }
+
+    fn empty(seed: u64, exact: bool) -> Self {
+        Self {
             table: Box::new([]),
-            block_mask: 0,
             size: 0,
             sample_size: 0,
             seed,
-        };
-        sketch.ensure_capacity(capacity);
-        sketch
+            exact,
+        }
     }
 
-    /// Resizes for a cache of `capacity` entries if that needs a bigger table; a resize forgets
-    /// every count. The aging period becomes `SAMPLE_FACTOR` x `capacity` either way (replacing
-    /// one set by [`set_sample_size`](Self::set_sample_size)), so a smaller capacity ages
-    /// sooner; if the running count of increments is already past it, the next increment ages
-    /// the sketch, once.
+    fn sized(mut self, capacity: usize) -> Self {
+        self.ensure_capacity(capacity);
+        self
+    }
+
+    /// Resizes for a cache of `capacity` entries if that needs a bigger table, keeping the
+    /// counts (see [`resize`](Self::resize)). The aging period becomes `SAMPLE_FACTOR` x
+    /// `capacity` either way (replacing one set by [`set_sample_size`](Self::set_sample_size)),
+    /// so a smaller capacity ages sooner; if the running count of increments is already past
+    /// it, the next increment ages the sketch, once.
     pub fn ensure_capacity(&mut self, capacity: usize) {
-        // Cap the table at 2^30 words (8 GiB, the most a sketch may take).
-        let capacity = capacity.clamp(1, 1 << 30);
-        let words = capacity.next_power_of_two().max(BLOCK_WORDS);
-        self.sample_size = capacity.saturating_mul(SAMPLE_FACTOR).max(SAMPLE_FACTOR);
-        self.size = self.size.min(self.sample_size);
-        if words <= self.table.len() * BLOCK_WORDS {
+        if self.blocks_for(capacity) > self.table.len() {
+            self.resize(capacity);
+        } else {
+            self.set_period_for(capacity);
+        }
+    }
+
+    /// Sizes the table for a cache of `capacity` entries, larger or smaller, keeping every
+    /// key's count (a key may gain its new neighbours' counts: see *Resizing* in the
+    /// [module docs](self)); the aging period becomes `SAMPLE_FACTOR` x `capacity`, as with
+    /// [`ensure_capacity`](Self::ensure_capacity).
+    pub fn resize(&mut self, capacity: usize) {
+        self.set_period_for(capacity);
+        let blocks = self.blocks_for(capacity);
+        if blocks == self.table.len() {
             return;
         }
-        self.table = vec![Block::default(); words / BLOCK_WORDS].into_boxed_slice();
-        self.block_mask = words / BLOCK_WORDS - 1;
-        self.size = 0;
+        let old = std::mem::replace(
+            &mut self.table,
+            vec![Block::default(); blocks].into_boxed_slice(),
+        );
+        if old.is_empty() {
+            return;
+        }
+        if !self.exact {
+            // Masks: a key's block is its hash's low bits, so new block `c` holds the keys of
+            // the old blocks equal to it in the bits both widths keep.
+            let (new_mask, old_mask) = (blocks - 1, old.len() - 1);
+            let shared = new_mask & old_mask;
+            for (c, block) in self.table.iter_mut().enumerate() {
+                let first = c & shared;
+                for from in old.iter().skip(first).step_by(shared + 1) {
+                    for (word, &other) in block.0.iter_mut().zip(&from.0) {
+                        *word = nibble_max(*word, other);
+                    }
+                }
+            }
+            return;
+        }
+        // New block `c` holds the hashes `x` (the high halves) with `x * blocks >> 32 == c`,
+        // the range from `ceil(c * 2^32 / blocks)`; the old blocks of its first and last hash
+        // bound those it overlaps.
+        let first_hash = |c: usize| ((c as u128) << 32).div_ceil(blocks as u128) as u64;
+        let old_block = |x: u64| ((u128::from(x) * old.len() as u128) >> 32) as usize;
+        for (c, block) in self.table.iter_mut().enumerate() {
+            let last = first_hash(c + 1).saturating_sub(1).min(u64::from(u32::MAX));
+            for from in &old[old_block(first_hash(c))..=old_block(last)] {
+                for (word, &other) in block.0.iter_mut().zip(&from.0) {
+                    *word = nibble_max(*word, other);
+                }
+            }
+        }
+    }
+
+    /// Blocks for a cache of `capacity` entries: a word per entry (rounded up to a power of two
+    /// unless exact), at least one block, at most 2^30 words (8 GiB, the most a sketch may
+    /// take).
+    fn blocks_for(&self, capacity: usize) -> usize {
+        let words = capacity.clamp(1, 1 << 30);
+        let words = if self.exact {
+            words
+        } else {
+            words.next_power_of_two()
+        };
+        words.div_ceil(BLOCK_WORDS)
+    }
+
+    /// Ages every `SAMPLE_FACTOR` x `capacity` increments.
+    fn set_period_for(&mut self, capacity: usize) {
+        let capacity = capacity.clamp(1, 1 << 30);
+        self.sample_size = capacity.saturating_mul(SAMPLE_FACTOR).max(SAMPLE_FACTOR);
+        self.size = self.size.min(self.sample_size);
     }
 
     /// Ages (halves every counter) when the running count of successful increments reaches
@@ -184,10 +270,17 @@ impl FrequencySketch {
         (block, out)
     }
 
-    /// The block that the mixed hash `h` selects (its high half).
+    /// The block that the mixed hash `h` selects: its high half's low bits, or, exact, its high
+    /// half scaled to the number of blocks.
     #[inline]
     fn block_of(&self, h: u64) -> usize {
-        (h >> 32) as usize & self.block_mask
+        let blocks = self.table.len() as u64;
+        let block = if self.exact {
+            ((h >> 32) * blocks) >> 32
+        } else {
+            (h >> 32) & (blocks - 1)
+        };
+        block as usize
     }
 
     /// Loads the block of the key with this hash, so that a following
@@ -285,6 +378,20 @@ impl FrequencySketch {
         self.table.fill(Block::default());
         self.size = 0;
     }
+}
+
+/// The larger of each pair of 4-bit counters of `a` and `b`: the even and the odd counters
+/// apart, each in an 8-bit lane whose high bit is free to take the comparison's borrow.
+fn nibble_max(a: u64, b: u64) -> u64 {
+    const LOW: u64 = 0x0f0f_0f0f_0f0f_0f0f;
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let lane_max = |x: u64, y: u64| {
+        // A lane's high bit stays set where x >= y (x - y borrows nothing from it).
+        let x_at_least_y = ((x | HIGH_BITS) - y) & HIGH_BITS;
+        let mask = (x_at_least_y >> 7) * 0xff;
+        (x & mask) | (y & !mask)
+    };
+    lane_max(a & LOW, b & LOW) | lane_max(a >> 4 & LOW, b >> 4 & LOW) << 4
 }
 
 #[cfg(test)]
@@ -400,6 +507,94 @@ mod tests {
             sketch.increment(mix64(k + 100_000));
         }
         assert_eq!(sketch.frequency(1), 7);
+    }
+
+    #[test]
+    fn with_seed_exact_capacity_not_power_of_two_one_word_per_entry() {
+        for (capacity, blocks, rounded) in [
+            (1, 1, 1),
+            (100, 13, 16),
+            (4_096, 512, 512),
+            (5_000, 625, 1_024),
+        ] {
+            let sketch = FrequencySketch::with_seed_exact(capacity, 3);
+            assert_eq!(sketch.memory_bytes(), blocks * 64, "capacity {capacity}");
+            let sketch = FrequencySketch::with_seed(capacity, 3);
+            assert_eq!(sketch.memory_bytes(), rounded * 64, "capacity {capacity}");
+        }
+    }
+
+    #[test]
+    fn resize_power_of_two_smaller_or_larger_keeps_every_count() {
+        let mut sketch = FrequencySketch::with_seed(1_024, 9);
+        let keys: Vec<u64> = (0..2_000u64).map(mix64).collect();
+        for (n, &key) in keys.iter().enumerate() {
+            for _ in 0..n % 7 {
+                sketch.increment(key);
+            }
+        }
+        let before: Vec<u8> = keys.iter().map(|&k| sketch.frequency(k)).collect();
+        for capacity in [2_048, 256, 4_096] {
+            sketch.resize(capacity);
+            assert_eq!(sketch.memory_bytes(), capacity * 8);
+            for (&key, &count) in keys.iter().zip(&before) {
+                assert!(sketch.frequency(key) >= count, "capacity {capacity}");
+            }
+        }
+    }
+
+    #[test]
+    fn resize_exact_smaller_or_larger_keeps_every_count() {
+        let mut sketch = FrequencySketch::with_seed_exact(1_000, 9);
+        let keys: Vec<u64> = (0..2_000u64).map(mix64).collect();
+        for (n, &key) in keys.iter().enumerate() {
+            for _ in 0..n % 7 {
+                sketch.increment(key);
+            }
+        }
+        let before: Vec<u8> = keys.iter().map(|&k| sketch.frequency(k)).collect();
+        let unseen_at_zero = |sketch: &FrequencySketch| {
+            (10_000..11_000u64)
+                .filter(|&k| sketch.frequency(mix64(k)) == 0)
+                .count()
+        };
+        for capacity in [1_300, 700, 333, 4_000] {
+            sketch.resize(capacity);
+            assert_eq!(sketch.memory_bytes(), capacity.div_ceil(8) * 64);
+            for (&key, &count) in keys.iter().zip(&before) {
+                assert!(
+                    sketch.frequency(key) >= count,
+                    "capacity {capacity}: {} < {count}",
+                    sketch.frequency(key)
+                );
+            }
+            // Not every key took on its neighbours' counts: grown from the sized table, unseen
+            // keys still read 0.
+            if capacity == 1_300 {
+                let unseen = unseen_at_zero(&sketch);
+                assert!(unseen > 800, "unseen keys at 0: {unseen}");
+            }
+        }
+    }
+
+    #[test]
+    fn nibble_max_every_pair_of_counters() {
+        let scalar = |a: u64, b: u64| {
+            (0..16).fold(0u64, |out, i| {
+                let shift = i * 4;
+                out | ((a >> shift & 0xf).max(b >> shift & 0xf) << shift)
+            })
+        };
+        for x in 0..16u64 {
+            for y in 0..16u64 {
+                let (a, b) = (x * ONE_MASK, y * ONE_MASK);
+                assert_eq!(nibble_max(a, b), scalar(a, b), "{x} {y}");
+            }
+        }
+        for k in 0..1_000u64 {
+            let (a, b) = (mix64(k), mix64(k + 1_000_000));
+            assert_eq!(nibble_max(a, b), scalar(a, b));
+        }
     }
 
     #[test]

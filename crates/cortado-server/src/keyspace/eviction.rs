@@ -35,7 +35,10 @@
 //! - **One keyspace's minimums.** The caches [split](cortado::builder::CacheBuilder::split_minimums)
 //!   W-TinyLFU's fixed minimums (the sketch's smallest table and aging floor) among the shards:
 //!   each of 32 shards keeping a whole cache's 32 KiB sketch spent 1 MB before the first key,
-//!   more than a limit of a few MB leaves for keys.
+//!   more than a limit of a few MB leaves for keys. Caches that split them also size the sketch
+//!   and ghost to their entries rather than to a power of two, and grow their slabs by an
+//!   eighth: each step is then sized by a share that counted the steps before it (see
+//!   `docs/decisions/0223-server-wtinylfu-memory.md`).
 //! - **Switching.** `CONFIG SET maxmemory` or `maxmemory-policy` rebuilds every cache under
 //!   the new bounds ([`Keyspace::set_eviction`]), moving the entries across coldest first
 //!   ([`cortado::unsync::Cache::drain`]) so that what was recent stays recent: no key is lost

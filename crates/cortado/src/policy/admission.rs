@@ -92,20 +92,30 @@ pub(crate) struct Admission {
     /// them (see [`Self::new`]).
     min_sketch_entries: usize,
     min_sample_entries: usize,
+    /// The entries the sketch was last sized for (0: not yet).
+    sized_entries: usize,
+    /// The sketch (and the policy's ghost) sized to the entries, not to a power of two.
+    exact: bool,
 }
 
 impl Admission {
     /// Admission for one of `minimums_divisor` caches that split one keyspace (1: a cache of
     /// its own), whose minimums are that share of the whole cache's: together they cost and
-    /// age as one cache's would.
+    /// age as one cache's would. Such caches count their memory together, against their
+    /// entries, so their sketch is [exact](FrequencySketch::with_seed_exact).
     pub(crate) fn new(seed: Option<u64>, minimums_divisor: u32) -> Self {
         let seed = seed.unwrap_or_else(random_seed);
         let divisor = minimums_divisor.max(1) as usize;
         let min_sketch_entries = (MIN_SKETCH_ENTRIES / divisor).max(1);
         let min_sample_entries = (MIN_SAMPLE_ENTRIES / divisor).max(1);
         // The minimum table from the start: counts gathered while the cache fills are kept
-        // unless the cache turns out to need a larger table.
-        let mut sketch = FrequencySketch::with_seed(min_sketch_entries, seed);
+        // when it is sized (see `FrequencySketch::resize`).
+        let exact = divisor > 1;
+        let mut sketch = if exact {
+            FrequencySketch::with_seed_exact(min_sketch_entries, seed)
+        } else {
+            FrequencySketch::with_seed(min_sketch_entries, seed)
+        };
         sketch.set_sample_size(min_sample_entries * SAMPLE_FACTOR);
         Self {
             sketch,
@@ -115,13 +125,22 @@ impl Admission {
             fast_aging: false,
             min_sketch_entries,
             min_sample_entries,
+            sized_entries: 0,
+            exact,
         }
     }
 
-    /// Sizes the sketch for a cache of `entries` entries (grows only; growing forgets the counts).
+    /// Sizes the sketch for a cache of `entries` entries, larger or smaller, keeping the counts,
+    /// except when the first sizing grows the minimum table: the counts of a fill, crowded into
+    /// it, would make every key of the larger table look seen.
     pub(crate) fn ensure_capacity(&mut self, entries: usize) {
-        self.sketch
-            .ensure_capacity(entries.max(self.min_sketch_entries));
+        let first = self.sized_entries == 0;
+        let before = self.sketch.memory_bytes();
+        self.sized_entries = entries;
+        self.sketch.resize(entries.max(self.min_sketch_entries));
+        if first && self.sketch.memory_bytes() > before {
+            self.sketch.clear();
+        }
         self.periods = [
             entries
                 .max(self.min_sample_entries)
@@ -152,6 +171,17 @@ impl Admission {
         if self.sized {
             self.sketch.set_sample_size(self.periods[usize::from(fast)]);
         }
+    }
+
+    /// Whether the sketch, and the policy's ghost, are sized to the entries rather than to a
+    /// power of two (caches that split their minimums: see [`Self::new`]).
+    pub(crate) fn exact(&self) -> bool {
+        self.exact
+    }
+
+    /// The entries the sketch was last sized for (0 before it was).
+    pub(crate) fn sized_entries(&self) -> usize {
+        self.sized_entries
     }
 
     pub(crate) fn is_sized(&self) -> bool {
@@ -380,6 +410,32 @@ mod tests {
         assert!(!a.has_aging_choice());
         a.ensure_capacity(50);
         assert_eq!(a.sketch.sample_size(), 50 * SAMPLE_FACTOR);
+    }
+
+    #[test]
+    fn ensure_capacity_first_growth_forgets_fill_later_resizes_keep_counts() {
+        // One of two caches that split their minimums: an exact sketch.
+        let mut a = Admission::new(Some(1), 2);
+        assert!(a.exact());
+        for _ in 0..5 {
+            a.record(1);
+        }
+        // The fill's counts, crowded into the minimum table, are not carried into a larger one.
+        a.ensure_capacity(2 * MIN_SKETCH_ENTRIES);
+        assert_eq!(a.sketch.frequency(1), 0);
+        assert_eq!(a.sized_entries(), 2 * MIN_SKETCH_ENTRIES);
+        for _ in 0..5 {
+            a.record(1);
+        }
+        // Once sized, a resize either way keeps them.
+        a.ensure_capacity(MIN_SKETCH_ENTRIES + 100);
+        assert_eq!(
+            a.sketch.memory_bytes(),
+            (MIN_SKETCH_ENTRIES + 100).div_ceil(8) * 64
+        );
+        assert!(a.sketch.frequency(1) >= 5);
+        a.ensure_capacity(3 * MIN_SKETCH_ENTRIES);
+        assert!(a.sketch.frequency(1) >= 5);
     }
 
     #[test]

@@ -24,6 +24,10 @@
 //!   together) rather than two anywhere.
 //!   A false positive admits a cold key, which measurably costs hit ratio; fewer bits per key
 //!   cost more of it (see `docs/decisions/0102-ghost-filter-bits.md`).
+//! - The filter's blocks are rounded up to a power of two and a key's block is its hash's low
+//!   bits, unless it is [exact](Ghost::set_capacity): then they are as many as the bits need
+//!   and the block is the hash's low half scaled to their number (Lemire's fast range), for a
+//!   cache whose memory is counted against its entries (see the sketch's *Width*).
 //! - W-TinyLFU remembers as many keys as it holds entries
 //!   ([`GHOST_SHARE`](super::wtinylfu::segments::GHOST_SHARE)), so the filter costs two bytes
 //!   per cache entry.
@@ -55,8 +59,8 @@ pub(crate) struct Ghost {
     inserted: usize,
     /// Keys a generation takes before the older one is dropped.
     generation_capacity: usize,
-    /// Blocks per generation minus one (a power of two).
-    block_mask: usize,
+    /// Blocks as many as the bits need (fast range), not a power of two (a mask).
+    exact: bool,
 }
 
 /// Both generations' blocks for the same keys, on one aligned pair of cache lines.
@@ -65,25 +69,37 @@ pub(crate) struct Ghost {
 struct Pair([[u64; BLOCK_WORDS]; 2]);
 
 impl Ghost {
-    /// Sizes the filter to remember `capacity` keys, forgetting everything.
-    pub(crate) fn set_capacity(&mut self, capacity: usize) {
+    /// Sizes the filter to remember `capacity` keys, forgetting everything; `exact`: with no
+    /// more blocks than the bits need (see the [module docs](self)).
+    pub(crate) fn set_capacity(&mut self, capacity: usize, exact: bool) {
         let generation_capacity = capacity.div_ceil(2);
-        let words = (generation_capacity * BITS_PER_KEY)
-            .div_ceil(64)
-            .next_power_of_two()
-            .max(BLOCK_WORDS);
-        self.pairs = vec![Pair::default(); words / BLOCK_WORDS].into_boxed_slice();
+        let blocks = (generation_capacity * BITS_PER_KEY)
+            .div_ceil(64 * BLOCK_WORDS)
+            .max(1);
+        let blocks = if exact {
+            blocks
+        } else {
+            blocks.next_power_of_two()
+        };
+        self.exact = exact;
+        self.pairs = vec![Pair::default(); blocks].into_boxed_slice();
         self.current = 0;
         self.inserted = 0;
         self.generation_capacity = generation_capacity;
-        self.block_mask = words / BLOCK_WORDS - 1;
     }
 
-    /// The key's block and the bit positions (0..512) inside it.
+    /// The key's block (the hash's low bits, or, exact, its low half scaled to the number of
+    /// blocks) and the bit positions (0..512) inside it.
     #[inline]
     fn probes(&self, hash: u64) -> (usize, u64) {
         let h = mix64(hash ^ SALT);
-        (h as usize & self.block_mask, mix64(h))
+        let blocks = self.pairs.len() as u64;
+        let block = if self.exact {
+            ((h & 0xffff_ffff) * blocks) >> 32
+        } else {
+            h & (blocks - 1)
+        };
+        (block as usize, mix64(h))
     }
 
     #[inline]
@@ -146,7 +162,7 @@ mod tests {
     #[test]
     fn contains_recent_insert_is_true() {
         let mut ghost = Ghost::default();
-        ghost.set_capacity(1000);
+        ghost.set_capacity(1000, false);
         for key in 0..1000u64 {
             ghost.insert(mix64(key));
         }
@@ -157,7 +173,7 @@ mod tests {
     #[test]
     fn contains_after_two_generations_forgets_oldest() {
         let mut ghost = Ghost::default();
-        ghost.set_capacity(100);
+        ghost.set_capacity(100, false);
         for key in 0..50u64 {
             ghost.insert(mix64(key));
         }
@@ -175,7 +191,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "statistical: a filter's false positive rate")]
     fn contains_absent_keys_false_positive_rate_small() {
         let mut ghost = Ghost::default();
-        ghost.set_capacity(10_000);
+        ghost.set_capacity(10_000, false);
         for key in 0..10_000u64 {
             ghost.insert(mix64(key));
         }
@@ -190,11 +206,14 @@ mod tests {
     fn set_capacity_pairs_aligned_to_two_cache_lines() {
         assert_eq!(std::mem::align_of::<Pair>(), 128);
         let mut ghost = Ghost::default();
-        ghost.set_capacity(5_000);
+        ghost.set_capacity(5_000, false);
         assert_eq!(ghost.pairs.as_ptr() as usize % 128, 0);
         assert_eq!(std::mem::size_of::<Pair>(), 128);
-        // 2,500 keys a generation at 16 bits: 40,000 bits, rounded up to 1,024 words.
-        assert_eq!(ghost.memory_bytes(), 2 * 1024 * 8);
+        // 2,500 keys a generation at 16 bits: 40,000 bits, rounded up to 128 blocks of 512, or
+        // exact to 79.
+        assert_eq!(ghost.memory_bytes(), 2 * 128 * 64);
+        ghost.set_capacity(5_000, true);
+        assert_eq!(ghost.memory_bytes(), 2 * 79 * 64);
     }
 
     #[test]

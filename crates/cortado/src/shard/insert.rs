@@ -196,13 +196,20 @@ where
     /// entry being inserted before eviction; weighted, the maximum over the entries' mean
     /// weight so far, plus an eighth for the mean to move (lighter entries later only mean
     /// growing again).
+    ///
+    /// A shard that shares a budget grows by an eighth from the start: the budget's capacity
+    /// may be what a server's memory leaves for keys, which counts a step of the slab (and the
+    /// policy's structures) only once it is allocated, so a doubling sized by the share before
+    /// it keeps slots the share cannot fill once it is counted (a server's shards kept a third
+    /// of their slots empty; see `docs/decisions/0223-server-wtinylfu-memory.md`).
     pub(super) fn grow(&mut self) {
         let len = self.index.slots.len();
-        let mut target = if len < GROW_BY_EIGHTHS_FROM {
-            len.saturating_mul(2).max(16)
+        let step = if self.budget.is_some() || len >= GROW_BY_EIGHTHS_FROM {
+            (len / 8).max(16)
         } else {
-            len.saturating_add(len / 8)
+            len.max(16)
         };
+        let mut target = len.saturating_add(step);
         let maximum = self.policy_mut().maximum();
         let bound = if self.weigher.is_none() {
             usize::try_from(maximum)

@@ -175,12 +175,16 @@ struct Mini {
 }
 
 impl Mini {
-    fn new(maximum: u64, entries: usize, weighted: bool, mode: Mode) -> Self {
+    /// A miniature of `maximum` weight holding about `entries` entries; `exact`: its ghost
+    /// sized as the cache's is (see `Ghost::set_capacity`).
+    fn new(maximum: u64, entries: usize, weighted: bool, mode: Mode, exact: bool) -> Self {
         let mut segments = Segments::new(maximum, mode, weighted);
-        segments.size_ghost(entries);
+        segments.size_ghost(entries, exact);
+        // Room for the entries it will hold, and the one inserted before an eviction.
+        segments.reserve(entries + 1);
         Self {
             segments,
-            index: HashTable::new(),
+            index: HashTable::with_capacity(entries + 1),
             free: Vec::new(),
             next: 0,
             hits: 0,
@@ -304,6 +308,7 @@ impl Experts {
                 mini_entries as usize,
                 weighted,
                 mode,
+                admission.exact(),
             )
         };
         let alt = (rate == 1 && admission.has_aging_choice()).then(|| {

@@ -59,6 +59,11 @@ use self::mode::{mode_of, MODES, START_MARGIN, START_MODE, STATIC_MODE};
 use self::segments::{fold_hash, Queue, Segments};
 use super::admission::Admission;
 
+/// A shared budget's share sizes the sketch, ghost and experts again once the entries it holds
+/// are more than 1/`SIZE_SLACK` away from those they were sized for: closer, a shard's share
+/// moving by little would restart the experts often.
+const SIZE_SLACK: usize = 8;
+
 /// Most deferred reads of one entry counted at once (a sketch counter's ceiling).
 pub const MAX_DEFERRED: u8 = 15;
 
@@ -128,8 +133,6 @@ pub(crate) struct WTinyLfu {
     experts: Option<Box<Experts>>,
     /// Whether entries carry weights; if not, the capacity counts entries.
     weighted: bool,
-    /// The maximum the sketch, ghost and experts were last sized for.
-    sized_for: u64,
 }
 
 impl WTinyLfu {
@@ -151,7 +154,6 @@ impl WTinyLfu {
             mode_index: START_MODE as u8,
             experts: None,
             weighted,
-            sized_for: 0,
         }
     }
 
@@ -179,20 +181,26 @@ impl WTinyLfu {
     }
 
     /// Moves the bounds to `maximum`, a share of a capacity of `shared` split with other
-    /// policies, without the sizing that [`set_maximum`](Self::set_maximum) may do: a shared
-    /// budget moves a shard's share often, by little (see `Segments::set_allowance`).
+    /// policies. The sketch, ghost and experts are sized again, as
+    /// [`set_maximum`](Self::set_maximum) sizes them, only once the entries the share holds are
+    /// more than 1/[`SIZE_SLACK`] away from those they were sized for: a shared budget moves a
+    /// shard's share often, by little (see `Segments::set_allowance`), but a shard that grows
+    /// into its budget must not keep a small sketch, and one whose share shrank as the memory
+    /// beside its entries was counted (a server's) must not keep structures for entries it no
+    /// longer holds.
     pub(crate) fn set_allowance(&mut self, maximum: u64, shared: u64) {
         self.segments.set_allowance(maximum, shared);
-        // Sized again, as for a new capacity, once the share has doubled or halved since the
-        // sketch was sized: a shard that grows into its budget must not keep a small sketch.
-        if self.admission.is_sized()
-            && (maximum / 2 > self.sized_for || maximum < self.sized_for / 2)
-        {
-            if self.segments.weighted_size() >= maximum / 2 {
-                self.size_for_capacity();
-            } else {
-                self.admission.defer_sizing();
-            }
+        if !self.admission.is_sized() {
+            return;
+        }
+        let sized = self.admission.sized_entries();
+        if self.entries_estimate().abs_diff(sized) <= sized / SIZE_SLACK {
+            return;
+        }
+        if self.segments.weighted_size() >= maximum / 2 {
+            self.size_for_capacity();
+        } else {
+            self.admission.defer_sizing();
         }
     }
 
@@ -216,10 +224,9 @@ impl WTinyLfu {
 
     /// Sizes the sketch, the ghost and the experts for the capacity.
     fn size_for_capacity(&mut self) {
-        self.sized_for = self.segments.maximum();
         let entries = self.entries_estimate();
         self.admission.ensure_capacity(entries);
-        self.segments.size_ghost(entries);
+        self.segments.size_ghost(entries, self.admission.exact());
         if self.adaptation == Adaptation::Lead {
             let experts = Experts::new(
                 self.segments.maximum(),
@@ -436,6 +443,7 @@ impl WTinyLfu {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::ghost::Ghost;
     use crate::random::mix64;
 
     /// Replays keys through the policy with a key -> index map, like a cache does.
@@ -481,6 +489,34 @@ mod tests {
             assert!(policy.weighted_size() <= policy.maximum());
         }
         (hits, total, log)
+    }
+
+    #[test]
+    fn set_allowance_share_shrinks_an_eighth_sketch_follows_entries() {
+        // Weighted entries of 10 in a share of 80,000, one of two caches that split their
+        // minimums (so sized exactly): sized at half full for 8,000 entries.
+        let mut policy = WTinyLfu::new(80_000, Adaptation::Static, true, Some(3), 2);
+        for i in 0..4_000u32 {
+            policy.insert(i, mix64(u64::from(i)), 10);
+        }
+        assert_eq!(policy.admission.sized_entries(), 8_000);
+        // A share 15% smaller: the sketch is sized for its 6,800 entries, counts kept.
+        for _ in 0..3 {
+            policy.access(7);
+        }
+        let hash = u64::from(policy.segments.hash_of(7));
+        let count = policy.admission.sketch.frequency(hash);
+        assert!(count >= 3);
+        policy.set_allowance(68_000, 68_000);
+        assert_eq!(policy.admission.sized_entries(), 6_800);
+        assert_eq!(policy.admission.sketch.memory_bytes(), 6_800 / 8 * 64);
+        assert!(policy.admission.sketch.frequency(hash) >= count);
+        let mut ghost = Ghost::default();
+        ghost.set_capacity(6_800, true);
+        assert_eq!(policy.segments.ghost_bytes(), ghost.memory_bytes());
+        // A move of less than an eighth leaves it.
+        policy.set_allowance(64_000, 64_000);
+        assert_eq!(policy.admission.sized_entries(), 6_800);
     }
 
     #[test]

@@ -132,9 +132,9 @@ impl Segments {
     }
 
     /// Sizes the ghost for a cache of `entries` entries.
-    pub(crate) fn size_ghost(&mut self, entries: usize) {
+    pub(crate) fn size_ghost(&mut self, entries: usize, exact: bool) {
         self.ghost
-            .set_capacity((entries as f64 * GHOST_SHARE) as usize);
+            .set_capacity((entries as f64 * GHOST_SHARE) as usize, exact);
     }
 
     /// Resets the bounds for a new capacity (eviction happens on the next `evict`).
@@ -193,7 +193,12 @@ impl Segments {
     #[inline]
     fn ensure_node(&mut self, i: u32) {
         if i as usize >= self.nodes.len() {
-            let len = (i as usize + 1).max(self.nodes.len() * 2).max(16);
+            // By an eighth, not doubling: a cache reserves its nodes with its slab, so this
+            // grows the miniatures', which hold about their capacity and would keep up to
+            // twice its nodes.
+            let len = (i as usize + 1)
+                .max(self.nodes.len() + self.nodes.len() / 8)
+                .max(16);
             self.resize_nodes(len);
         }
     }
@@ -608,6 +613,12 @@ impl Segments {
         self.weight(i) as u32
     }
 
+    /// Heap bytes of the ghost.
+    #[cfg(test)]
+    pub(crate) fn ghost_bytes(&self) -> usize {
+        self.ghost.memory_bytes()
+    }
+
     /// Heap bytes of the nodes, the weights and the ghost.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>()
@@ -694,7 +705,7 @@ mod tests {
     #[test]
     fn evict_returning_candidate_admitted_over_hot_victim() {
         let mut p = Segments::new(10, STATIC_MODE, false);
-        p.size_ghost(10);
+        p.size_ghost(10, false);
         let mut admission = Admission::new(Some(7), 1);
         admission.ensure_capacity(10);
         let mut evicted = Vec::new();
