@@ -46,8 +46,8 @@
 //!   its bucket's array (plus the arrays' spare room; see [`timer_wheel`](crate::timer_wheel)),
 //!   about 11 KiB of bucket array headers per shard, and deadlines that reads move another 8 or 16
 //!   (above; plus the shard's short list of slots whose deadlines reads brought forward). The slab
-//!   and the per-slot arrays double as they grow up to 1,024 slots, then grow by an eighth, and
-//!   stop at the shard's maximum (unweighted caches), so a capacity just over a power of two
+//!   and the per-slot arrays double as they grow up to 1,024 slots (in a shared budget, not at
+//!   all), then grow by an eighth, and stop at the shard's maximum (unweighted caches), so a capacity just over a power of two
 //!   costs no spare half, nor an unbounded shard's slab a spare third. The sketch's and the
 //!   ghost's power-of-two rounding, and hashbrown's table (which doubles once deleted entries use
 //!   up its spare room while it is more than half full), still make the cost swing with the
