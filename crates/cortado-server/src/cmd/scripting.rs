@@ -23,15 +23,13 @@
 //!
 //! See `docs/decisions/0231-server-lua.md` for what was chosen and measured.
 
-use std::cell::RefCell;
-
 use mlua::{MultiValue, Value};
 
 use super::flags::*;
 use super::{Args, CmdResult, Command, Ctx, Run, NO_KEYS};
 use crate::keyspace::access::Shards;
 use crate::lua::functions::flag as fflag;
-use crate::lua::{convert, error_text, normalize_sha, Engine, ScriptError};
+use crate::lua::{convert, error_text, normalize_sha, CommandCall, Engine, ScriptError};
 use crate::protocol::{ErrorReply, Reply};
 
 command_constructor!("scripting");
@@ -225,18 +223,16 @@ fn run(ctx: &mut Ctx<'_>, args: Args<'_>, source: Source, read_only: bool) -> Cm
     };
     let (keys, argv) = keys_and_args(args)?;
     with_engine(ctx, |ctx, engine| {
-        let (sha, function, flags) = match sha {
-            Some(sha) => {
-                let (function, flags) = engine.get(&sha).ok_or_else(noscript)?;
-                (sha, function, flags)
-            }
+        let sha = match sha {
+            Some(sha) => sha,
             None => engine.load(args.get(1)).map_err(ErrorReply::err)?,
         };
+        let (function, flags) = engine.get(&sha).ok_or_else(noscript)?;
         let invocation = Invocation {
-            function: &function,
+            function,
             name: &sha,
             is_function: false,
-            flags,
+            flags: *flags,
             ro_command: read_only,
         };
         run_invocation(ctx, engine, &invocation, keys, argv)
@@ -262,7 +258,7 @@ pub(super) struct Invocation<'f> {
 /// then the script, its reply or error.
 pub(super) fn run_invocation(
     ctx: &mut Ctx<'_>,
-    engine: &mut Engine,
+    engine: &Engine,
     invocation: &Invocation<'_>,
     keys: Args<'_>,
     argv: Args<'_>,
@@ -293,33 +289,23 @@ pub(super) fn run_invocation(
     let db = ctx.client.db;
     let mark = ctx.reply.len();
     let first_event = crate::notify::pending_count();
-    let lua = engine.lua().clone();
-    let redis = engine.redis().clone();
+    let lua = engine.lua();
     // `CLIENT REPLY` applies to the script's reply, not to its commands'.
     let reply_mode = std::mem::take(&mut ctx.client.reply_mode);
     let server = ctx.server;
     let outcome = {
-        let ctx = RefCell::new(&mut *ctx);
-        let engine = &*engine;
-        lua.scope(|scope| {
-            let call = |raise: bool| {
-                let ctx = &ctx;
-                move |lua: &mlua::Lua, args: MultiValue| -> mlua::Result<Value> {
-                    let resp3 = engine.resp() == 3;
-                    let mut ctx = ctx.borrow_mut();
-                    match script_call(&mut ctx, lua, args, policy, resp3) {
-                        Ok(value) => Ok(value),
-                        Err(text) if raise => Err(mlua::Error::external(ScriptError(text))),
-                        Err(text) => {
-                            let t = lua.create_table()?;
-                            t.raw_set("err", lua.create_string(text)?)?;
-                            Ok(Value::Table(t))
-                        }
-                    }
+        let mut commands = |(args, raise): CommandCall| -> mlua::Result<Value> {
+            match script_call(ctx, lua, args, policy, engine.resp() == 3) {
+                Ok(value) => Ok(value),
+                Err(text) if raise => Err(mlua::Error::external(ScriptError(text))),
+                Err(text) => {
+                    let t = lua.create_table()?;
+                    t.raw_set("err", lua.create_string(text)?)?;
+                    Ok(Value::Table(t))
                 }
-            };
-            redis.raw_set("call", scope.create_function(call(true))?)?;
-            redis.raw_set("pcall", scope.create_function(call(false))?)?;
+            }
+        };
+        crate::lua::with_commands(&mut commands, || {
             server.scripts.busy.start(invocation.is_function);
             let outcome = if invocation.is_function {
                 engine.run_function(function, keys, argv)
@@ -327,8 +313,6 @@ pub(super) fn run_invocation(
                 engine.run(function, keys, argv)
             };
             server.scripts.busy.end();
-            redis.raw_set("call", Value::Nil)?;
-            redis.raw_set("pcall", Value::Nil)?;
             outcome
         })
     };
@@ -458,7 +442,7 @@ fn argument_type_error() -> Vec<u8> {
 fn script_load(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let mut guard = ctx.server.scripts.lock();
     let engine = engine(ctx, &mut guard)?;
-    let (sha, _, _) = engine.load(args.get(2)).map_err(ErrorReply::err)?;
+    let sha = engine.load(args.get(2)).map_err(ErrorReply::err)?;
     drop(guard);
     ctx.reply.bulk(&sha);
     Ok(())

@@ -1,7 +1,7 @@
 -- Builds the scripts' sandbox and the `redis` library (see mod.rs). Given the library's Rust
--- functions and the error handler; returns the scripts' environment, the runner and the real
--- `redis` table.
-local sha1hex, log, error_reply, setresp, set_repl, handler, check_killed = ...
+-- functions and the error handler; returns the scripts' environment and runner, and the
+-- functions' environment, library loader and runner.
+local sha1hex, log, error_reply, setresp, set_repl, handler, check_killed, call, pcall_command = ...
 local G = _G
 local error, rawget, select, setmetatable, tostring, type, xpcall =
     error, rawget, select, setmetatable, tostring, type, xpcall
@@ -21,8 +21,10 @@ local function readonly(t)
     return setmetatable({}, { __index = t, __newindex = readonly_error, __metatable = false })
 end
 
--- redis.call and redis.pcall are set for each script's run.
+-- redis.call and redis.pcall run the running script's commands (mod.rs: with_commands).
 local redis = {}
+redis.call = call
+redis.pcall = pcall_command
 redis.sha1hex = sha1hex
 redis.error_reply = error_reply
 redis.log = log
@@ -205,4 +207,4 @@ local function load_library(chunk)
     return nil, err.err
 end
 
-return env, run, redis, library_env, load_library, run_function
+return env, run, library_env, load_library, run_function
