@@ -322,6 +322,20 @@ pub(super) fn run_invocation(
     }
     crate::notify::place_pending_from(first_event, mark);
     let resp3 = engine.resp() == 3;
+    let replied = reply_outcome(ctx, invocation, outcome, resp3);
+    if !invocation.is_function {
+        engine.empty_arguments().map_err(lua_failure)?;
+    }
+    replied
+}
+
+/// Writes a script's reply: its value, or its error with the script and line.
+fn reply_outcome(
+    ctx: &mut Ctx<'_>,
+    invocation: &Invocation<'_>,
+    outcome: mlua::Result<Result<Value, mlua::Table>>,
+    resp3: bool,
+) -> CmdResult {
     match outcome.map_err(lua_failure)? {
         Ok(value) => convert::lua_to_reply(&value, ctx.reply, resp3, 0),
         Err(table) => {

@@ -130,6 +130,11 @@ pub struct Engine {
     lua: Lua,
     env: Table,
     runner: Function,
+    /// The `KEYS` and `ARGV` tables, filled for each run and emptied after its reply
+    /// ([`empty_arguments`](Self::empty_arguments)).
+    keys: Table,
+    argv: Table,
+    empty_arguments: Function,
     /// The running script's `redis.setresp`.
     resp: Arc<AtomicU8>,
     /// The running script, as other connections see it (and the hook, a library's load).
@@ -270,11 +275,14 @@ impl Engine {
         let pcall = lua.create_function(|_, args: MultiValue| call_lent(args, false))?;
         let handler = lua.create_function(error_handler)?;
         #[allow(clippy::type_complexity)]
-        let (env, runner, library_env, load_library, function_runner): (
+        let (env, runner, library_env, load_library, function_runner, keys, argv, empty_arguments): (
             Table,
             Function,
             Table,
             Function,
+            Function,
+            Table,
+            Table,
             Function,
         ) = lua.load(SETUP).set_name("=redis").call((
             sha1hex,
@@ -291,6 +299,9 @@ impl Engine {
             lua,
             env,
             runner,
+            keys,
+            argv,
+            empty_arguments,
             resp,
             busy,
             scripts: HashMap::new(),
@@ -374,20 +385,25 @@ impl Engine {
     }
 
     /// Runs `script` (a chunk) with `KEYS` and `ARGV` set, through Redis's error handler: the
-    /// value it returned, or the error table. Its `redis.call` and `redis.pcall` run
-    /// `commands` (see [`with_commands`]).
+    /// value it returned, or the error table; [`empty_arguments`](Self::empty_arguments) must
+    /// follow once that was read.
     pub fn run(
         &self,
         script: &Function,
         keys: crate::cmd::Args<'_>,
         argv: crate::cmd::Args<'_>,
     ) -> mlua::Result<Result<Value, Table>> {
-        let globals = self.lua.globals();
-        globals.raw_set("KEYS", self.strings(keys)?)?;
-        globals.raw_set("ARGV", self.strings(argv)?)?;
+        self.fill(&self.keys, keys)?;
+        self.fill(&self.argv, argv)?;
         self.resp.store(2, Ordering::Relaxed);
         let outcome = self.runner.call(script)?;
         self.outcome(outcome)
+    }
+
+    /// Empties `KEYS` and `ARGV` once the script's reply was converted (a script's reply may
+    /// be either table, or hold them), for the next run to fill.
+    pub fn empty_arguments(&self) -> mlua::Result<()> {
+        self.empty_arguments.call(())
     }
 
     /// Runs `function` (a registered function) with its keys and arguments as parameters.
@@ -402,6 +418,18 @@ impl Engine {
         self.resp.store(2, Ordering::Relaxed);
         let outcome = self.function_runner.call((function, keys, argv))?;
         self.outcome(outcome)
+    }
+
+    /// Sets entries 1 to n of `table` to the n `args`, as [`strings`](Self::strings) makes a
+    /// new table.
+    fn fill(&self, table: &Table, args: crate::cmd::Args<'_>) -> mlua::Result<()> {
+        for (i, arg) in args.iter().enumerate() {
+            match std::str::from_utf8(arg) {
+                Ok(text) => table.raw_set(i + 1, text)?,
+                Err(_) => table.raw_set(i + 1, self.lua.create_string(arg)?)?,
+            }
+        }
+        Ok(())
     }
 
     /// A Lua array of `args`. Arguments that are UTF-8 (most are) go in as `&str`, which

@@ -48,18 +48,31 @@ for _, name in ipairs({ 'string', 'math', 'table', 'coroutine', 'bit', 'cjson', 
     G[name] = readonly(G[name])
 end
 
-local env = setmetatable({}, {
+-- A script reads the real globals through a table `__index` (no Lua call for a global that
+-- exists); one that does not exist reaches G's own `__index`, which raises. Level 2 is the
+-- script's frame either way: a table `__index` adds no frame.
+setmetatable(G, {
     __index = function(_, k)
-        local v = rawget(G, k)
-        if v == nil then
-            error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-        end
-        return v
+        error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
     end,
+    __metatable = false,
+})
+local env = setmetatable({}, {
+    __index = G,
     __newindex = readonly_error,
     __metatable = false,
 })
 G._G = env
+
+-- KEYS and ARGV: the same two tables every run, filled by the engine before it and emptied
+-- once its reply was converted (the reply may be these very tables).
+local keys, argv = {}, {}
+G.KEYS, G.ARGV = keys, argv
+local next = next
+local function empty_arguments()
+    for k in next, keys do keys[k] = nil end
+    for k in next, argv do argv[k] = nil end
+end
 
 -- Code a script compiles runs in the scripts' environment too, not in the real globals.
 local function sandboxed(f, message)
@@ -77,7 +90,7 @@ end
 G.pcall = function(...) return unless_killed(pcall(...)) end
 G.xpcall = function(...) return unless_killed(xpcall(...)) end
 
--- Runs a script's chunk (KEYS and ARGV set) through the error handler.
+-- Runs a script's chunk (KEYS and ARGV filled) through the error handler.
 local function run(f)
     return xpcall(f, handler)
 end
@@ -207,4 +220,4 @@ local function load_library(chunk)
     return nil, err.err
 end
 
-return env, run, library_env, load_library, run_function
+return env, run, library_env, load_library, run_function, keys, argv, empty_arguments

@@ -54,6 +54,39 @@ fn scripting_returns_of_every_type_match_redis() {
 }
 
 #[test]
+fn scripting_keys_and_argv_changed_by_a_script_are_fresh_at_the_next_run() {
+    let Some(pair) = Pair::start(&[]) else {
+        return;
+    };
+    let (mut redis, mut ours) = pair.clients();
+    let count = "local n = 0 for _ in pairs(KEYS) do n = n + 1 end \
+        for _ in pairs(ARGV) do n = n + 1 end return {n, #KEYS, #ARGV, KEYS[1], ARGV[1]}";
+    assert_same_replies(
+        &mut redis,
+        &mut ours,
+        &[
+            &[
+                "EVAL",
+                "KEYS.extra = 1 KEYS[7] = 'x' ARGV[1] = nil table.insert(ARGV, 'y') \
+                 return {KEYS, ARGV}",
+                "3",
+                "k1",
+                "k2",
+                "k3",
+                "a1",
+                "a2",
+            ],
+            &["EVAL", count, "1", "only", "arg"],
+            &["EVAL", count, "0"],
+            &["EVAL", "KEYS[1] = 'changed' error('boom')", "1", "k"],
+            &["EVAL", count, "1", "kept"],
+            &["EVAL", "return {KEYS, {ARGV}}", "2", "k1", "k2", "a1"],
+            &["EVAL", count, "0", "a"],
+        ],
+    );
+}
+
+#[test]
 fn scripting_resp3_client_conversions_match_redis() {
     let Some(pair) = Pair::start(&[]) else {
         return;
