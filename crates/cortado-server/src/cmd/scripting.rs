@@ -322,11 +322,7 @@ pub(super) fn run_invocation(
     }
     crate::notify::place_pending_from(first_event, mark);
     let resp3 = engine.resp() == 3;
-    let replied = reply_outcome(ctx, invocation, outcome, resp3);
-    if !invocation.is_function {
-        engine.empty_arguments().map_err(lua_failure)?;
-    }
-    replied
+    reply_outcome(ctx, invocation, outcome, resp3)
 }
 
 /// Writes a script's reply: its value, or its error with the script and line.
@@ -380,8 +376,11 @@ fn script_call(
             b"Please specify at least one argument for this redis lib call",
         ));
     }
-    let mut bytes = Vec::new();
-    let mut ranges = Vec::with_capacity(values.len());
+    let CallBuffers {
+        mut bytes,
+        mut ranges,
+        reply: mut scratch,
+    } = CALL_BUFFERS.with(|buffers| std::mem::take(&mut *buffers.borrow_mut()));
     for value in values {
         let text = match value {
             Value::String(s) => s,
@@ -429,23 +428,54 @@ fn script_call(
         // As Redis, a write called is a write made: SCRIPT KILL no longer stops the script.
         server.scripts.busy.mark_write();
     }
-    let mut scratch = Reply::new();
     scratch.set_resp3(resp3);
     std::mem::swap(ctx.reply, &mut scratch);
     // As a queued command: its statistics too, and one call site of `finish` keeps the
     // single-command path's inlining (decisions/0230).
     super::call_queued(ctx, id, args);
     std::mem::swap(ctx.reply, &mut scratch);
-    let bytes = scratch.bytes();
-    if bytes.first() == Some(&b'-') {
-        let end = bytes
+    let out = scratch.bytes();
+    let result = if out.first() == Some(&b'-') {
+        let end = out
             .windows(2)
             .position(|w| w == b"\r\n")
-            .unwrap_or(bytes.len());
-        return Err(error_text(&bytes[..end]));
+            .unwrap_or(out.len());
+        Err(error_text(&out[..end]))
+    } else {
+        let mut at = 0;
+        convert::reply_to_lua(lua, out, &mut at).map_err(lua_error)
+    };
+    if bytes.capacity() <= KEEP_CALL_BUFFER && scratch.capacity() <= KEEP_CALL_BUFFER {
+        bytes.clear();
+        ranges.clear();
+        scratch.discard();
+        CALL_BUFFERS.with(|buffers| {
+            *buffers.borrow_mut() = CallBuffers {
+                bytes,
+                ranges,
+                reply: scratch,
+            }
+        });
     }
-    let mut at = 0;
-    convert::reply_to_lua(lua, bytes, &mut at).map_err(lua_error)
+    result
+}
+
+/// A call's buffers larger than this are dropped after it rather than kept for the next (a
+/// script that once read a large value keeps no large buffer).
+const KEEP_CALL_BUFFER: usize = 16 * 1024;
+
+/// The buffers of a `redis.call`: its arguments and its reply, kept from one call to the
+/// next on each thread (three allocations a call otherwise).
+#[derive(Default)]
+struct CallBuffers {
+    bytes: Vec<u8>,
+    ranges: Vec<std::ops::Range<usize>>,
+    reply: Reply,
+}
+
+thread_local! {
+    static CALL_BUFFERS: std::cell::RefCell<CallBuffers> =
+        std::cell::RefCell::new(CallBuffers::default());
 }
 
 fn argument_type_error() -> Vec<u8> {

@@ -130,11 +130,10 @@ pub struct Engine {
     lua: Lua,
     env: Table,
     runner: Function,
-    /// The `KEYS` and `ARGV` tables, filled for each run and emptied after its reply
-    /// ([`empty_arguments`](Self::empty_arguments)).
+    /// The `KEYS` and `ARGV` tables, filled for each run (the runner removes whatever else
+    /// they hold).
     keys: Table,
     argv: Table,
-    empty_arguments: Function,
     /// The running script's `redis.setresp`.
     resp: Arc<AtomicU8>,
     /// The running script, as other connections see it (and the hook, a library's load).
@@ -275,7 +274,7 @@ impl Engine {
         let pcall = lua.create_function(|_, args: MultiValue| call_lent(args, false))?;
         let handler = lua.create_function(error_handler)?;
         #[allow(clippy::type_complexity)]
-        let (env, runner, library_env, load_library, function_runner, keys, argv, empty_arguments): (
+        let (env, runner, library_env, load_library, function_runner, keys, argv): (
             Table,
             Function,
             Table,
@@ -283,7 +282,6 @@ impl Engine {
             Function,
             Table,
             Table,
-            Function,
         ) = lua.load(SETUP).set_name("=redis").call((
             sha1hex,
             log,
@@ -301,7 +299,6 @@ impl Engine {
             runner,
             keys,
             argv,
-            empty_arguments,
             resp,
             busy,
             scripts: HashMap::new(),
@@ -385,8 +382,7 @@ impl Engine {
     }
 
     /// Runs `script` (a chunk) with `KEYS` and `ARGV` set, through Redis's error handler: the
-    /// value it returned, or the error table; [`empty_arguments`](Self::empty_arguments) must
-    /// follow once that was read.
+    /// value it returned, or the error table.
     pub fn run(
         &self,
         script: &Function,
@@ -396,14 +392,8 @@ impl Engine {
         self.fill(&self.keys, keys)?;
         self.fill(&self.argv, argv)?;
         self.resp.store(2, Ordering::Relaxed);
-        let outcome = self.runner.call(script)?;
+        let outcome = self.runner.call((script, keys.len(), argv.len()))?;
         self.outcome(outcome)
-    }
-
-    /// Empties `KEYS` and `ARGV` once the script's reply was converted (a script's reply may
-    /// be either table, or hold them), for the next run to fill.
-    pub fn empty_arguments(&self) -> mlua::Result<()> {
-        self.empty_arguments.call(())
     }
 
     /// Runs `function` (a registered function) with its keys and arguments as parameters.

@@ -64,14 +64,21 @@ local env = setmetatable({}, {
 })
 G._G = env
 
--- KEYS and ARGV: the same two tables every run, filled by the engine before it and emptied
--- once its reply was converted (the reply may be these very tables).
+-- KEYS and ARGV: the same two tables every run. The engine sets entries 1 to n before a
+-- run (n_keys, n_argv); the runner then makes sure they hold nothing else (a longer previous
+-- run, keys a script added): n keys counted means exactly 1 to n, which are all set. Not
+-- emptied after a run: its reply may be these very tables.
 local keys, argv = {}, {}
 G.KEYS, G.ARGV = keys, argv
 local next = next
-local function empty_arguments()
-    for k in next, keys do keys[k] = nil end
-    for k in next, argv do argv[k] = nil end
+local function trim(t, n)
+    local count = 0
+    for _ in next, t do count = count + 1 end
+    if count == n then return end
+    local kept = {}
+    for i = 1, n do kept[i] = t[i] end
+    for k in next, t do t[k] = nil end
+    for i = 1, n do t[i] = kept[i] end
 end
 
 -- Code a script compiles runs in the scripts' environment too, not in the real globals.
@@ -90,8 +97,11 @@ end
 G.pcall = function(...) return unless_killed(pcall(...)) end
 G.xpcall = function(...) return unless_killed(xpcall(...)) end
 
--- Runs a script's chunk (KEYS and ARGV filled) through the error handler.
-local function run(f)
+-- Runs a script's chunk through the error handler, KEYS and ARGV trimmed to their first
+-- n_keys and n_argv entries (the engine's).
+local function run(f, n_keys, n_argv)
+    trim(keys, n_keys)
+    trim(argv, n_argv)
     return xpcall(f, handler)
 end
 
@@ -220,4 +230,4 @@ local function load_library(chunk)
     return nil, err.err
 end
 
-return env, run, library_env, load_library, run_function, keys, argv, empty_arguments
+return env, run, library_env, load_library, run_function, keys, argv
