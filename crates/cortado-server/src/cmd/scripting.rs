@@ -167,6 +167,97 @@ pub(super) fn lua_failure(error: mlua::Error) -> ErrorReply {
     ErrorReply::err(format!("Error running script: {error}"))
 }
 
+/// How many script commands run under one [`ScriptHold`] before it lets the shards go and
+/// takes them again: a bound on how long other clients wait (64 short scripts take about a
+/// millisecond here; Redis runs a whole read of commands without a pause).
+pub const HOLD_RUNS: u32 = 64;
+
+/// Every shard, kept by a connection from one script command to the next of a run of them
+/// it read in one go (a pipeline), instead of locked and released for each. Each script
+/// still runs alone and with its own time (read again for it), and the connection runs
+/// nothing else meanwhile; other commands wait for the shards as they wait for a script's,
+/// off the runtime's worker thread (the long-hold count stays raised while they are kept).
+/// Released by any other command, by a script that leaves keyspace events to publish or
+/// blocked clients to serve (both lock shards), after [`HOLD_RUNS`] scripts, and when
+/// dropped. See `docs/decisions/0233-server-script-path.md`.
+#[derive(Default)]
+pub struct ScriptHold<'s> {
+    locked: Option<crate::keyspace::Locked<'s>>,
+    runs: u32,
+}
+
+impl<'s> ScriptHold<'s> {
+    /// The shards `command` runs with: the hold for a script command (taken now if not
+    /// held), its own locks for any other (the hold released first).
+    pub(super) fn shards_for(
+        &mut self,
+        server: &'s crate::server::Server,
+        command: &Command,
+    ) -> Shards<'s> {
+        let script = matches!(
+            command.name,
+            "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+        );
+        if !script || self.runs >= HOLD_RUNS {
+            self.release();
+        }
+        if !script {
+            return Shards::new(&server.keyspace);
+        }
+        let locked = match self.locked.take() {
+            Some(mut locked) => {
+                locked.refresh_time();
+                locked
+            }
+            None => {
+                server.keyspace.begin_long_hold();
+                server.keyspace.lock_all()
+            }
+        };
+        self.runs += 1;
+        Shards::holding(locked)
+    }
+
+    /// Keeps the shards a command ran with, if they are the hold's and the command left no
+    /// events to publish or blocked clients to serve.
+    pub(super) fn keep(&mut self, shards: Shards<'s>) {
+        let Some(locked) = shards.into_held() else {
+            return;
+        };
+        self.locked = Some(locked);
+        if crate::notify::has_pending() || self.locked_keyspace_has_ready() {
+            self.release();
+        }
+    }
+
+    fn locked_keyspace_has_ready(&self) -> bool {
+        self.locked
+            .as_ref()
+            .is_some_and(|locked| locked.keyspace().waits().has_ready())
+    }
+
+    /// Whether the shards are held.
+    pub fn is_held(&self) -> bool {
+        self.locked.is_some()
+    }
+
+    /// Lets the shards go, if held.
+    pub fn release(&mut self) {
+        if let Some(locked) = self.locked.take() {
+            let keyspace = locked.keyspace();
+            drop(locked);
+            keyspace.end_long_hold();
+        }
+        self.runs = 0;
+    }
+}
+
+impl Drop for ScriptHold<'_> {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
 /// The engine of `guard`, made if there is none.
 pub(super) fn engine<'g>(
     ctx: &Ctx<'_>,

@@ -1174,4 +1174,15 @@ impl<'a> Locked<'a> {
     pub fn keyspace(&self) -> &'a Keyspace {
         self.keyspace
     }
+
+    /// Reads the time again for every shard held, as locking them would: a hold kept from one
+    /// command to the next gives each its own time.
+    pub fn refresh_time(&mut self) {
+        let now = self.keyspace.time.now_nanos();
+        self.now = now;
+        match &mut self.guards {
+            Guards::One(_, guard) => guard.set_time(now),
+            Guards::Many(guards) => guards.iter_mut().for_each(|(_, g)| g.set_time(now)),
+        }
+    }
 }
