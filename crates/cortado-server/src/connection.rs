@@ -394,12 +394,14 @@ fn protocol_error(server: &Server, client: &mut Client, reply: &mut Reply, error
 }
 
 /// Whether the command of `args` may be a script command (`EVAL`, `EVALSHA`, `FCALL` and
-/// their `_RO` forms), by its name's length and first letter; the command table decides.
+/// their `_RO` forms), by its name's first two letters; the command table decides.
 #[inline(always)]
 fn may_hold(args: Args<'_>) -> bool {
     !args.is_empty()
-        && matches!(args.get(0).len(), 4 | 5 | 7 | 8 | 10)
-        && matches!(args.get(0)[0] | 0x20, b'e' | b'f')
+        && matches!(
+            args.get(0),
+            [a, b, _, _, ..] if matches!([a | 0x20, b | 0x20], [b'e', b'v'] | [b'f', b'c'])
+        )
 }
 
 /// Runs the command `parser` just read (`n` bytes at the start of `buf`) and the whole
