@@ -21,6 +21,10 @@
 //! - **The query buffer** holds the command being received and what follows it, up to
 //!   `client-query-buffer-limit` (checked after each read, as Redis checks it); its space is
 //!   reused, and given back once it grew past `KEEP_BUFFER` and emptied.
+//! - **Pipelined scripts**: a command whose name starts with `EV` or `FC` runs with the
+//!   whole commands after it in the buffer as one run, every shard kept from one script
+//!   command to the next ([`crate::cmd::scripting::ScriptHold`]); the run's output limits
+//!   are checked after it.
 //! - **Settings** are copied per connection and taken again only when their version changes
 //!   (one atomic load per batch), so no lock is shared by every command.
 //! - **Waiting** is on the socket's own readiness slots and one wake-up flag of the client's

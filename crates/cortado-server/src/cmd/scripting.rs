@@ -16,12 +16,17 @@
 //! - **Keyspace events** of the script's commands are published once the script ends, put
 //!   before the script's reply for a client subscribed to its own events (their commands'
 //!   replies were written elsewhere).
+//! - **Pipelined scripts** from one connection share one hold of every shard
+//!   ([`ScriptHold`]), each still alone and with its own time: locking and releasing every
+//!   shard was 15% of a script's instructions.
+//! - **`redis.call`'s buffers** (arguments, reply) are kept per thread for the next call.
 //! - **`SELECT`** inside a script changes the script's database only; the client's is restored.
 //! - The formats: `EVAL script numkeys [key ...] [arg ...]`; `EVALSHA sha1 numkeys ...`;
 //!   `SCRIPT LOAD script` replies the SHA1; `SCRIPT EXISTS sha1 ...` an array of 0/1;
 //!   `SCRIPT FLUSH [ASYNC|SYNC]` drops every script (both modes synchronously).
 //!
-//! See `docs/decisions/0231-server-lua.md` for what was chosen and measured.
+//! See `docs/decisions/0231-server-lua.md` for what was chosen and measured, and
+//! `0233-server-script-path.md` for the script path's costs.
 
 use mlua::{MultiValue, Value};
 

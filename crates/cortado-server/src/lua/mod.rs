@@ -29,6 +29,10 @@
 //!   A Rust function cannot raise a table as Redis's C does; it raises a [`ScriptError`] that
 //!   the error handler turns into the table. (A Lua wrapper raising the table would lose the
 //!   script's line: `return redis.call(...)` is a tail call, which drops the script's frame.)
+//! - **`KEYS` and `ARGV`** are two tables kept for the engine: it sets entries 1 to n before
+//!   a run and the runner removes anything else first (not after the run: the reply may be
+//!   these tables), so a run leaves no garbage of its own. Globals are read through a table
+//!   `__index` (no Lua call); a missing one reaches the real globals' `__index`, which raises.
 //! - **A hook** every [`HOOK_INSTRUCTIONS`] instructions lets a script be stopped
 //!   (`SCRIPT KILL`, `FUNCTION KILL`, `SHUTDOWN NOSAVE`) and wakes the runtime at the first
 //!   look of a long script ([`busy`]); `pcall` and `xpcall` raise the stop again.
@@ -473,7 +477,8 @@ thread_local! {
 /// Runs `body` (which runs a script) with `commands` as what its `redis.call` and
 /// `redis.pcall` call. The two are Lua functions made once per engine that find the runner
 /// here, on the running thread: made for each run (`Lua::scope`, which lets them borrow the
-/// command's context), they cost about 10,000 instructions a script, their garbage included (decisions/0233).
+/// command's context), they cost about 10,000 instructions a script, their garbage
+/// included (decisions/0233).
 pub fn with_commands<T>(
     commands: &mut dyn FnMut(CommandCall) -> mlua::Result<Value>,
     body: impl FnOnce() -> T,
