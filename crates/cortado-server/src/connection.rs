@@ -21,6 +21,10 @@
 //! - **The query buffer** holds the command being received and what follows it, up to
 //!   `client-query-buffer-limit` (checked after each read, as Redis checks it); its space is
 //!   reused, and given back once it grew past `KEEP_BUFFER` and emptied.
+//! - **Pipelined scripts**: a command whose name starts with `EV` or `FC` runs with the
+//!   whole commands after it in the buffer as one run, every shard kept from one script
+//!   command to the next ([`crate::cmd::scripting::ScriptHold`]); the run's output limits
+//!   are checked after it.
 //! - **Settings** are copied per connection and taken again only when their version changes
 //!   (one atomic load per batch), so no lock is shared by every command.
 //! - **Waiting** is on the socket's own readiness slots and one wake-up flag of the client's
@@ -41,8 +45,10 @@ use tokio::io::{AsyncWriteExt, Interest};
 use tokio::net::TcpStream;
 
 use crate::client::{flag, Client};
-use crate::cmd::{execute, Args};
+use crate::cmd::scripting::ScriptHold;
+use crate::cmd::{execute, execute_holding, Args};
 use crate::config::{OutputLimit, Settings};
+use crate::protocol::request::ProtocolError;
 use crate::protocol::request::{Limits, Source};
 use crate::protocol::{ErrorReply, Reply, RequestParser};
 use crate::server::Server;
@@ -259,9 +265,21 @@ impl Connection<'_> {
                         }
                         Source::Inline => Args::new(self.parser.inline_bytes(), self.parser.args()),
                     };
-                    execute(self.server, &mut self.client, &mut self.reply, args);
-                    self.parser.finish();
-                    start += n;
+                    if may_hold(args) {
+                        start += run_script_batch(
+                            self.server,
+                            &mut self.client,
+                            &mut self.reply,
+                            &mut self.parser,
+                            &self.buf[start..],
+                            n,
+                            limits,
+                        );
+                    } else {
+                        execute(self.server, &mut self.client, &mut self.reply, args);
+                        self.parser.finish();
+                        start += n;
+                    }
                     if let Step::Close = self.check_output_limits() {
                         step = Step::Close;
                         break;
@@ -277,13 +295,7 @@ impl Connection<'_> {
                 }
                 Ok(None) => break,
                 Err(error) => {
-                    tracing::debug!(id = self.client.id, "protocol error: {}", error.0);
-                    self.reply.error(&ErrorReply::err(&error.0));
-                    let (n, code) = self.reply.take_errors();
-                    if let Some(code) = code {
-                        self.server.stats.record_errors(&code, u64::from(n));
-                    }
-                    self.client.close_after_reply = true;
+                    protocol_error(self.server, &mut self.client, &mut self.reply, &error);
                     break;
                 }
             }
@@ -372,6 +384,73 @@ impl Connection<'_> {
             && self.client.blocked.is_none()
             && !self.client.info.has_flag(flag::MONITOR | flag::PUBSUB))
         .then(|| Duration::from_secs(timeout))
+    }
+}
+
+/// Answers a protocol error with Redis's error; the client is closed after its replies.
+fn protocol_error(server: &Server, client: &mut Client, reply: &mut Reply, error: &ProtocolError) {
+    tracing::debug!(id = client.id, "protocol error: {}", error.0);
+    reply.error(&ErrorReply::err(&error.0));
+    let (n, code) = reply.take_errors();
+    if let Some(code) = code {
+        server.stats.record_errors(&code, u64::from(n));
+    }
+    client.close_after_reply = true;
+}
+
+/// Whether the command of `args` may be a script command (`EVAL`, `EVALSHA`, `FCALL` and
+/// their `_RO` forms), by its name's first two letters; the command table decides.
+#[inline(always)]
+fn may_hold(args: Args<'_>) -> bool {
+    !args.is_empty()
+        && matches!(
+            args.get(0),
+            [a, b, _, _, ..] if matches!([a | 0x20, b | 0x20], [b'e', b'v'] | [b'f', b'c'])
+        )
+}
+
+/// Runs the command `parser` just read (`n` bytes at the start of `buf`) and the whole
+/// commands after it in `buf`, with every shard kept from one script command to the next
+/// ([`ScriptHold`]), until a command is not a script command (it runs, the hold released
+/// first), the commands run out, or the client must stop (closed, blocked, its output past
+/// `FLUSH_AT`); returns the bytes the commands took. Output limits are checked after the
+/// run, by the caller.
+fn run_script_batch<'f>(
+    server: &'f Server,
+    mut client: &'f mut Client,
+    mut reply: &'f mut Reply,
+    parser: &mut RequestParser,
+    buf: &[u8],
+    mut n: usize,
+    limits: Limits,
+) -> usize {
+    let mut hold = ScriptHold::default();
+    let mut used = 0;
+    loop {
+        let args = match parser.source() {
+            Source::Buffer => Args::new(&buf[used..used + n], parser.args()),
+            Source::Inline => Args::new(parser.inline_bytes(), parser.args()),
+        };
+        (client, reply) = execute_holding(server, client, reply, args, &mut hold);
+        parser.finish();
+        used += n;
+        if !hold.is_held()
+            || client.blocked.is_some()
+            || client.close_after_reply
+            || client.shutdown
+            || reply.len() >= FLUSH_AT
+        {
+            return used;
+        }
+        match parser.parse(&buf[used..], limits) {
+            Ok(Some(next)) => n = next,
+            Ok(None) => return used,
+            Err(error) => {
+                drop(hold);
+                protocol_error(server, client, reply, &error);
+                return used;
+            }
+        }
     }
 }
 

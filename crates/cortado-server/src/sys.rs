@@ -9,10 +9,14 @@
 //!   and `MEMORY MALLOC-STATS` set beside `used_memory`.
 //! - [`add_long_double`], a call into `csrc/long_double.c` for the sums Redis computes in C's
 //!   `long double`, a type Rust does not have.
+//! - [`LendSlot`], which lends a closure that borrows the caller's stack to code further down
+//!   the same thread's stack that can only be `'static` (the Lua engine's permanent
+//!   `redis.call`, which reaches the running script's command context through it; `unsafe`
+//!   because the borrow's lifetime is erased while it is lent).
 //!
-//! The allocator's tests call it directly (not installed), so they run under Miri, which checks
-//! every block (`.ci/miri`); Miri cannot run foreign code, so `add_long_double` is covered by
-//! the tests of `INCRBYFLOAT`, natively.
+//! The allocator's and the slot's tests call them directly, so they run under Miri, which
+//! checks every block and borrow (`.ci/miri`); Miri cannot run foreign code, so
+//! `add_long_double` is covered by the tests of `INCRBYFLOAT`, natively.
 
 #![allow(unsafe_code)]
 
@@ -174,6 +178,92 @@ pub fn add_long_double(a: &[u8], b: &[u8], out: &mut [u8]) -> i64 {
     i64::from(n)
 }
 
+/// A place where a closure borrowing the stack is lent, for the length of a call, to code
+/// further down the same thread's stack, which takes it back out to call it.
+///
+/// A `LendSlot` is neither `Send` nor `Sync`: it is used from one thread (as a
+/// `thread_local!`), so whatever finds a closure in it runs inside the [`lend`](Self::lend)
+/// that put it there, on the same stack.
+///
+/// # Design
+///
+/// The slot holds a pointer to the lent closure with its lifetime erased, set by
+/// [`lend`](Self::lend) and put back as it was when `lend` returns or unwinds (a guard's
+/// `Drop`), so it never outlives the borrow. [`with`](Self::with) takes the pointer out for
+/// the length of its call (so a nested `with` finds nothing: no two `&mut` to one closure) and
+/// hands it on with a lifetime no longer than that call. `Lua::scope`, which does the same for
+/// one run through Lua's own objects, cost about 10,000 instructions a script (see
+/// `docs/decisions/0233-server-script-path.md`).
+pub struct LendSlot<A, R> {
+    lent: std::cell::Cell<Option<Erased<A, R>>>,
+}
+
+/// A lent closure, its lifetime erased.
+type Erased<A, R> = std::ptr::NonNull<dyn FnMut(A) -> R>;
+
+impl<A, R> Default for LendSlot<A, R> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<A, R> LendSlot<A, R> {
+    /// An empty slot.
+    pub const fn new() -> Self {
+        Self {
+            lent: std::cell::Cell::new(None),
+        }
+    }
+
+    /// Runs `body` with `f` lent: a [`with`](Self::with) inside `body` (on this thread, the
+    /// slot not being `Send`) calls it.
+    pub fn lend<'f, T>(&self, f: &mut (dyn FnMut(A) -> R + 'f), body: impl FnOnce() -> T) -> T {
+        let ptr: std::ptr::NonNull<dyn FnMut(A) -> R + 'f> = std::ptr::NonNull::from(f);
+        // SAFETY: only the lifetime bound of the trait object changes (the two pointer types
+        // have the same layout). The erased pointer is read only by `with`, which runs inside
+        // this call (the slot is neither `Send` nor `Sync`, so only this thread reaches it) and
+        // before `_restore` below takes it out again, while `f`'s borrow is held by this frame.
+        let erased: Erased<A, R> = unsafe { std::mem::transmute(ptr) };
+        let _restore = Restore {
+            slot: &self.lent,
+            previous: self.lent.replace(Some(erased)),
+        };
+        body()
+    }
+
+    /// Calls `g` with the lent closure, `None` if none is lent (or it is being called: a
+    /// nested call finds the slot empty).
+    pub fn with<T>(
+        &self,
+        g: impl for<'x> FnOnce(&'x mut (dyn FnMut(A) -> R + 'x)) -> T,
+    ) -> Option<T> {
+        let ptr = self.lent.take()?;
+        let _restore = Restore {
+            slot: &self.lent,
+            previous: Some(ptr),
+        };
+        // SAFETY: a pointer in the slot was put there by a `lend` still running on this
+        // thread's stack (it takes it out before it returns), from a `&mut` that `lend` holds
+        // for its whole length, so the closure is alive and nothing else reaches it: the slot
+        // is empty while `g` runs, and `g`, higher-ranked over `'x`, cannot keep the reference
+        // (nor the closure's borrows, which only live inside it) past this call.
+        let f: &mut (dyn FnMut(A) -> R + '_) = unsafe { &mut *ptr.as_ptr() };
+        Some(g(f))
+    }
+}
+
+/// Puts a slot back as it was when dropped.
+struct Restore<'s, A, R> {
+    slot: &'s std::cell::Cell<Option<Erased<A, R>>>,
+    previous: Option<Erased<A, R>>,
+}
+
+impl<A, R> Drop for Restore<'_, A, R> {
+    fn drop(&mut self) {
+        self.slot.set(self.previous.take());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::thread;
@@ -232,5 +322,73 @@ mod tests {
             thread.join().unwrap();
         }
         assert_eq!(ALLOCATED.load(Ordering::Relaxed), before);
+    }
+
+    #[test]
+    fn lend_slot_with_inside_lend_calls_the_closure_on_borrowed_locals() {
+        let slot = LendSlot::<u32, u32>::new();
+        let mut total = 0;
+        let mut add = |n: u32| {
+            total += n;
+            total
+        };
+        let seen = slot.lend(&mut add, || {
+            let first = slot.with(|f| f(2));
+            let second = slot.with(|f| f(3));
+            (first, second)
+        });
+        assert_eq!(seen, (Some(2), Some(5)));
+        assert_eq!(total, 5);
+    }
+
+    #[test]
+    fn lend_slot_outside_lend_finds_nothing() {
+        let slot = LendSlot::<(), ()>::new();
+        assert_eq!(slot.with(|f| f(())), None);
+        let mut nothing = |()| {};
+        slot.lend(&mut nothing, || {});
+        assert_eq!(slot.with(|f| f(())), None, "emptied when lend returned");
+    }
+
+    #[test]
+    fn lend_slot_nested_with_finds_the_slot_empty() {
+        let slot = LendSlot::<u8, u8>::new();
+        let mut double = |n: u8| n * 2;
+        let inner = slot.lend(&mut double, || slot.with(|f| (f(4), slot.with(|g| g(1)))));
+        assert_eq!(inner, Some((8, None)));
+    }
+
+    #[test]
+    fn lend_slot_nested_lend_gives_the_outer_closure_back() {
+        let slot = LendSlot::<u8, &'static str>::new();
+        let mut outer = |_| "outer";
+        let mut inner = |_| "inner";
+        let seen = slot.lend(&mut outer, || {
+            let nested = slot.lend(&mut inner, || slot.with(|f| f(0)));
+            let from_with = slot.with(|f| {
+                slot.lend(&mut |_| "deep", || slot.with(|g| g(0)))
+                    .map(|d| (f(0), d))
+            });
+            (nested, slot.with(|f| f(0)), from_with)
+        });
+        assert_eq!(
+            seen,
+            (Some("inner"), Some("outer"), Some(Some(("outer", "deep"))))
+        );
+        assert_eq!(slot.with(|f| f(0)), None);
+    }
+
+    #[test]
+    fn lend_slot_unwinding_body_empties_the_slot() {
+        let slot = LendSlot::<(), u8>::new();
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut seven = |()| 7;
+            slot.lend(&mut seven, || {
+                assert_eq!(slot.with(|f| f(())), Some(7));
+                panic!("the body unwinds");
+            })
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(slot.with(|f| f(())), None);
     }
 }

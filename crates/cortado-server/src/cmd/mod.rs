@@ -449,15 +449,44 @@ pub fn wrong_type() -> ErrorReply {
 /// refused command is counted as `rejected_calls` of its entry (an unknown command or
 /// subcommand has no entry), a command that ran and replied with an error as `failed_calls`.
 pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Args<'_>) {
+    execute_in(server, client, reply, args, None);
+}
+
+/// [`execute`] for a command of a pipelined run: a script command (`EVAL`, `EVALSHA`,
+/// `FCALL` and their `_RO` forms) runs with every shard from `hold` (taken if not held yet)
+/// and leaves them there for the next; any other command releases the hold first. The
+/// client and its output come back for the next command (the hold borrows as long as they).
+/// See [`scripting::ScriptHold`].
+pub fn execute_holding<'f>(
+    server: &'f Server,
+    client: &'f mut Client,
+    reply: &'f mut Reply,
+    args: Args<'_>,
+    hold: &mut scripting::ScriptHold<'f>,
+) -> (&'f mut Client, &'f mut Reply) {
+    execute_in(server, client, reply, args, Some(hold))
+}
+
+/// [`execute`], with a connection's [`scripting::ScriptHold`] or without (`None`: the
+/// single-command path, which this inlined body leaves as it was).
+#[inline(always)]
+fn execute_in<'f>(
+    server: &'f Server,
+    client: &'f mut Client,
+    reply: &'f mut Reply,
+    args: Args<'_>,
+    mut hold: Option<&mut scripting::ScriptHold<'f>>,
+) -> (&'f mut Client, &'f mut Reply) {
     if args.is_empty() {
-        return;
+        return (client, reply);
     }
     let started = Instant::now();
     let mark = reply.len();
     let table = &server.commands;
     let Some(mut id) = table.lookup(args.get(0)) else {
         transactions::refuse(server, client, reply, None, &unknown_command(args));
-        return finish(server, client, reply, None, started, mark, args);
+        finish(server, client, reply, None, started, mark, args);
+        return (client, reply);
     };
     if args.len() >= 2 && !table.entry(id).command.run.subcommands().is_empty() {
         match table.lookup_sub(id, args.get(1)) {
@@ -470,7 +499,8 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
                 text.extend_from_slice(&c_string(args.get(0), usize::MAX).to_ascii_uppercase());
                 text.extend_from_slice(b" HELP.");
                 transactions::refuse(server, client, reply, None, &text);
-                return finish(server, client, reply, None, started, mark, args);
+                finish(server, client, reply, None, started, mark, args);
+                return (client, reply);
             }
         }
     }
@@ -515,21 +545,31 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
         refusal = refusal.or_else(|| transactions::refusal(server, client, command));
         if refusal.is_none() && !transactions::runs_in_multi(command) {
             transactions::queue(client, reply, id, command.flags, args);
-            return finish(server, client, reply, None, started, mark, args);
+            finish(server, client, reply, None, started, mark, args);
+            return (client, reply);
         }
     }
     if let Some(error) = refusal {
         transactions::refuse(server, client, reply, Some(command), error.0.as_bytes());
         server.stats.record_rejected(id);
-        return finish(server, client, reply, None, started, mark, args);
+        finish(server, client, reply, None, started, mark, args);
+        return (client, reply);
     }
+    let shards = match hold.as_deref_mut() {
+        None => Shards::new(&server.keyspace),
+        Some(hold) => hold.shards_for(server, command),
+    };
     let mut ctx = Ctx {
         server,
         client,
         reply,
-        shards: Shards::new(&server.keyspace),
+        shards,
     };
     call(&mut ctx, id, command, args);
+    if let Some(hold) = hold {
+        // Before blocked clients are served or events published, which lock shards.
+        hold.keep(ctx.shards);
+    }
     if server.keyspace.waits().has_ready() {
         blocking::serve_ready(server);
     }
@@ -539,6 +579,7 @@ pub fn execute(server: &Server, client: &mut Client, reply: &mut Reply, args: Ar
         publish_key_events(server, client, reply, mark);
     }
     finish(server, client, reply, Some(id), started, mark, args);
+    (client, reply)
 }
 
 /// Runs `command` (of table id `id`), which passed its checks: its handler, then the

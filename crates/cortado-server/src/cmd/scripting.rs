@@ -16,14 +16,17 @@
 //! - **Keyspace events** of the script's commands are published once the script ends, put
 //!   before the script's reply for a client subscribed to its own events (their commands'
 //!   replies were written elsewhere).
+//! - **Pipelined scripts** from one connection share one hold of every shard
+//!   ([`ScriptHold`]), each still alone and with its own time: locking and releasing every
+//!   shard was 15% of a script's instructions.
+//! - **`redis.call`'s buffers** (arguments, reply) are kept per thread for the next call.
 //! - **`SELECT`** inside a script changes the script's database only; the client's is restored.
 //! - The formats: `EVAL script numkeys [key ...] [arg ...]`; `EVALSHA sha1 numkeys ...`;
 //!   `SCRIPT LOAD script` replies the SHA1; `SCRIPT EXISTS sha1 ...` an array of 0/1;
 //!   `SCRIPT FLUSH [ASYNC|SYNC]` drops every script (both modes synchronously).
 //!
-//! See `docs/decisions/0231-server-lua.md` for what was chosen and measured.
-
-use std::cell::RefCell;
+//! See `docs/decisions/0231-server-lua.md` for what was chosen and measured, and
+//! `0233-server-script-path.md` for the script path's costs.
 
 use mlua::{MultiValue, Value};
 
@@ -31,7 +34,7 @@ use super::flags::*;
 use super::{Args, CmdResult, Command, Ctx, Run, NO_KEYS};
 use crate::keyspace::access::Shards;
 use crate::lua::functions::flag as fflag;
-use crate::lua::{convert, error_text, normalize_sha, Engine, ScriptError};
+use crate::lua::{convert, error_text, normalize_sha, CommandCall, Engine, ScriptError};
 use crate::protocol::{ErrorReply, Reply};
 
 command_constructor!("scripting");
@@ -169,6 +172,97 @@ pub(super) fn lua_failure(error: mlua::Error) -> ErrorReply {
     ErrorReply::err(format!("Error running script: {error}"))
 }
 
+/// How many script commands run under one [`ScriptHold`] before it lets the shards go and
+/// takes them again: a bound on how long other clients wait (64 short scripts take about a
+/// millisecond here; Redis runs a whole read of commands without a pause).
+pub const HOLD_RUNS: u32 = 64;
+
+/// Every shard, kept by a connection from one script command to the next of a run of them
+/// it read in one go (a pipeline), instead of locked and released for each. Each script
+/// still runs alone and with its own time (read again for it), and the connection runs
+/// nothing else meanwhile; other commands wait for the shards as they wait for a script's,
+/// off the runtime's worker thread (the long-hold count stays raised while they are kept).
+/// Released by any other command, by a script that leaves keyspace events to publish or
+/// blocked clients to serve (both lock shards), after [`HOLD_RUNS`] scripts, and when
+/// dropped. See `docs/decisions/0233-server-script-path.md`.
+#[derive(Default)]
+pub struct ScriptHold<'s> {
+    locked: Option<crate::keyspace::Locked<'s>>,
+    runs: u32,
+}
+
+impl<'s> ScriptHold<'s> {
+    /// The shards `command` runs with: the hold for a script command (taken now if not
+    /// held), its own locks for any other (the hold released first).
+    pub(super) fn shards_for(
+        &mut self,
+        server: &'s crate::server::Server,
+        command: &Command,
+    ) -> Shards<'s> {
+        let script = matches!(
+            command.name,
+            "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+        );
+        if !script || self.runs >= HOLD_RUNS {
+            self.release();
+        }
+        if !script {
+            return Shards::new(&server.keyspace);
+        }
+        let locked = match self.locked.take() {
+            Some(mut locked) => {
+                locked.refresh_time();
+                locked
+            }
+            None => {
+                server.keyspace.begin_long_hold();
+                server.keyspace.lock_all()
+            }
+        };
+        self.runs += 1;
+        Shards::holding(locked)
+    }
+
+    /// Keeps the shards a command ran with, if they are the hold's and the command left no
+    /// events to publish or blocked clients to serve.
+    pub(super) fn keep(&mut self, shards: Shards<'s>) {
+        let Some(locked) = shards.into_held() else {
+            return;
+        };
+        self.locked = Some(locked);
+        if crate::notify::has_pending() || self.locked_keyspace_has_ready() {
+            self.release();
+        }
+    }
+
+    fn locked_keyspace_has_ready(&self) -> bool {
+        self.locked
+            .as_ref()
+            .is_some_and(|locked| locked.keyspace().waits().has_ready())
+    }
+
+    /// Whether the shards are held.
+    pub fn is_held(&self) -> bool {
+        self.locked.is_some()
+    }
+
+    /// Lets the shards go, if held.
+    pub fn release(&mut self) {
+        if let Some(locked) = self.locked.take() {
+            let keyspace = locked.keyspace();
+            drop(locked);
+            keyspace.end_long_hold();
+        }
+        self.runs = 0;
+    }
+}
+
+impl Drop for ScriptHold<'_> {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
 /// The engine of `guard`, made if there is none.
 pub(super) fn engine<'g>(
     ctx: &Ctx<'_>,
@@ -225,18 +319,16 @@ fn run(ctx: &mut Ctx<'_>, args: Args<'_>, source: Source, read_only: bool) -> Cm
     };
     let (keys, argv) = keys_and_args(args)?;
     with_engine(ctx, |ctx, engine| {
-        let (sha, function, flags) = match sha {
-            Some(sha) => {
-                let (function, flags) = engine.get(&sha).ok_or_else(noscript)?;
-                (sha, function, flags)
-            }
+        let sha = match sha {
+            Some(sha) => sha,
             None => engine.load(args.get(1)).map_err(ErrorReply::err)?,
         };
+        let (function, flags) = engine.get(&sha).ok_or_else(noscript)?;
         let invocation = Invocation {
-            function: &function,
+            function,
             name: &sha,
             is_function: false,
-            flags,
+            flags: *flags,
             ro_command: read_only,
         };
         run_invocation(ctx, engine, &invocation, keys, argv)
@@ -262,7 +354,7 @@ pub(super) struct Invocation<'f> {
 /// then the script, its reply or error.
 pub(super) fn run_invocation(
     ctx: &mut Ctx<'_>,
-    engine: &mut Engine,
+    engine: &Engine,
     invocation: &Invocation<'_>,
     keys: Args<'_>,
     argv: Args<'_>,
@@ -293,33 +385,23 @@ pub(super) fn run_invocation(
     let db = ctx.client.db;
     let mark = ctx.reply.len();
     let first_event = crate::notify::pending_count();
-    let lua = engine.lua().clone();
-    let redis = engine.redis().clone();
+    let lua = engine.lua();
     // `CLIENT REPLY` applies to the script's reply, not to its commands'.
     let reply_mode = std::mem::take(&mut ctx.client.reply_mode);
     let server = ctx.server;
     let outcome = {
-        let ctx = RefCell::new(&mut *ctx);
-        let engine = &*engine;
-        lua.scope(|scope| {
-            let call = |raise: bool| {
-                let ctx = &ctx;
-                move |lua: &mlua::Lua, args: MultiValue| -> mlua::Result<Value> {
-                    let resp3 = engine.resp() == 3;
-                    let mut ctx = ctx.borrow_mut();
-                    match script_call(&mut ctx, lua, args, policy, resp3) {
-                        Ok(value) => Ok(value),
-                        Err(text) if raise => Err(mlua::Error::external(ScriptError(text))),
-                        Err(text) => {
-                            let t = lua.create_table()?;
-                            t.raw_set("err", lua.create_string(text)?)?;
-                            Ok(Value::Table(t))
-                        }
-                    }
+        let mut commands = |(args, raise): CommandCall| -> mlua::Result<Value> {
+            match script_call(ctx, lua, args, policy, engine.resp() == 3) {
+                Ok(value) => Ok(value),
+                Err(text) if raise => Err(mlua::Error::external(ScriptError(text))),
+                Err(text) => {
+                    let t = lua.create_table()?;
+                    t.raw_set("err", lua.create_string(text)?)?;
+                    Ok(Value::Table(t))
                 }
-            };
-            redis.raw_set("call", scope.create_function(call(true))?)?;
-            redis.raw_set("pcall", scope.create_function(call(false))?)?;
+            }
+        };
+        crate::lua::with_commands(&mut commands, || {
             server.scripts.busy.start(invocation.is_function);
             let outcome = if invocation.is_function {
                 engine.run_function(function, keys, argv)
@@ -327,8 +409,6 @@ pub(super) fn run_invocation(
                 engine.run(function, keys, argv)
             };
             server.scripts.busy.end();
-            redis.raw_set("call", Value::Nil)?;
-            redis.raw_set("pcall", Value::Nil)?;
             outcome
         })
     };
@@ -338,6 +418,16 @@ pub(super) fn run_invocation(
     }
     crate::notify::place_pending_from(first_event, mark);
     let resp3 = engine.resp() == 3;
+    reply_outcome(ctx, invocation, outcome, resp3)
+}
+
+/// Writes a script's reply: its value, or its error with the script and line.
+fn reply_outcome(
+    ctx: &mut Ctx<'_>,
+    invocation: &Invocation<'_>,
+    outcome: mlua::Result<Result<Value, mlua::Table>>,
+    resp3: bool,
+) -> CmdResult {
     match outcome.map_err(lua_failure)? {
         Ok(value) => convert::lua_to_reply(&value, ctx.reply, resp3, 0),
         Err(table) => {
@@ -382,8 +472,11 @@ fn script_call(
             b"Please specify at least one argument for this redis lib call",
         ));
     }
-    let mut bytes = Vec::new();
-    let mut ranges = Vec::with_capacity(values.len());
+    let CallBuffers {
+        mut bytes,
+        mut ranges,
+        reply: mut scratch,
+    } = CALL_BUFFERS.with(|buffers| std::mem::take(&mut *buffers.borrow_mut()));
     for value in values {
         let text = match value {
             Value::String(s) => s,
@@ -431,23 +524,54 @@ fn script_call(
         // As Redis, a write called is a write made: SCRIPT KILL no longer stops the script.
         server.scripts.busy.mark_write();
     }
-    let mut scratch = Reply::new();
     scratch.set_resp3(resp3);
     std::mem::swap(ctx.reply, &mut scratch);
     // As a queued command: its statistics too, and one call site of `finish` keeps the
     // single-command path's inlining (decisions/0230).
     super::call_queued(ctx, id, args);
     std::mem::swap(ctx.reply, &mut scratch);
-    let bytes = scratch.bytes();
-    if bytes.first() == Some(&b'-') {
-        let end = bytes
+    let out = scratch.bytes();
+    let result = if out.first() == Some(&b'-') {
+        let end = out
             .windows(2)
             .position(|w| w == b"\r\n")
-            .unwrap_or(bytes.len());
-        return Err(error_text(&bytes[..end]));
+            .unwrap_or(out.len());
+        Err(error_text(&out[..end]))
+    } else {
+        let mut at = 0;
+        convert::reply_to_lua(lua, out, &mut at).map_err(lua_error)
+    };
+    if bytes.capacity() <= KEEP_CALL_BUFFER && scratch.capacity() <= KEEP_CALL_BUFFER {
+        bytes.clear();
+        ranges.clear();
+        scratch.discard();
+        CALL_BUFFERS.with(|buffers| {
+            *buffers.borrow_mut() = CallBuffers {
+                bytes,
+                ranges,
+                reply: scratch,
+            }
+        });
     }
-    let mut at = 0;
-    convert::reply_to_lua(lua, bytes, &mut at).map_err(lua_error)
+    result
+}
+
+/// A call's buffers larger than this are dropped after it rather than kept for the next (a
+/// script that once read a large value keeps no large buffer).
+const KEEP_CALL_BUFFER: usize = 16 * 1024;
+
+/// The buffers of a `redis.call`: its arguments and its reply, kept from one call to the
+/// next on each thread (three allocations a call otherwise).
+#[derive(Default)]
+struct CallBuffers {
+    bytes: Vec<u8>,
+    ranges: Vec<std::ops::Range<usize>>,
+    reply: Reply,
+}
+
+thread_local! {
+    static CALL_BUFFERS: std::cell::RefCell<CallBuffers> =
+        std::cell::RefCell::new(CallBuffers::default());
 }
 
 fn argument_type_error() -> Vec<u8> {
@@ -458,7 +582,7 @@ fn argument_type_error() -> Vec<u8> {
 fn script_load(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
     let mut guard = ctx.server.scripts.lock();
     let engine = engine(ctx, &mut guard)?;
-    let (sha, _, _) = engine.load(args.get(2)).map_err(ErrorReply::err)?;
+    let sha = engine.load(args.get(2)).map_err(ErrorReply::err)?;
     drop(guard);
     ctx.reply.bulk(&sha);
     Ok(())

@@ -79,6 +79,11 @@ impl<'a> Shards<'a> {
         self.held.is_some()
     }
 
+    /// The shards held, given back (`None` if each command locks its own).
+    pub fn into_held(self) -> Option<Locked<'a>> {
+        self.held.map(RefCell::into_inner)
+    }
+
     /// The keyspace.
     pub fn keyspace(&self) -> &'a Keyspace {
         self.keyspace

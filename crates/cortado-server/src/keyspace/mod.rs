@@ -754,6 +754,10 @@ pub struct Keyspace {
     long_holds: std::sync::atomic::AtomicUsize,
 }
 
+/// How many times a command waiting for a shard a long holder (a script) has yields its
+/// thread and tries again before it waits off the runtime's worker.
+const CONTENDED_YIELDS: u32 = 8;
+
 /// Runs `f`, which may block, with the current tokio worker's other tasks handed to another
 /// thread first (on a multi-threaded runtime; elsewhere, as it is), so the runtime goes on
 /// serving other connections meanwhile.
@@ -886,6 +890,18 @@ impl Keyspace {
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
         };
         if self.long_holds.load(Ordering::SeqCst) != 0 {
+            // Most holds of every shard are short scripts: a few yields see most of them
+            // end without handing the worker's other tasks to another thread.
+            for _ in 0..CONTENDED_YIELDS {
+                std::thread::yield_now();
+                match self.shards[i].try_lock() {
+                    Ok(guard) => return guard,
+                    Err(std::sync::TryLockError::Poisoned(poisoned)) => {
+                        return poisoned.into_inner()
+                    }
+                    Err(std::sync::TryLockError::WouldBlock) => {}
+                }
+            }
             off_the_runtime(lock)
         } else {
             lock()
@@ -1179,5 +1195,16 @@ impl<'a> Locked<'a> {
     /// The keyspace the shards belong to.
     pub fn keyspace(&self) -> &'a Keyspace {
         self.keyspace
+    }
+
+    /// Reads the time again for every shard held, as locking them would: a hold kept from one
+    /// command to the next gives each its own time.
+    pub fn refresh_time(&mut self) {
+        let now = self.keyspace.time.now_nanos();
+        self.now = now;
+        match &mut self.guards {
+            Guards::One(_, guard) => guard.set_time(now),
+            Guards::Many(guards) => guards.iter_mut().for_each(|(_, g)| g.set_time(now)),
+        }
     }
 }

@@ -23,17 +23,23 @@
 //!   frame (skipping C frames and this module's own Lua), which the reply prints as
 //!   `script: <sha>, on @user_script:<line>.`. The handler reads the stack through
 //!   [`mlua::Lua::inspect_stack`], so the unsafe `debug` library is never loaded.
-//! - **`redis.call`** and **`redis.pcall`** are Rust functions the running script sets for
-//!   its length ([`mlua::Lua::scope`]), so they may borrow the command's context. A Rust
-//!   function cannot raise a table as Redis's C does; it raises a [`ScriptError`] that the
-//!   error handler turns into the table. (A Lua wrapper raising the table would lose the
+//! - **`redis.call`** and **`redis.pcall`** are Rust functions made once per engine; they
+//!   run the running script's commands through a runner the script's command lends them for
+//!   its run ([`with_commands`], on the running thread), which borrows the command's context.
+//!   A Rust function cannot raise a table as Redis's C does; it raises a [`ScriptError`] that
+//!   the error handler turns into the table. (A Lua wrapper raising the table would lose the
 //!   script's line: `return redis.call(...)` is a tail call, which drops the script's frame.)
+//! - **`KEYS` and `ARGV`** are two tables kept for the engine: it sets entries 1 to n before
+//!   a run and the runner removes anything else first (not after the run: the reply may be
+//!   these tables), so a run leaves no garbage of its own. Globals are read through a table
+//!   `__index` (no Lua call); a missing one reaches the real globals' `__index`, which raises.
 //! - **A hook** every [`HOOK_INSTRUCTIONS`] instructions lets a script be stopped
 //!   (`SCRIPT KILL`, `FUNCTION KILL`, `SHUTDOWN NOSAVE`) and wakes the runtime at the first
 //!   look of a long script ([`busy`]); `pcall` and `xpcall` raise the stop again.
 //! - **`bit`, `cjson`, `cmsgpack` and `struct`** are Rust (`libs`), read-only as `string`.
 //!
-//! See `docs/decisions/0231-server-lua.md` and `0232-server-lua-busy-functions.md`.
+//! See `docs/decisions/0231-server-lua.md`, `0232-server-lua-busy-functions.md` and
+//! `0233-server-script-path.md`.
 //!
 //! [`cmd::scripting`]: crate::cmd::scripting
 
@@ -128,8 +134,10 @@ pub struct Engine {
     lua: Lua,
     env: Table,
     runner: Function,
-    /// The real `redis` table (the scripts see a read-only proxy).
-    redis: Table,
+    /// The `KEYS` and `ARGV` tables, filled for each run (the runner removes whatever else
+    /// they hold).
+    keys: Table,
+    argv: Table,
     /// The running script's `redis.setresp`.
     resp: Arc<AtomicU8>,
     /// The running script, as other connections see it (and the hook, a library's load).
@@ -266,15 +274,18 @@ impl Engine {
                 )),
             }
         })?;
+        let call = lua.create_function(|_, args: MultiValue| call_lent(args, true))?;
+        let pcall = lua.create_function(|_, args: MultiValue| call_lent(args, false))?;
         let handler = lua.create_function(error_handler)?;
         #[allow(clippy::type_complexity)]
-        let (env, runner, redis, library_env, load_library, function_runner): (
+        let (env, runner, library_env, load_library, function_runner, keys, argv): (
             Table,
             Function,
             Table,
+            Function,
+            Function,
             Table,
-            Function,
-            Function,
+            Table,
         ) = lua.load(SETUP).set_name("=redis").call((
             sha1hex,
             log,
@@ -283,12 +294,15 @@ impl Engine {
             set_repl,
             handler,
             check_killed,
+            call,
+            pcall,
         ))?;
         Ok(Engine {
             lua,
             env,
             runner,
-            redis,
+            keys,
+            argv,
             resp,
             busy,
             scripts: HashMap::new(),
@@ -304,11 +318,6 @@ impl Engine {
         self.resp.load(Ordering::Relaxed)
     }
 
-    /// The real `redis` table, where the running script's `call` and `pcall` are set.
-    pub fn redis(&self) -> &Table {
-        &self.redis
-    }
-
     /// The Lua state.
     pub fn lua(&self) -> &Lua {
         &self.lua
@@ -320,17 +329,16 @@ impl Engine {
     }
 
     /// The cached script of `sha` (lowercase), with its shebang's flags.
-    pub fn get(&self, sha: &[u8; 40]) -> Option<(Function, Option<u8>)> {
-        self.scripts.get(sha).cloned()
+    pub fn get(&self, sha: &[u8; 40]) -> Option<&(Function, Option<u8>)> {
+        self.scripts.get(sha)
     }
 
-    /// Compiles and caches `body` (if it is not cached); its SHA1, the function and the flags
-    /// of its `#!lua` line, or Redis's error (without its code).
-    #[allow(clippy::type_complexity)]
-    pub fn load(&mut self, body: &[u8]) -> Result<([u8; 40], Function, Option<u8>), String> {
+    /// Compiles and caches `body` (if it is not cached); its SHA1, or Redis's error (without
+    /// its code).
+    pub fn load(&mut self, body: &[u8]) -> Result<[u8; 40], String> {
         let sha = sha1_hex(body);
-        if let Some((f, flags)) = self.scripts.get(&sha) {
-            return Ok((sha, f.clone(), *flags));
+        if self.scripts.contains_key(&sha) {
+            return Ok(sha);
         }
         let flags = script_flags(body)?;
         // The `#!` line is blanked, its line break kept: Lua would not read it.
@@ -352,8 +360,8 @@ impl Engine {
                 };
                 format!("Error compiling script (new function): {message}")
             })?;
-        self.scripts.insert(sha, (f.clone(), flags));
-        Ok((sha, f, flags))
+        self.scripts.insert(sha, (f, flags));
+        Ok(sha)
     }
 
     /// `FUNCTION LOAD [REPLACE]`: compiles and registers the library of `code` into
@@ -385,11 +393,10 @@ impl Engine {
         keys: crate::cmd::Args<'_>,
         argv: crate::cmd::Args<'_>,
     ) -> mlua::Result<Result<Value, Table>> {
-        let globals = self.lua.globals();
-        globals.raw_set("KEYS", self.strings(keys)?)?;
-        globals.raw_set("ARGV", self.strings(argv)?)?;
+        self.fill(&self.keys, keys)?;
+        self.fill(&self.argv, argv)?;
         self.resp.store(2, Ordering::Relaxed);
-        let outcome = self.runner.call(script)?;
+        let outcome = self.runner.call((script, keys.len(), argv.len()))?;
         self.outcome(outcome)
     }
 
@@ -405,6 +412,18 @@ impl Engine {
         self.resp.store(2, Ordering::Relaxed);
         let outcome = self.function_runner.call((function, keys, argv))?;
         self.outcome(outcome)
+    }
+
+    /// Sets entries 1 to n of `table` to the n `args`, as [`strings`](Self::strings) makes a
+    /// new table.
+    fn fill(&self, table: &Table, args: crate::cmd::Args<'_>) -> mlua::Result<()> {
+        for (i, arg) in args.iter().enumerate() {
+            match std::str::from_utf8(arg) {
+                Ok(text) => table.raw_set(i + 1, text)?,
+                Err(_) => table.raw_set(i + 1, self.lua.create_string(arg)?)?,
+            }
+        }
+        Ok(())
     }
 
     /// A Lua array of `args`. Arguments that are UTF-8 (most are) go in as `&str`, which
@@ -442,6 +461,36 @@ impl Engine {
             }
         }
     }
+}
+
+/// What `redis.call` (`true`: an error raises) and `redis.pcall` (`false`: an error is
+/// returned as a table) hand the running script's command runner: the arguments, and whether
+/// to raise.
+pub type CommandCall = (MultiValue, bool);
+
+thread_local! {
+    /// The running script's command runner, lent by [`with_commands`].
+    static COMMANDS: crate::sys::LendSlot<CommandCall, mlua::Result<Value>> =
+        const { crate::sys::LendSlot::new() };
+}
+
+/// Runs `body` (which runs a script) with `commands` as what its `redis.call` and
+/// `redis.pcall` call. The two are Lua functions made once per engine that find the runner
+/// here, on the running thread: made for each run (`Lua::scope`, which lets them borrow the
+/// command's context), they cost about 10,000 instructions a script, their garbage
+/// included (decisions/0233).
+pub fn with_commands<T>(
+    commands: &mut dyn FnMut(CommandCall) -> mlua::Result<Value>,
+    body: impl FnOnce() -> T,
+) -> T {
+    COMMANDS.with(|slot| slot.lend(commands, body))
+}
+
+/// `redis.call` or `redis.pcall`: the lent command runner's result.
+fn call_lent(args: MultiValue, raise_errors: bool) -> mlua::Result<Value> {
+    COMMANDS
+        .with(|slot| slot.with(|commands| commands((args, raise_errors))))
+        .unwrap_or_else(|| Err(raise("redis.call is available only while a script runs")))
 }
 
 /// The flags of an `EVAL` script's `#!lua [flags=a,b]` first line (`None` without one), or

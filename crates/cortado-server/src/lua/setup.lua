@@ -1,7 +1,7 @@
 -- Builds the scripts' sandbox and the `redis` library (see mod.rs). Given the library's Rust
--- functions and the error handler; returns the scripts' environment, the runner and the real
--- `redis` table.
-local sha1hex, log, error_reply, setresp, set_repl, handler, check_killed = ...
+-- functions and the error handler; returns the scripts' environment and runner, and the
+-- functions' environment, library loader and runner.
+local sha1hex, log, error_reply, setresp, set_repl, handler, check_killed, call, pcall_command = ...
 local G = _G
 local error, rawget, select, setmetatable, tostring, type, xpcall =
     error, rawget, select, setmetatable, tostring, type, xpcall
@@ -21,8 +21,10 @@ local function readonly(t)
     return setmetatable({}, { __index = t, __newindex = readonly_error, __metatable = false })
 end
 
--- redis.call and redis.pcall are set for each script's run.
+-- redis.call and redis.pcall run the running script's commands (mod.rs: with_commands).
 local redis = {}
+redis.call = call
+redis.pcall = pcall_command
 redis.sha1hex = sha1hex
 redis.error_reply = error_reply
 redis.log = log
@@ -46,18 +48,38 @@ for _, name in ipairs({ 'string', 'math', 'table', 'coroutine', 'bit', 'cjson', 
     G[name] = readonly(G[name])
 end
 
-local env = setmetatable({}, {
+-- A script reads the real globals through a table `__index` (no Lua call for a global that
+-- exists); one that does not exist reaches G's own `__index`, which raises. Level 2 is the
+-- script's frame either way: a table `__index` adds no frame.
+setmetatable(G, {
     __index = function(_, k)
-        local v = rawget(G, k)
-        if v == nil then
-            error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-        end
-        return v
+        error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
     end,
+    __metatable = false,
+})
+local env = setmetatable({}, {
+    __index = G,
     __newindex = readonly_error,
     __metatable = false,
 })
 G._G = env
+
+-- KEYS and ARGV: the same two tables every run. The engine sets entries 1 to n before a
+-- run (n_keys, n_argv); the runner then makes sure they hold nothing else (a longer previous
+-- run, keys a script added): n keys counted means exactly 1 to n, which are all set. Not
+-- emptied after a run: its reply may be these very tables.
+local keys, argv = {}, {}
+G.KEYS, G.ARGV = keys, argv
+local next = next
+local function trim(t, n)
+    local count = 0
+    for _ in next, t do count = count + 1 end
+    if count == n then return end
+    local kept = {}
+    for i = 1, n do kept[i] = t[i] end
+    for k in next, t do t[k] = nil end
+    for i = 1, n do t[i] = kept[i] end
+end
 
 -- Code a script compiles runs in the scripts' environment too, not in the real globals.
 local function sandboxed(f, message)
@@ -75,8 +97,11 @@ end
 G.pcall = function(...) return unless_killed(pcall(...)) end
 G.xpcall = function(...) return unless_killed(xpcall(...)) end
 
--- Runs a script's chunk (KEYS and ARGV set) through the error handler.
-local function run(f)
+-- Runs a script's chunk through the error handler, KEYS and ARGV trimmed to their first
+-- n_keys and n_argv entries (the engine's).
+local function run(f, n_keys, n_argv)
+    trim(keys, n_keys)
+    trim(argv, n_argv)
     return xpcall(f, handler)
 end
 
@@ -205,4 +230,4 @@ local function load_library(chunk)
     return nil, err.err
 end
 
-return env, run, redis, library_env, load_library, run_function
+return env, run, library_env, load_library, run_function, keys, argv

@@ -49,6 +49,39 @@ fn busy_script_other_client_gets_busy_and_script_kill_ends_it() {
 }
 
 #[test]
+fn busy_script_in_a_pipelined_run_gets_killed_and_the_run_goes_on() {
+    // The endless script runs under the hold its pipelined run keeps; the other client's
+    // commands still get `-BUSY`, `SCRIPT KILL` still stops it, and the next script of the
+    // run (under the same hold) and the other client then run.
+    let server = TestServer::with_args(&["--busy-reply-threshold", "100"]);
+    let mut runner = server.raw();
+    let mut other = server.raw();
+    assert_eq!(other.call(&["SET", "k", "v"]), Frame::Simple("OK".into()));
+    let mut pipeline = Vec::new();
+    for script in [
+        "return redis.call('incr', 'n')",
+        ENDLESS,
+        "return redis.call('incr', 'n')",
+    ] {
+        pipeline.extend_from_slice(
+            format!(
+                "*3\r\n$4\r\nEVAL\r\n${}\r\n{script}\r\n$1\r\n0\r\n",
+                script.len()
+            )
+            .as_bytes(),
+        );
+    }
+    runner.send(&pipeline);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(other.call(&["GET", "k"]), Frame::Error(BUSY.into()));
+    assert_eq!(other.call(&["SCRIPT", "KILL"]), Frame::Simple("OK".into()));
+    assert_eq!(runner.read(), Some(Frame::Int(1)));
+    assert!(matches!(runner.read(), Some(Frame::Error(e)) if e.starts_with("ERR Script killed")));
+    assert_eq!(runner.read(), Some(Frame::Int(2)));
+    assert_eq!(other.call(&["GET", "n"]), Frame::Bulk(b"2".to_vec()));
+}
+
+#[test]
 fn busy_script_under_threshold_makes_others_wait_not_fail() {
     let server = TestServer::with_args(&["--busy-reply-threshold", "5000"]);
     let mut runner = server.raw();

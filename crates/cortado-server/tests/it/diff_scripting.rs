@@ -54,6 +54,39 @@ fn scripting_returns_of_every_type_match_redis() {
 }
 
 #[test]
+fn scripting_keys_and_argv_changed_by_a_script_are_fresh_at_the_next_run() {
+    let Some(pair) = Pair::start(&[]) else {
+        return;
+    };
+    let (mut redis, mut ours) = pair.clients();
+    let count = "local n = 0 for _ in pairs(KEYS) do n = n + 1 end \
+        for _ in pairs(ARGV) do n = n + 1 end return {n, #KEYS, #ARGV, KEYS[1], ARGV[1]}";
+    assert_same_replies(
+        &mut redis,
+        &mut ours,
+        &[
+            &[
+                "EVAL",
+                "KEYS.extra = 1 KEYS[7] = 'x' ARGV[1] = nil table.insert(ARGV, 'y') \
+                 return {KEYS, ARGV}",
+                "3",
+                "k1",
+                "k2",
+                "k3",
+                "a1",
+                "a2",
+            ],
+            &["EVAL", count, "1", "only", "arg"],
+            &["EVAL", count, "0"],
+            &["EVAL", "KEYS[1] = 'changed' error('boom')", "1", "k"],
+            &["EVAL", count, "1", "kept"],
+            &["EVAL", "return {KEYS, {ARGV}}", "2", "k1", "k2", "a1"],
+            &["EVAL", count, "0", "a"],
+        ],
+    );
+}
+
+#[test]
 fn scripting_resp3_client_conversions_match_redis() {
     let Some(pair) = Pair::start(&[]) else {
         return;
@@ -261,5 +294,110 @@ fn scripting_eval_inside_exec_matches_redis() {
     );
     for _ in 0..3 {
         assert_eq!(redis_sub.read(), ours_sub.read());
+    }
+}
+
+/// The RESP encoding of one command.
+fn encoded(args: &[&str]) -> String {
+    let mut out = format!("*{}\r\n", args.len());
+    for arg in args {
+        out.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+    }
+    out
+}
+
+#[test]
+fn scripting_pipelined_runs_of_scripts_among_other_commands_match_redis() {
+    let Some(pair) = Pair::start(&[]) else {
+        return;
+    };
+    let incr = "return redis.call('incr', KEYS[1])";
+    let sha = String::from_utf8(cortado_server::lua::sha1_hex(incr.as_bytes()).to_vec()).unwrap();
+    let mut pipeline = encoded(&["SCRIPT", "LOAD", incr]);
+    // More scripts in a row than one hold runs, and other commands between runs.
+    for i in 0..70 {
+        pipeline.push_str(&encoded(&["EVALSHA", &sha, "1", "c"]));
+        if i % 20 == 19 {
+            pipeline.push_str(&encoded(&["GET", "c"]));
+        }
+    }
+    pipeline.push_str(&encoded(&[
+        "EVAL",
+        "return redis.call('incr', KEYS[1])",
+        "1",
+        "s",
+    ]));
+    pipeline.push_str(&encoded(&[
+        "EVAL",
+        "return redis.call('get', KEYS[1])",
+        "1",
+        "c",
+    ]));
+    pipeline.push_str(&encoded(&["SET", "s", "text"]));
+    pipeline.push_str(&encoded(&[
+        "EVAL",
+        "return redis.call('incr', KEYS[1])",
+        "1",
+        "s",
+    ]));
+    pipeline.push_str(&encoded(&[
+        "EVAL_RO",
+        "return redis.call('del', KEYS[1])",
+        "1",
+        "c",
+    ]));
+    pipeline.push_str(&encoded(&[
+        "EVALSHA",
+        "0000000000000000000000000000000000000000",
+        "0",
+    ]));
+    pipeline.push_str(&encoded(&["EXISTS", "c", "s"]));
+    pipeline.push_str(&encoded(&[
+        "EVAL",
+        "return {KEYS[1], ARGV[1]}",
+        "1",
+        "k",
+        "a",
+    ]));
+    pipeline.push_str("PING\r\n");
+    pipeline.push_str(&encoded(&["EVAL", "return redis.call('get', 'c')", "0"]));
+    // A RESP3 client subscribed to its own events: the scripts' events go before each
+    // script's reply.
+    pipeline.push_str(&encoded(&["HELLO", "3"]));
+    pipeline.push_str(&encoded(&[
+        "CONFIG",
+        "SET",
+        "notify-keyspace-events",
+        "KEA",
+    ]));
+    pipeline.push_str(&encoded(&["SUBSCRIBE", "__keyevent@0__:incrby"]));
+    for _ in 0..3 {
+        pipeline.push_str(&encoded(&[
+            "EVAL",
+            "return redis.call('incrby', KEYS[1], 2)",
+            "1",
+            "e",
+        ]));
+    }
+    pipeline.push_str(&encoded(&["EVALSHA", &sha, "1", "c"]));
+    pipeline.push_str(&encoded(&["CONFIG", "SET", "notify-keyspace-events", ""]));
+    let (want, got) = pair.exchange(pipeline.as_bytes());
+    assert!(want.text().contains(":71\r\n"), "{}", want.text());
+    assert_eq!(
+        without_client_id(&got.text()),
+        without_client_id(&want.text())
+    );
+}
+
+/// `HELLO`'s reply without the connection's id, which differs between the servers.
+fn without_client_id(text: &str) -> String {
+    let field = "$2\r\nid\r\n:";
+    match text.find(field) {
+        Some(at) => {
+            let rest = &text[at + field.len()..];
+            let end = rest.find("\r\n").unwrap_or(rest.len());
+            format!("{}{}", &text[..at + field.len()], &rest[end..])
+        }
+        None => text.to_owned(),
     }
 }
