@@ -196,7 +196,7 @@ impl RealRedis {
             return None;
         }
         let port = free_port();
-        let child = Command::new("redis-server")
+        let mut child = Command::new("redis-server")
             .args([
                 "--port",
                 &port.to_string(),
@@ -223,6 +223,11 @@ impl RealRedis {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+        // A server of another process may hold the port: ours then fails to bind and exits.
+        assert!(
+            matches!(child.try_wait(), Ok(None)),
+            "redis-server exited: port {port} taken by another process"
+        );
         Some(Self { addr, child })
     }
 
@@ -250,10 +255,23 @@ pub fn program_available(program: &str, arg: &str) -> bool {
         .is_ok()
 }
 
+///
+/// The port is free only until a server takes it, and the OS may hand the same free port to
+/// two tests running at once, whose two servers would then share one listener (a differential
+/// test once talked to another test's `redis-server`). So no port is handed out twice in this
+/// process.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if !handed_out.contains(&port) {
+            handed_out.push(port);
+            return port;
+        }
+    }
 }
