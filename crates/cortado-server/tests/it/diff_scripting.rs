@@ -321,65 +321,38 @@ fn scripting_pipelined_runs_of_scripts_among_other_commands_match_redis() {
             pipeline.push_str(&encoded(&["GET", "c"]));
         }
     }
-    pipeline.push_str(&encoded(&[
-        "EVAL",
-        "return redis.call('incr', KEYS[1])",
-        "1",
-        "s",
-    ]));
-    pipeline.push_str(&encoded(&[
-        "EVAL",
-        "return redis.call('get', KEYS[1])",
-        "1",
-        "c",
-    ]));
-    pipeline.push_str(&encoded(&["SET", "s", "text"]));
-    pipeline.push_str(&encoded(&[
-        "EVAL",
-        "return redis.call('incr', KEYS[1])",
-        "1",
-        "s",
-    ]));
-    pipeline.push_str(&encoded(&[
-        "EVAL_RO",
-        "return redis.call('del', KEYS[1])",
-        "1",
-        "c",
-    ]));
-    pipeline.push_str(&encoded(&[
-        "EVALSHA",
-        "0000000000000000000000000000000000000000",
-        "0",
-    ]));
-    pipeline.push_str(&encoded(&["EXISTS", "c", "s"]));
-    pipeline.push_str(&encoded(&[
-        "EVAL",
-        "return {KEYS[1], ARGV[1]}",
-        "1",
-        "k",
-        "a",
-    ]));
-    pipeline.push_str("PING\r\n");
-    pipeline.push_str(&encoded(&["EVAL", "return redis.call('get', 'c')", "0"]));
-    // A RESP3 client subscribed to its own events: the scripts' events go before each
-    // script's reply.
-    pipeline.push_str(&encoded(&["HELLO", "3"]));
-    pipeline.push_str(&encoded(&[
-        "CONFIG",
-        "SET",
-        "notify-keyspace-events",
-        "KEA",
-    ]));
-    pipeline.push_str(&encoded(&["SUBSCRIBE", "__keyevent@0__:incrby"]));
-    for _ in 0..3 {
-        pipeline.push_str(&encoded(&[
-            "EVAL",
-            "return redis.call('incrby', KEYS[1], 2)",
-            "1",
-            "e",
-        ]));
+    let incr_s: &[&str] = &["EVAL", "return redis.call('incr', KEYS[1])", "1", "s"];
+    let incrby_e: &[&str] = &["EVAL", "return redis.call('incrby', KEYS[1], 2)", "1", "e"];
+    let before_inline: [&[&str]; 8] = [
+        incr_s,
+        &["EVAL", "return redis.call('get', KEYS[1])", "1", "c"],
+        &["SET", "s", "text"],
+        incr_s,
+        &["EVAL_RO", "return redis.call('del', KEYS[1])", "1", "c"],
+        &["EVALSHA", "0000000000000000000000000000000000000000", "0"],
+        &["EXISTS", "c", "s"],
+        &["EVAL", "return {KEYS[1], ARGV[1]}", "1", "k", "a"],
+    ];
+    let after_inline: [&[&str]; 8] = [
+        &["EVAL", "return redis.call('get', 'c')", "0"],
+        // A RESP3 client subscribed to its own events: the scripts' events go before each
+        // script's reply.
+        &["HELLO", "3"],
+        &["CONFIG", "SET", "notify-keyspace-events", "KEA"],
+        &["SUBSCRIBE", "__keyevent@0__:incrby"],
+        incrby_e,
+        incrby_e,
+        incrby_e,
+        &["EVALSHA", &sha, "1", "c"],
+    ];
+    for command in before_inline {
+        pipeline.push_str(&encoded(command));
     }
-    pipeline.push_str(&encoded(&["EVALSHA", &sha, "1", "c"]));
+    // An inline command between runs.
+    pipeline.push_str("PING\r\n");
+    for command in after_inline {
+        pipeline.push_str(&encoded(command));
+    }
     pipeline.push_str(&encoded(&["CONFIG", "SET", "notify-keyspace-events", ""]));
     let (want, got) = pair.exchange(pipeline.as_bytes());
     assert!(want.text().contains(":71\r\n"), "{}", want.text());
