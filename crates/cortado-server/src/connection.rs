@@ -259,12 +259,7 @@ impl Connection<'_> {
             };
             match self.parser.parse(&self.buf[start..], limits) {
                 Ok(Some(n)) => {
-                    let args = match self.parser.source() {
-                        Source::Buffer => {
-                            Args::new(&self.buf[start..start + n], self.parser.args())
-                        }
-                        Source::Inline => Args::new(self.parser.inline_bytes(), self.parser.args()),
-                    };
+                    let args = parsed_args(&self.parser, &self.buf[start..start + n]);
                     if may_hold(args) {
                         start += run_script_batch(
                             self.server,
@@ -387,6 +382,16 @@ impl Connection<'_> {
     }
 }
 
+/// The arguments of the command `parser` just read from `frame` (its bytes in the buffer; an
+/// inline command's are in the parser).
+#[inline(always)]
+fn parsed_args<'a>(parser: &'a RequestParser, frame: &'a [u8]) -> Args<'a> {
+    match parser.source() {
+        Source::Buffer => Args::new(frame, parser.args()),
+        Source::Inline => Args::new(parser.inline_bytes(), parser.args()),
+    }
+}
+
 /// Answers a protocol error with Redis's error; the client is closed after its replies.
 fn protocol_error(server: &Server, client: &mut Client, reply: &mut Reply, error: &ProtocolError) {
     tracing::debug!(id = client.id, "protocol error: {}", error.0);
@@ -427,10 +432,7 @@ fn run_script_batch<'f>(
     let mut hold = ScriptHold::default();
     let mut used = 0;
     loop {
-        let args = match parser.source() {
-            Source::Buffer => Args::new(&buf[used..used + n], parser.args()),
-            Source::Inline => Args::new(parser.inline_bytes(), parser.args()),
-        };
+        let args = parsed_args(parser, &buf[used..used + n]);
         (client, reply) = execute_holding(server, client, reply, args, &mut hold);
         parser.finish();
         used += n;

@@ -524,16 +524,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn resize_power_of_two_smaller_or_larger_keeps_every_count() {
-        let mut sketch = FrequencySketch::with_seed(1_024, 9);
+    /// Counts 2,000 keys 0 to 6 times each in `sketch`; the keys and the counts it reads.
+    fn counted_keys(sketch: &mut FrequencySketch) -> (Vec<u64>, Vec<u8>) {
         let keys: Vec<u64> = (0..2_000u64).map(mix64).collect();
         for (n, &key) in keys.iter().enumerate() {
             for _ in 0..n % 7 {
                 sketch.increment(key);
             }
         }
-        let before: Vec<u8> = keys.iter().map(|&k| sketch.frequency(k)).collect();
+        let counts = keys.iter().map(|&k| sketch.frequency(k)).collect();
+        (keys, counts)
+    }
+
+    #[test]
+    fn resize_power_of_two_smaller_or_larger_keeps_every_count() {
+        let mut sketch = FrequencySketch::with_seed(1_024, 9);
+        let (keys, before) = counted_keys(&mut sketch);
         for capacity in [2_048, 256, 4_096] {
             sketch.resize(capacity);
             assert_eq!(sketch.memory_bytes(), capacity * 8);
@@ -546,13 +552,7 @@ mod tests {
     #[test]
     fn resize_exact_smaller_or_larger_keeps_every_count() {
         let mut sketch = FrequencySketch::with_seed_exact(1_000, 9);
-        let keys: Vec<u64> = (0..2_000u64).map(mix64).collect();
-        for (n, &key) in keys.iter().enumerate() {
-            for _ in 0..n % 7 {
-                sketch.increment(key);
-            }
-        }
-        let before: Vec<u8> = keys.iter().map(|&k| sketch.frequency(k)).collect();
+        let (keys, before) = counted_keys(&mut sketch);
         let unseen_at_zero = |sketch: &FrequencySketch| {
             (10_000..11_000u64)
                 .filter(|&k| sketch.frequency(mix64(k)) == 0)
