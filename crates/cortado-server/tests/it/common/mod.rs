@@ -243,7 +243,6 @@ impl Drop for RealRedis {
     }
 }
 
-/// A port nobody listens on right now.
 /// Whether `program` runs (started with `arg`, such as `--version`): tests that drive an
 /// installed tool skip, with a note, where it is missing.
 pub fn program_available(program: &str, arg: &str) -> bool {
@@ -255,6 +254,7 @@ pub fn program_available(program: &str, arg: &str) -> bool {
         .is_ok()
 }
 
+/// A port nobody listens on right now.
 ///
 /// The port is free only until a server takes it, and the OS may hand the same free port to
 /// two tests running at once, whose two servers would then share one listener (a differential
