@@ -81,8 +81,10 @@ where
         let (expired, deadlines) = if timed {
             let expired = self.is_expired(i, now);
             let current = (!expired).then(|| self.deadline(i));
+            // An expired value's timer may still be in the wheel: the write replaces it (with
+            // none, if it gives no lifetime), or the wheel would expire the new value.
             let deadlines =
-                (self.rules.is_active() || ttl.is_some() || current.flatten().is_some())
+                (expired || self.rules.is_active() || ttl.is_some() || current.flatten().is_some())
                     .then(|| self.rules.on_write(&key, &value, now, ttl, current));
             (expired, deadlines)
         } else {

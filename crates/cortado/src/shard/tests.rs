@@ -70,6 +70,23 @@ fn insert_over_expired_entry_not_yet_advanced_counts_eviction_weight() {
 }
 
 #[test]
+fn insert_without_lifetime_over_expired_entry_not_yet_advanced_keeps_new_value() {
+    // No rule gives lifetimes: only the first write's explicit one put a timer in the wheel.
+    let config = ShardConfig::plain(Some(100), EvictionPolicy::default());
+    let mut shard: Shard<u64, u64, _> =
+        Shard::new(&config, hashbrown::DefaultHashBuilder::default());
+    let h = shard.hash(&1);
+    shard.insert(h, 1, 7, 0, Some(Duration::from_nanos(10)));
+    // Due at 10, not yet advanced: the write replaces the expired value with one that has no
+    // lifetime, and the old timer must not expire it.
+    shard.insert(h, 1, 3, 20, None);
+    shard.advance(21);
+    assert_eq!(shard.get(h, &1, 22), Some(&3));
+    assert_eq!(shard.expires_after(h, &1, 22), Some(None));
+    shard.validate();
+}
+
+#[test]
 fn slot_u64_entry_tag_in_niche_24_bytes() {
     // Key, value, the deferred-read count and the tag share three words.
     assert_eq!(std::mem::size_of::<Option<Entry<u64, u64>>>(), 24);
