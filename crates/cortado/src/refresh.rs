@@ -32,12 +32,16 @@
 //!
 //! # Design
 //!
-//! - **Write times.** With the setting, each shard keeps the time of each slot's last write
-//!   (8 bytes per slot, in an array beside the slab; none without it), which a read compares
-//!   with the interval under the shard's read lock, where it checks deadlines: a read of a
-//!   cache with neither expiry nor refresh tests nothing new, one with expiry a flag (the
-//!   measured cost without the setting, about one instruction per operation whose source was
-//!   not found, is in `docs/decisions/0017-refresh-after-write.md`). A refreshing cache reads
+//! - **Check times.** With the setting, each shard keeps, per slot, the earlier of when the
+//!   entry is due for a reload (its last write plus the interval) and its deadline (8 bytes
+//!   per slot, in an array beside the slab; none without it). A read of a refreshing cache
+//!   compares this one time instead of the deadline, under the shard's read lock, and only
+//!   once it has passed looks at which of the two it was: a hit costs what a hit of a cache
+//!   with a lifetime costs. A read of a cache with neither expiry nor refresh tests nothing
+//!   new, one with expiry a flag. Due times after their deadline (an interval longer than a
+//!   lifetime) are kept aside in a map by slot. Measurements:
+//!   `docs/decisions/0017-refresh-after-write.md`, `0019-refresh-due-times.md` and
+//!   `0020-refresh-check-folds-deadline.md`. A refreshing cache reads
 //!   the clock on every operation, as a cache with a time to live does (the processor's
 //!   counter: see the `time` module and `docs/decisions/0018-clock-source.md`).
 //! - **One reload per key.** A reload is a load in the shard's map of loads in flight (the

@@ -337,9 +337,12 @@ pub(crate) struct Shard<K, V, S> {
     /// Whether the policy ranks entries by deadline, which it is told at each change
     /// ([`tell_policy_deadline`](Self::tell_policy_deadline)).
     orders_by_deadline: bool,
-    /// When each slot's entry becomes due for a reload (its last write plus `refresh_after`),
-    /// by slot, kept only for refresh after write.
-    refresh_times: Vec<u64>,
+    /// When a read must look closer at each slot's entry: the earlier of its reload's due
+    /// time (its last write plus `refresh_after`) and its deadline; kept only for refresh
+    /// after write (see `refresh_times`).
+    refresh_checks: Vec<u64>,
+    /// The due times later than their slot's deadline, which `refresh_checks` hides.
+    late_refreshes: std::collections::HashMap<u32, u64>,
     /// Starts the reload of an entry a read finds due ([`ShardConfig::refresh`]).
     refresh: Option<Arc<RefreshTrigger<K, V>>>,
     /// `refresh`'s interval in nanoseconds, which a write adds to its time.
@@ -450,7 +453,8 @@ where
             orders_by_deadline: config.policy.orders_by_deadline(),
             keeps_access_times: config.access_times,
             access_times: Vec::new(),
-            refresh_times: Vec::new(),
+            refresh_checks: Vec::new(),
+            late_refreshes: std::collections::HashMap::new(),
             refresh_after: config.refresh.as_ref().map_or(u64::MAX, |r| r.after),
             refresh: config.refresh.clone(),
         };
@@ -519,18 +523,20 @@ where
                 }
                 return hit;
             }
-            if self.is_expired(i, now) {
-                // Left for `advance`, which removes it and queues the notification.
-                return None;
-            }
-            if let Some(due) = self.refresh_at(i) {
-                if due <= now {
-                    self.start_refresh(i, hash);
+            // A refreshing shard's check time is the earlier of the reload's due time and the
+            // deadline: one compare for both (`refresh_times`).
+            if let Some(check) = self.refresh_check_at(i) {
+                if check <= now && !self.live_past_check(i, hash, now) {
+                    return None;
                 }
                 // A return of its own: past the call, the compiler indexed the slab again in
                 // the tail that every read shares (6 instructions per hit on replay A; decision
                 // 0017).
                 return Some(Hit::new(i, self.entry(i)));
+            }
+            if self.is_expired(i, now) {
+                // Left for `advance`, which removes it and queues the notification.
+                return None;
             }
         }
         Some(Hit::new(i, self.entry(i)))
@@ -845,6 +851,7 @@ where
         self.free.clear();
         self.read_deadlines.clear();
         self.write_deadlines.clear();
+        self.late_refreshes.clear();
         self.policy_mut().clear();
         if let Some(pins) = &mut self.pins {
             let base = pins.base();
@@ -1040,7 +1047,7 @@ where
             + self.free.capacity() * 4
             + self.read_deadlines.capacity() * 8
             + self.write_deadlines.capacity() * 8
-            + self.refresh_times.capacity() * 8
+            + self.refresh_checks_bytes()
             + self.access_times.capacity() * 4
             + self.policy().memory_bytes()
             + self.wheel.as_ref().map_or(0, TimerWheel::memory_bytes)

@@ -57,7 +57,10 @@ where
         self.deadline(i).is_some_and(|deadline| deadline <= now)
     }
 
+    /// Gives the live slot `i` the wheel deadline `deadline` (`None`: none), and folds it into
+    /// a refreshing shard's check time.
     pub(super) fn schedule(&mut self, i: u32, deadline: Option<u64>) {
+        self.fold_deadline(i, deadline);
         match (deadline, &mut self.wheel) {
             (Some(deadline), Some(wheel)) => wheel.schedule(i, deadline),
             (Some(deadline), None) => {
@@ -272,7 +275,9 @@ where
                 self.deadline(i)
             };
             match deadline {
-                None => {}
+                // Out of the wheel now: a refreshing shard's check time must not keep the
+                // deadline it had there.
+                None => self.fold_deadline(i, None),
                 Some(deadline) if deadline > now => self.schedule(i, Some(deadline)),
                 Some(_) => self.remove_index(i, RemovalCause::Expired),
             }

@@ -103,18 +103,39 @@ where
             self.index.timed || (self.wheel.is_none() && self.read_deadlines.is_empty()),
             "a deadline is kept but the shard is not timed"
         );
-        // A read finds a refreshing shard's due times by one bounds test (`refresh_at`).
+        // A read finds a refreshing shard's check times by one bounds test
+        // (`refresh_check_at`), and each is the earlier of the slot's due time and the wheel's
+        // deadline for it, the due time kept aside when it is the later.
         if self.keeps_refresh_times {
             assert!(self.index.timed, "a refreshing shard is not timed");
             let live_end = self.index.slots.iter().rposition(Option::is_some);
             assert!(
-                live_end.is_none_or(|i| i < self.refresh_times.len()),
-                "a live slot has no refresh due time"
+                live_end.is_none_or(|i| i < self.refresh_checks.len()),
+                "a live slot has no refresh check time"
             );
+            for (i, slot) in self.index.slots.iter().enumerate() {
+                if slot.is_none() {
+                    continue;
+                }
+                let i = i as u32;
+                let check = self.refresh_checks[i as usize];
+                let deadline = self.wheel.as_ref().and_then(|w| w.deadline(i));
+                let deadline = deadline.unwrap_or(u64::MAX);
+                match self.late_refreshes.get(&i) {
+                    Some(&due) => assert!(
+                        check == deadline && due > deadline,
+                        "slot {i}: due {due} kept aside, check {check}, deadline {deadline}"
+                    ),
+                    None => assert!(
+                        check <= deadline,
+                        "slot {i}: check {check} after the deadline {deadline}"
+                    ),
+                }
+            }
         } else {
             assert!(
-                self.refresh_times.is_empty(),
-                "due times kept without refresh"
+                self.refresh_checks.is_empty() && self.late_refreshes.is_empty(),
+                "check times kept without refresh"
             );
         }
         assert_eq!(

@@ -113,9 +113,8 @@ where
         self.read_deadlines.shrink_to_fit();
         self.write_deadlines.truncate(len);
         self.write_deadlines.shrink_to_fit();
-        // Live slots are all below `len`, so a refreshing shard keeps every due time it reads.
-        self.refresh_times.truncate(len);
-        self.refresh_times.shrink_to_fit();
+        // Live slots are all below `len`, so a refreshing shard keeps every check time it reads.
+        self.shrink_refresh_checks(len);
         if let Some(wheel) = &mut self.wheel {
             wheel.shrink_ids(len);
         }
