@@ -17,6 +17,13 @@
 //! that the set's simplicity wins (see `docs/decisions/0242-server-hash-field-expiry.md`).
 //! Times are Unix milliseconds, as the commands speak them: a field is due once the shard's
 //! clock is past its millisecond, as in Redis.
+//!
+//! Setting a shard's time removes the fields of at most [`FIELD_EXPIRY_BATCH`] due timers, as
+//! the keys' expiry removes at most a batch of keys per hold of the lock, so that a burst of
+//! fields expiring in one millisecond does not hold up the shard's other clients. While more
+//! are due, a command removes the due fields of each key it uses before it uses it (a walk of
+//! that hash's lifetimes), so none ever sees an expired field, and the cron's expiry cycle
+//! takes the rest a batch per hold.
 
 use std::collections::BTreeSet;
 
@@ -29,6 +36,11 @@ use crate::notify::class;
 /// full), and the block of its copy of the key (24 bytes for keys up to 16 bytes; the hash
 /// does not know its key's length). Decision 0242 measured 184 bytes per lifetime in all.
 pub const TIMER_BYTES: usize = 96 + 24;
+
+/// The most field timers one setting of a shard's time takes: as many as the keys' batch
+/// (`EXPIRY_BATCH`), so that a burst of fields expiring together holds a shard no longer
+/// than a burst of keys does.
+pub const FIELD_EXPIRY_BATCH: usize = 256;
 
 /// One field's timer: ordered by time first.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -87,10 +99,10 @@ impl FieldTimers {
         self.timers.first().is_some_and(|t| t.at < now_ms)
     }
 
-    /// Takes the timers due at `now_ms`, in order of time.
-    pub fn take_due(&mut self, now_ms: i64) -> Vec<Timer> {
+    /// Takes the timers due at `now_ms`, in order of time, at most `max` of them.
+    pub fn take_due(&mut self, now_ms: i64, max: usize) -> Vec<Timer> {
         let mut due = Vec::new();
-        while self.any_due(now_ms) {
+        while due.len() < max && self.any_due(now_ms) {
             due.extend(self.timers.pop_first());
         }
         due
@@ -155,15 +167,20 @@ impl Shard {
         }
     }
 
-    /// Removes the fields whose time is past the shard's, as its time is set (so no command
-    /// ever sees one): tells `hexpired` once per hash, and deletes a hash left empty (telling
-    /// `del`), as Redis 7.4 does; a watched hash is changed, as by a write. Returns the number
-    /// of fields removed.
+    /// Removes the fields whose time is past the shard's, as its time is set: the first
+    /// [`FIELD_EXPIRY_BATCH`] due timers' fields, and marks the shard's `fields_due` if more
+    /// are due, so that a command about to use a key first removes that key's due fields
+    /// ([`expire_fields_of`](Self::expire_fields_of)). So no command ever sees an expired
+    /// field, and no lock hold pays for more than a batch of a burst that expires together.
+    /// Tells `hexpired` once per hash, and deletes a hash left empty (telling `del`), as Redis
+    /// 7.4 does; a watched hash is changed, as by a write. Returns the number of fields
+    /// removed.
     #[cold]
     #[inline(never)]
     pub(super) fn expire_due_fields(&mut self) -> usize {
         let now_ms = (self.now / 1_000_000) as i64;
-        let mut due = self.field_timers.take_due(now_ms);
+        let mut due = self.field_timers.take_due(now_ms, FIELD_EXPIRY_BATCH);
+        self.fields_due = self.field_timers.any_due(now_ms);
         if due.is_empty() {
             return 0;
         }
@@ -172,35 +189,58 @@ impl Shard {
         let mut removed = 0;
         for group in due.chunk_by(|a, b| a.db == b.db && a.key == b.key) {
             let (db, key) = (group[0].db as usize, &*group[0].key);
-            let Some(cache) = self.dbs[db].as_mut() else {
-                continue;
-            };
-            let Some(mut value) = cache.get_mut(key) else {
-                continue;
-            };
-            let Some(hash) = value.as_hash_mut() else {
-                continue;
-            };
-            let gone = group
-                .iter()
-                .filter(|t| hash.remove_expired(&t.field, t.at))
-                .count();
-            let emptied = hash.is_empty();
-            drop(value);
-            if gone == 0 {
-                continue;
-            }
-            removed += gone;
-            self.expired_fields += gone as u64;
-            self.watches.touch(db, key);
-            self.notifications
-                .key_event(class::HASH, "hexpired", db, key);
-            if emptied {
-                self.remove(db, key);
-                self.notifications.key_event(class::GENERIC, "del", db, key);
-            }
+            removed += self.remove_fields(db, key, |hash| {
+                group
+                    .iter()
+                    .filter(|t| hash.remove_expired(&t.field, t.at))
+                    .count()
+            });
         }
         removed
+    }
+
+    /// Removes every due field of `key`'s hash in `db`, for a command about to use the key
+    /// while due timers wait behind the last batch. Their timers stay, and will remove
+    /// nothing.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn expire_fields_of(&mut self, db: usize, key: &[u8]) {
+        let now_ms = (self.now / 1_000_000) as i64;
+        self.remove_fields(db, key, |hash| hash.remove_all_expired(now_ms));
+    }
+
+    /// Removes the fields `remove` takes out of `key`'s hash in `db` (it returns how many),
+    /// telling and counting them.
+    fn remove_fields(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        remove: impl FnOnce(&mut super::hash::Hash) -> usize,
+    ) -> usize {
+        let Some(cache) = self.dbs[db].as_mut() else {
+            return 0;
+        };
+        let Some(mut value) = cache.get_mut(key) else {
+            return 0;
+        };
+        let Some(hash) = value.as_hash_mut() else {
+            return 0;
+        };
+        let gone = remove(hash);
+        let emptied = hash.is_empty();
+        drop(value);
+        if gone == 0 {
+            return 0;
+        }
+        self.expired_fields += gone as u64;
+        self.watches.touch(db, key);
+        self.notifications
+            .key_event(class::HASH, "hexpired", db, key);
+        if emptied {
+            self.remove(db, key);
+            self.notifications.key_event(class::GENERIC, "del", db, key);
+        }
+        gone
     }
 }
 
@@ -215,12 +255,25 @@ mod tests {
         timers.add(0, b"k", b"early", 10);
         timers.add(1, b"j", b"same", 20);
         assert!(!timers.any_due(10), "a field lives through its millisecond");
-        assert!(timers.take_due(10).is_empty());
-        let due = timers.take_due(21);
+        assert!(timers.take_due(10, usize::MAX).is_empty());
+        let due = timers.take_due(21, usize::MAX);
         let fields: Vec<&[u8]> = due.iter().map(|t| &*t.field).collect();
         assert_eq!(fields, vec![&b"early"[..], b"same"]);
         assert_eq!(timers.len(), 1);
         assert!(timers.any_due(31));
+    }
+
+    #[test]
+    fn field_timers_take_due_at_most_max_earliest_first() {
+        let mut timers = FieldTimers::default();
+        for at in (0..10).rev() {
+            timers.add(0, b"k", format!("f{at}").as_bytes(), at);
+        }
+        let due = timers.take_due(100, 4);
+        let times: Vec<i64> = due.iter().map(|t| t.at).collect();
+        assert_eq!(times, [0, 1, 2, 3]);
+        assert!(timers.any_due(100));
+        assert_eq!(timers.len(), 6);
     }
 
     #[test]
@@ -246,5 +299,79 @@ mod tests {
         timers.forget_db(1);
         assert_eq!(timers.len(), 2);
         assert!(timers.timers.iter().all(|t| t.db != 1));
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use std::time::Duration;
+
+    use cortado::time::ManualClock;
+
+    use super::FIELD_EXPIRY_BATCH;
+    use crate::keyspace::hash::{Hash, HashLimits};
+    use crate::keyspace::{Expire, Keyspace, TimeSource, Value};
+
+    const HASHES: usize = 1_000;
+    const START_MS: i64 = 1_700_000_000_000;
+
+    /// One shard holding `HASHES` hashes, each of a field `a` that expires 10 ms after
+    /// `START_MS` and a field `keep` without a lifetime; its clock moved past the lifetimes.
+    fn keyspace_past_lifetimes() -> Keyspace {
+        let clock = ManualClock::new();
+        clock.set(Duration::from_millis(START_MS as u64));
+        let keyspace = Keyspace::with_shards(1, TimeSource::Manual(clock.clone()), 1);
+        let at = START_MS + 10;
+        for i in 0..HASHES {
+            let key = format!("h{i}");
+            let mut hash = Hash::new();
+            hash.insert(b"a", b"1", HashLimits::default());
+            hash.insert(b"keep", b"2", HashLimits::default());
+            assert!(hash.set_expire_time(b"a", at));
+            let mut locked = keyspace.lock(key.as_bytes());
+            let shard = locked.shard(key.as_bytes());
+            shard.set(0, key.as_bytes(), Value::Hash(hash), Expire::Never);
+            shard.add_field_timer(0, key.as_bytes(), b"a", at);
+        }
+        clock.set(Duration::from_millis(START_MS as u64 + 20));
+        keyspace
+    }
+
+    fn fields(value: Option<&Value>) -> usize {
+        value.and_then(Value::as_hash).map_or(0, Hash::len)
+    }
+
+    #[test]
+    fn field_expiry_burst_one_lock_removes_one_batch_and_the_used_key_whole() {
+        let keyspace = keyspace_past_lifetimes();
+        // Timers are taken in (time, database, key) order: `h999` is last of the burst.
+        let last = b"h999";
+        let mut locked = keyspace.lock(last);
+        let shard = locked.shard(last);
+        // The command's first use of the shard reads its time, which takes a batch, then
+        // the key's own due fields.
+        assert_eq!(
+            fields(shard.lookup_read(0, last)),
+            1,
+            "h999 saw its expired field"
+        );
+        assert!(shard.fields_due);
+        assert_eq!(shard.expired_fields, FIELD_EXPIRY_BATCH as u64 + 1);
+        assert_eq!(
+            fields(shard.peek(0, b"h998")),
+            1,
+            "h998 saw its expired field"
+        );
+        assert_eq!(shard.expired_fields, FIELD_EXPIRY_BATCH as u64 + 2);
+        drop(locked);
+        keyspace.expire_cycle();
+        let mut locked = keyspace.lock(last);
+        let shard = locked.shard(last);
+        assert_eq!(shard.expired_fields, HASHES as u64);
+        assert!(!shard.fields_due);
+        for i in 0..HASHES {
+            let key = format!("h{i}");
+            assert_eq!(fields(shard.peek(0, key.as_bytes())), 1, "{key}");
+        }
     }
 }

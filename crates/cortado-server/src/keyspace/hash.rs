@@ -288,6 +288,17 @@ impl Hash {
         self.remove(field)
     }
 
+    /// Removes every field whose expiry time is before `now_ms` (Unix milliseconds: a field
+    /// lives through its millisecond); returns how many.
+    pub fn remove_all_expired(&mut self, now_ms: i64) -> usize {
+        let due: Vec<Box<[u8]>> = self
+            .lifetimes()
+            .filter(|&(_, at)| at < now_ms)
+            .map(|(field, _)| field.into())
+            .collect();
+        due.iter().filter(|field| self.remove(field)).count()
+    }
+
     /// Every field that has a lifetime, with its expiry time (Unix milliseconds).
     pub fn lifetimes(&self) -> impl Iterator<Item = (&[u8], i64)> + '_ {
         self.deadlines()

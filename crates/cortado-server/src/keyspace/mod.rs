@@ -206,6 +206,9 @@ pub struct Shard {
     field_timers: field_expiry::FieldTimers,
     /// Hash fields removed because their lifetime ended (`INFO`'s `expired_subkeys`).
     pub expired_fields: u64,
+    /// Whether due field timers wait behind the last batch (see
+    /// [`Shard::expire_due_fields`]): a command then removes its key's due fields first.
+    fields_due: bool,
 }
 
 impl Shard {
@@ -232,6 +235,7 @@ impl Shard {
             watches,
             field_timers: field_expiry::FieldTimers::default(),
             expired_fields: 0,
+            fields_due: false,
         }
     }
 
@@ -278,6 +282,17 @@ impl Shard {
             if coarse > self.now {
                 self.move_clock_to(coarse);
             }
+        }
+    }
+
+    /// [`sync`](Self::sync) for a command about to use `key` in `db`, which must not see a
+    /// field whose time has passed: while due field timers wait behind a batch, the key's due
+    /// fields go first. A flag test in line.
+    #[inline(always)]
+    fn sync_key(&mut self, db: usize, key: &[u8]) {
+        self.sync(db);
+        if self.fields_due {
+            self.expire_fields_of(db, key);
         }
     }
 
@@ -332,7 +347,7 @@ impl Shard {
     /// The value of `key` in `db`, for a reading command: counted as a keyspace hit or miss.
     #[inline]
     pub fn lookup_read(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
-        self.sync(db);
+        self.sync_key(db, key);
         self.expire_if_due(db, key);
         let found = self.dbs[db].as_mut().and_then(|cache| cache.get(key));
         if found.is_some() {
@@ -348,7 +363,7 @@ impl Shard {
     /// The value of `key` in `db`, for a reading command that does not count as a use (Redis's
     /// `LOOKUP_NOTOUCH`: `EXISTS`, `TYPE`, `TTL`, `OBJECT`): counted as a hit or miss only.
     pub fn lookup_read_untouched(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
-        self.sync(db);
+        self.sync_key(db, key);
         self.expire_if_due(db, key);
         let found = self.dbs[db].as_ref().and_then(|cache| cache.peek(key));
         if found.is_some() {
@@ -364,20 +379,20 @@ impl Shard {
     /// The value of `key` in `db`, for a command that will write it: not counted as a hit or
     /// miss, as Redis counts only reads.
     pub fn lookup_write(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
-        self.sync(db);
+        self.sync_key(db, key);
         self.dbs[db].as_mut()?.get(key)
     }
 
     /// The value of `key` in `db` to change in place (its lifetime stays), for a command that
     /// writes it: one lookup for the read and the write. Not counted as a hit or miss.
     pub fn lookup_mut(&mut self, db: usize, key: &[u8]) -> Option<ValueMut<'_>> {
-        self.sync(db);
+        self.sync_key(db, key);
         self.dbs[db].as_mut()?.get_mut(key)
     }
 
     /// Whether `key` is live in `db`, with no effect on eviction or statistics.
     pub fn contains(&mut self, db: usize, key: &[u8]) -> bool {
-        self.sync(db);
+        self.sync_key(db, key);
         self.expire_if_due(db, key);
         self.dbs[db].as_ref().is_some_and(|c| c.contains_key(key))
     }
@@ -405,7 +420,7 @@ impl Shard {
 
     /// The value of `key` in `db` with no effect on eviction or statistics.
     pub fn peek(&mut self, db: usize, key: &[u8]) -> Option<&Value> {
-        self.sync(db);
+        self.sync_key(db, key);
         self.dbs[db].as_ref()?.peek(key)
     }
 
@@ -636,10 +651,11 @@ impl Shard {
 
     /// Removes up to [`EXPIRY_BATCH`] due keys of each database, then drops the caches left
     /// empty, which gives their memory back (a burst of keys that expired together leaves
-    /// nothing behind); returns the keys removed and whether due keys remain.
+    /// nothing behind); returns the keys removed and whether due keys (or fields) remain.
     fn expire_batch(&mut self) -> (u64, bool) {
         let mut removed = 0;
-        let mut done = true;
+        // Fields due behind the batch the lock's time setting took call for another hold.
+        let mut done = !self.fields_due;
         for (db, slot) in self.dbs.iter_mut().enumerate() {
             let Some(cache) = slot else {
                 continue;
