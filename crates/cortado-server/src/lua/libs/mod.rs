@@ -10,8 +10,9 @@
 //!
 //! - **Tables of Rust functions**, set as globals before the sandbox makes them read-only
 //!   proxies (`setup.lua`), as `string` and `math` are.
-//! - `cjson.decode` parses with `serde_json`; the encoders are written out, since lua-cjson's
-//!   output (`%.14g` numbers, `\/` escapes, sparse-array rules) is not `serde_json`'s.
+//! - Written out, not on a general JSON or MessagePack crate: lua-cjson's output (`%.14g`
+//!   numbers, `\/` escapes, sparse-array rules) and its reading (C's `strtod` numbers, bytes
+//!   without a UTF-8 check, its error texts) are not strict JSON's.
 
 mod bit;
 mod cjson;
