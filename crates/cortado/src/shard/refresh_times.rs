@@ -152,9 +152,10 @@ impl<K, V, S> Shard<K, V, S> {
         let Some(check) = self.refresh_checks.get_mut(i as usize) else {
             return;
         };
-        let due = match self.late_refreshes.is_empty() {
-            true => *check,
-            false => self.late_refreshes.remove(&i).unwrap_or(*check),
+        let due = if self.late_refreshes.is_empty() {
+            *check
+        } else {
+            self.late_refreshes.remove(&i).unwrap_or(*check)
         };
         *check = due.min(deadline);
         if due > deadline {
@@ -163,8 +164,7 @@ impl<K, V, S> Shard<K, V, S> {
     }
 
     /// When the live slot `i`, whose check time is its due time unless that is kept aside,
-    /// becomes due for a reload. Out of line: a read asks only once the check time passed,
-    /// and inlined, the map's look-up cost every read of a timed shard registers.
+    /// becomes due for a reload. Out of line: a read asks only once the check time passed.
     #[cold]
     #[inline(never)]
     fn due_past_check(&self, i: u32) -> u64 {
