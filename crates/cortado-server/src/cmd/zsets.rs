@@ -452,6 +452,7 @@ fn zincrby(ctx: &mut Ctx<'_>, args: Args<'_>) -> CmdResult {
 /// The work of `ZADD` and `ZINCRBY`, as Redis's `zsetAdd` does it member by member.
 fn add(ctx: &mut Ctx<'_>, key: &[u8], flags: AddFlags, pairs: &[(f64, &[u8])]) -> CmdResult {
     let db = ctx.db();
+    let limits = ctx.server.settings().zset_limits;
     let mut locked = ctx.shards.lock(key);
     let shard = locked.shard(key);
     let exists = match shard.lookup_write(db, key) {
@@ -467,7 +468,7 @@ fn add(ctx: &mut Ctx<'_>, key: &[u8], flags: AddFlags, pairs: &[(f64, &[u8])]) -
             return Ok(());
         }
         let longest = pairs.iter().map(|p| p.1.len()).max().unwrap_or(0);
-        let set = ZSet::with_capacity(pairs.len(), longest);
+        let set = ZSet::with_capacity(pairs.len(), longest, limits);
         shard.set(db, key, Value::ZSet(set), Expire::Never);
     }
     let (mut added, mut updated, mut last) = (0, 0, None);
@@ -490,14 +491,14 @@ fn add(ctx: &mut Ctx<'_>, key: &[u8], flags: AddFlags, pairs: &[(f64, &[u8])]) -
                     continue;
                 }
                 if new != current {
-                    set.insert(member, new);
+                    set.insert(member, new, limits);
                     updated += 1;
                 }
                 last = Some(new);
             }
             None if flags.xx => {}
             None => {
-                set.insert(member, score);
+                set.insert(member, score, limits);
                 added += 1;
                 last = Some(score);
             }

@@ -183,6 +183,8 @@ pub struct Settings {
     pub notify_keyspace_events: String,
     /// `hash-max-listpack-entries` and `hash-max-listpack-value` (or their `ziplist` aliases).
     pub hash_limits: crate::keyspace::hash::HashLimits,
+    /// When a sorted set leaves its compact form (`zset-max-listpack-entries` and `-value`).
+    pub zset_limits: crate::keyspace::zset::ZSetLimits,
     /// `set-max-intset-entries`.
     pub set_max_intset_entries: usize,
 }
@@ -522,6 +524,10 @@ impl Config {
                 value: memory("hash-max-listpack-value") as usize,
             },
             set_max_intset_entries: memory("set-max-intset-entries") as usize,
+            zset_limits: crate::keyspace::zset::ZSetLimits {
+                entries: memory("zset-max-listpack-entries") as usize,
+                value: memory("zset-max-listpack-value") as usize,
+            },
         }
     }
 

@@ -15,11 +15,12 @@
 //!   entries (a change writes a new one, as Redis's listpack reallocates on every change; the
 //!   scan and the move of an insertion are O(n) already), and the set is 16 bytes held in the
 //!   [`Value`](super::Value) itself, as a hash is: no room to grow, no box, so a small set's
-//!   one block is all entries. Every operation scans it, which at up to [`PACK_ENTRIES`]
-//!   entries is faster than following pointers. Redis 7.0's limits decide when a set leaves
-//!   it: more than [`PACK_ENTRIES`] entries or a member longer than [`PACK_VALUE`] bytes
-//!   (`zset-max-listpack-entries`, `zset-max-listpack-value`); `OBJECT ENCODING` then says
-//!   `skiplist`, as Redis's does, and a set never goes back (as in Redis).
+//!   one block is all entries. Every operation scans it, which at up to 128 entries (the
+//!   default) is faster than following pointers. Redis 7.0's limits decide when a set leaves
+//!   it ([`ZSetLimits`]: more entries than `zset-max-listpack-entries` or a member longer than
+//!   `zset-max-listpack-value`, as the server is configured when the set grows); `OBJECT
+//!   ENCODING` then says `skiplist`, as Redis's does, and a set never goes back (as in
+//!   Redis).
 //! - **Large sets are a treap with subtree counts** in one vector of 24-byte nodes, indexed
 //!   by `u32`, beside the members in the hashes' and sets' [`Table`], node `i` being the
 //!   table's entry `i`: both are dense and fill a removal's hole with their last element, so
@@ -39,10 +40,34 @@ use cortado::DefaultHashBuilder;
 
 use super::table::Table;
 
-/// The most entries a set keeps in its compact form (`zset-max-listpack-entries`).
-pub const PACK_ENTRIES: usize = 128;
-/// The longest member a set keeps in its compact form (`zset-max-listpack-value`).
-pub const PACK_VALUE: usize = 64;
+/// When a set leaves its compact form (`zset-max-listpack-entries` and `-value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZSetLimits {
+    /// The most entries a compact set holds.
+    pub entries: usize,
+    /// The longest member a compact set holds, in bytes.
+    pub value: usize,
+}
+
+impl ZSetLimits {
+    /// `redis-server`'s defaults: 128 entries, 64 bytes.
+    pub const REDIS: Self = Self {
+        entries: 128,
+        value: 64,
+    };
+
+    /// Whether a set of `len` entries whose longest member has `longest` bytes is compact,
+    /// as Redis's `zsetTypeCreate` decides.
+    fn fit(self, len: usize, longest: usize) -> bool {
+        len <= self.entries && longest <= self.value
+    }
+}
+
+impl Default for ZSetLimits {
+    fn default() -> Self {
+        Self::REDIS
+    }
+}
 
 /// The order of entries: by score, then by member bytes.
 #[inline]
@@ -79,6 +104,10 @@ impl Eq for ZSet {}
 /// The header bit of a packed entry whose score is an integer, as a zigzag varint.
 const INTEGER_SCORE: u8 = 0x80;
 
+/// The longest member a packed entry's header can say (its other 7 bits): a set given a
+/// longer `zset-max-listpack-value` leaves the compact form at such a member all the same.
+const MAX_PACKED_MEMBER: usize = INTEGER_SCORE as usize - 1;
+
 /// Reads the entry of a packed buffer at `at`: member, score, and the offset of the next.
 #[inline]
 fn pack_entry(buf: &[u8], at: usize) -> (&[u8], f64, usize) {
@@ -104,7 +133,7 @@ fn pack_entry(buf: &[u8], at: usize) -> (&[u8], f64, usize) {
     (&buf[i..i + len], score, i + len)
 }
 
-/// Appends the entry of `member` (at most [`PACK_VALUE`] bytes) and `score` to `out`.
+/// Appends the entry of `member` (at most [`MAX_PACKED_MEMBER`] bytes) and `score` to `out`.
 fn pack_encode(out: &mut Vec<u8>, member: &[u8], score: f64) {
     // Integers a double holds exactly, but -0 (whose sign an integer would lose).
     let integer =
@@ -160,24 +189,27 @@ fn pack_iter(buf: &[u8]) -> impl Iterator<Item = (&[u8], f64, usize)> + '_ {
 
 impl ZSet {
     /// An empty set in the form its expected size calls for (a store command knows it).
-    pub fn with_capacity(len: usize, longest: usize) -> Self {
-        if len > PACK_ENTRIES || longest > PACK_VALUE {
-            ZSet::Tree(Box::default())
-        } else {
+    pub fn with_capacity(len: usize, longest: usize, limits: ZSetLimits) -> Self {
+        if limits.fit(len, longest) {
             ZSet::default()
+        } else {
+            ZSet::Tree(Box::default())
         }
     }
 
     /// A set of `entries` (later duplicates win).
-    pub fn from_entries<'m>(entries: impl IntoIterator<Item = (&'m [u8], f64)> + Clone) -> Self {
+    pub fn from_entries<'m>(
+        entries: impl IntoIterator<Item = (&'m [u8], f64)> + Clone,
+        limits: ZSetLimits,
+    ) -> Self {
         let (mut len, mut longest) = (0, 0);
         for (m, _) in entries.clone() {
             len += 1;
             longest = longest.max(m.len());
         }
-        let mut set = Self::with_capacity(len, longest);
+        let mut set = Self::with_capacity(len, longest, limits);
         for (m, s) in entries {
-            set.insert(m, s);
+            set.insert(m, s, limits);
         }
         set
     }
@@ -222,16 +254,17 @@ impl ZSet {
         }
     }
 
-    /// Sets `member`'s score; true if it is a new member.
-    pub fn insert(&mut self, member: &[u8], score: f64) -> bool {
+    /// Sets `member`'s score; true if it is a new member. A compact set that would outgrow
+    /// `limits` leaves its form.
+    pub fn insert(&mut self, member: &[u8], score: f64, limits: ZSetLimits) -> bool {
         if let ZSet::Pack(buf) = self {
-            if member.len() <= PACK_VALUE {
+            if member.len() <= limits.value.min(MAX_PACKED_MEMBER) {
                 let old = pack_iter(buf).find(|e| e.0 == member).map(|e| e.2);
                 let old = match old {
                     Some(at) => Some(at..pack_entry(buf, at).2),
-                    None if pack_iter(buf).count() >= PACK_ENTRIES => {
+                    None if pack_iter(buf).count() >= limits.entries => {
                         self.convert();
-                        return self.insert(member, score);
+                        return self.insert(member, score, limits);
                     }
                     None => None,
                 };
@@ -706,7 +739,7 @@ mod tests {
             for op in ops {
                 match op {
                     Op::Insert(m, s) => {
-                        let new = set.insert(&m, f64::from(s));
+                        let new = set.insert(&m, f64::from(s), ZSetLimits::REDIS);
                         prop_assert_eq!(new, model.insert(m, f64::from(s)).is_none());
                     }
                     Op::Remove(m) => prop_assert_eq!(set.remove(&m), model.remove(&m)),
@@ -722,7 +755,7 @@ mod tests {
             for op in ops {
                 match op {
                     Op::Insert(m, s) => {
-                        let new = set.insert(&m, f64::from(s));
+                        let new = set.insert(&m, f64::from(s), ZSetLimits::REDIS);
                         prop_assert_eq!(new, model.insert(m, f64::from(s)).is_none());
                     }
                     Op::Remove(m) => prop_assert_eq!(set.remove(&m), model.remove(&m)),
@@ -740,7 +773,7 @@ mod tests {
         let member = |i: u32| format!("member:{i}").into_bytes();
         let mut set = ZSet::default();
         for i in 0..1000 {
-            set.insert(&member(i), f64::from(i));
+            set.insert(&member(i), f64::from(i), ZSetLimits::REDIS);
         }
         assert!(matches!(set, ZSet::Tree(_)));
         let (mut seen, mut cursor, mut calls) = (std::collections::BTreeSet::new(), 0, 0);
@@ -759,7 +792,7 @@ mod tests {
                 }
                 10 => {
                     for i in 1000..4000 {
-                        set.insert(&member(i), -f64::from(i));
+                        set.insert(&member(i), -f64::from(i), ZSetLimits::REDIS);
                     }
                 }
                 40 => {
@@ -767,7 +800,7 @@ mod tests {
                         set.remove(&member(i));
                     }
                     for i in (500..600).step_by(2) {
-                        set.insert(&member(i), 1e9);
+                        set.insert(&member(i), 1e9, ZSetLimits::REDIS);
                     }
                 }
                 _ => {}
@@ -825,7 +858,7 @@ mod tests {
             (b"a", 20.0),
             (b"c", -1.0),
         ] {
-            set.insert(m, s);
+            set.insert(m, s, ZSetLimits::REDIS);
             model.insert(m.to_vec(), s);
             let mut exact = Vec::new();
             for (m, s) in sorted(&model) {
@@ -848,17 +881,17 @@ mod tests {
     #[test]
     fn zset_packed_moves_to_tree_past_limits() {
         let mut set = ZSet::default();
-        for i in 0..PACK_ENTRIES {
-            set.insert(format!("m{i}").as_bytes(), i as f64);
+        for i in 0..ZSetLimits::REDIS.entries {
+            set.insert(format!("m{i}").as_bytes(), i as f64, ZSetLimits::REDIS);
         }
         assert_eq!(set.encoding(), "listpack");
-        set.insert(b"one more", 0.5);
+        set.insert(b"one more", 0.5, ZSetLimits::REDIS);
         assert_eq!(set.encoding(), "skiplist");
         assert_eq!(set.rank(b"one more"), Some(1));
         let mut long = ZSet::default();
-        long.insert(&[b'x'; PACK_VALUE], 1.0);
+        long.insert(&[b'x'; ZSetLimits::REDIS.value], 1.0, ZSetLimits::REDIS);
         assert_eq!(long.encoding(), "listpack");
-        long.insert(&[b'y'; PACK_VALUE + 1], 1.0);
+        long.insert(&[b'y'; ZSetLimits::REDIS.value + 1], 1.0, ZSetLimits::REDIS);
         assert_eq!(long.encoding(), "skiplist");
     }
 
@@ -867,7 +900,11 @@ mod tests {
         let mut set = ZSet::default();
         let empty = set.heap_bytes();
         for i in 0..1000 {
-            set.insert(format!("member-{i}").as_bytes(), f64::from(i));
+            set.insert(
+                format!("member-{i}").as_bytes(),
+                f64::from(i),
+                ZSetLimits::REDIS,
+            );
         }
         let full = set.heap_bytes();
         assert!(full > empty + 1000 * 48, "{full}");

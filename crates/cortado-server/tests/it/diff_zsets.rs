@@ -357,3 +357,39 @@ fn zset_large_sets_match_redis() {
         &["ZINTERCARD", "2", "big", "u"],
     ]);
 }
+
+#[test]
+fn zset_listpack_limits_from_config_match_redis() {
+    same_replies(&[
+        &["CONFIG", "SET", "zset-max-listpack-entries", "2"],
+        &["ZADD", "two", "1", "a", "2", "b"],
+        &["OBJECT", "ENCODING", "two"],
+        &["ZADD", "two", "3", "c"],
+        &["OBJECT", "ENCODING", "two"],
+        &["ZADD", "three", "1", "a", "2", "b", "3", "c"],
+        &["OBJECT", "ENCODING", "three"],
+        &["ZUNIONSTORE", "u", "1", "two"],
+        &["OBJECT", "ENCODING", "u"],
+        &["ZRANGESTORE", "r", "three", "0", "1"],
+        &["OBJECT", "ENCODING", "r"],
+        &["CONFIG", "SET", "zset-max-listpack-entries", "0"],
+        &["ZADD", "zero", "1", "a"],
+        &["OBJECT", "ENCODING", "zero"],
+        &[
+            "CONFIG",
+            "SET",
+            "zset-max-listpack-entries",
+            "128",
+            "zset-max-listpack-value",
+            "3",
+        ],
+        &["ZADD", "short", "1", "abc"],
+        &["OBJECT", "ENCODING", "short"],
+        &["ZADD", "short", "2", "abcd"],
+        &["OBJECT", "ENCODING", "short"],
+        &["ZINCRBY", "long", "1", "abcd"],
+        &["OBJECT", "ENCODING", "long"],
+        &["ZRANGE", "short", "0", "-1", "WITHSCORES"],
+        &["CONFIG", "SET", "zset-max-listpack-value", "64"],
+    ]);
+}

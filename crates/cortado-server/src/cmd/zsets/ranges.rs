@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use super::{change, notify_change, read, reply_entries};
 use crate::cmd::{syntax_error, wrong_type, Args, CmdResult, Ctx};
-use crate::keyspace::zset::ZSet;
+use crate::keyspace::zset::{ZSet, ZSetLimits};
 use crate::keyspace::{Expire, Value};
 use crate::notify::class::{GENERIC, ZSET};
 use crate::protocol::ErrorReply;
@@ -306,7 +306,8 @@ fn range_generic(
         Some(set) => span.select(set, rev, offset, limit),
         None => Vec::new(),
     };
-    let (event, len) = store_entries(locked.shard(dst), db, dst, &entries, "zrangestore");
+    let limits = ctx.server.settings().zset_limits;
+    let (event, len) = store_entries(locked.shard(dst), db, dst, &entries, "zrangestore", limits);
     if let Some((class, event)) = event {
         ctx.notify(class, event, dst);
     }
@@ -314,7 +315,8 @@ fn range_generic(
     Ok(())
 }
 
-/// Writes `entries` as the sorted set at `dst` in `db` (deleting it if there are none):
+/// Writes `entries` as the sorted set at `dst` in `db` (deleting it if there are none), compact
+/// within `limits`:
 /// the event to tell (`event`, or `del` if a key went, or none) and the count to reply.
 fn store_entries(
     shard: &mut crate::keyspace::Shard,
@@ -322,12 +324,13 @@ fn store_entries(
     dst: &[u8],
     entries: &[(Vec<u8>, f64)],
     event: &'static str,
+    limits: ZSetLimits,
 ) -> (Option<(u32, &'static str)>, usize) {
     if entries.is_empty() {
         let deleted = shard.remove(db, dst).is_some();
         return (deleted.then_some((GENERIC, "del")), 0);
     }
-    let set = ZSet::from_entries(entries.iter().map(|(m, s)| (m.as_slice(), *s)));
+    let set = ZSet::from_entries(entries.iter().map(|(m, s)| (m.as_slice(), *s)), limits);
     let len = set.len();
     shard.set(db, dst, Value::ZSet(set), Expire::Never);
     (Some((ZSET, event)), len)
@@ -608,7 +611,8 @@ fn set_op(
                 Op::Inter => "zinterstore",
                 Op::Diff => "zdiffstore",
             };
-            let (event, len) = store_entries(locked.shard(dst), db, dst, &result, event);
+            let limits = ctx.server.settings().zset_limits;
+            let (event, len) = store_entries(locked.shard(dst), db, dst, &result, event, limits);
             if let Some((class, event)) = event {
                 ctx.notify(class, event, dst);
             }
