@@ -59,6 +59,9 @@ pub struct Timer {
 #[derive(Debug, Default)]
 pub struct FieldTimers {
     timers: BTreeSet<Timer>,
+    /// Whether the last [`take_due`](Self::take_due) left due timers behind (see
+    /// [`behind`](Self::behind)).
+    left_due: bool,
 }
 
 impl FieldTimers {
@@ -105,7 +108,16 @@ impl FieldTimers {
         while due.len() < max && self.any_due(now_ms) {
             due.extend(self.timers.pop_first());
         }
+        self.left_due = self.any_due(now_ms);
         due
+    }
+
+    /// Whether due timers may wait behind the last [`take_due`](Self::take_due)'s batch: a
+    /// command then removes the due fields of each key it uses first. False once no timer is
+    /// left (a flush or a removal took them), so a mark never outlives them.
+    #[inline(always)]
+    pub fn behind(&self) -> bool {
+        self.left_due && !self.timers.is_empty()
     }
 
     /// Drops the timers of database `db` (flushed).
@@ -168,8 +180,8 @@ impl Shard {
     }
 
     /// Removes the fields whose time is past the shard's, as its time is set: the first
-    /// [`FIELD_EXPIRY_BATCH`] due timers' fields, and marks the shard's `fields_due` if more
-    /// are due, so that a command about to use a key first removes that key's due fields
+    /// [`FIELD_EXPIRY_BATCH`] due timers' fields, leaving the timers [behind](FieldTimers::behind) if more are
+    /// due, so that a command about to use a key first removes that key's due fields
     /// ([`expire_fields_of`](Self::expire_fields_of)). So no command ever sees an expired
     /// field, and no lock hold pays for more than a batch of a burst that expires together.
     /// Tells `hexpired` once per hash, and deletes a hash left empty (telling `del`), as Redis
@@ -180,7 +192,6 @@ impl Shard {
     pub(super) fn expire_due_fields(&mut self) -> usize {
         let now_ms = (self.now / 1_000_000) as i64;
         let mut due = self.field_timers.take_due(now_ms, FIELD_EXPIRY_BATCH);
-        self.fields_due = self.field_timers.any_due(now_ms);
         if due.is_empty() {
             return 0;
         }
@@ -205,6 +216,16 @@ impl Shard {
     #[cold]
     #[inline(never)]
     pub(super) fn expire_fields_of(&mut self, db: usize, key: &[u8]) {
+        // A look that leaves the key's place in the policy as it is, for keys without
+        // lifetimes (every key not a hash, most hashes).
+        let timed = self.dbs[db]
+            .as_ref()
+            .and_then(|cache| cache.peek(key))
+            .and_then(Value::as_hash)
+            .is_some_and(super::hash::Hash::has_lifetimes);
+        if !timed {
+            return;
+        }
         let now_ms = (self.now / 1_000_000) as i64;
         self.remove_fields(db, key, |hash| hash.remove_all_expired(now_ms));
     }
@@ -355,7 +376,7 @@ mod batch_tests {
             1,
             "h999 saw its expired field"
         );
-        assert!(shard.fields_due);
+        assert!(shard.field_timers.behind());
         assert_eq!(shard.expired_fields, FIELD_EXPIRY_BATCH as u64 + 1);
         assert_eq!(
             fields(shard.peek(0, b"h998")),
@@ -368,10 +389,33 @@ mod batch_tests {
         let mut locked = keyspace.lock(last);
         let shard = locked.shard(last);
         assert_eq!(shard.expired_fields, HASHES as u64);
-        assert!(!shard.fields_due);
+        assert!(!shard.field_timers.behind());
         for i in 0..HASHES {
             let key = format!("h{i}");
             assert_eq!(fields(shard.peek(0, key.as_bytes())), 1, "{key}");
         }
+    }
+
+    #[test]
+    fn field_expiry_burst_flushed_away_leaves_nothing_due() {
+        let keyspace = keyspace_past_lifetimes();
+        let key = b"h999";
+        let mut locked = keyspace.lock(key);
+        let shard = locked.shard(key);
+        shard.lookup_read(0, key);
+        assert!(shard.field_timers.behind());
+        // The flush takes the waiting timers with the hashes.
+        shard.flush(0);
+        drop(locked);
+        let mut locked = keyspace.lock(key);
+        let shard = locked.shard(key);
+        assert!(shard.lookup_read(0, key).is_none());
+        assert!(
+            !shard.field_timers.behind(),
+            "no timer is left, none is due"
+        );
+        drop(locked);
+        // Ends (a due mark left behind would keep the cycle locking the shard forever).
+        keyspace.expire_cycle();
     }
 }

@@ -209,9 +209,6 @@ pub struct Shard {
     field_timers: field_expiry::FieldTimers,
     /// Hash fields removed because their lifetime ended (`INFO`'s `expired_subkeys`).
     pub expired_fields: u64,
-    /// Whether due field timers wait behind the last batch (see
-    /// [`Shard::expire_due_fields`]): a command then removes its key's due fields first.
-    fields_due: bool,
 }
 
 impl Shard {
@@ -238,7 +235,6 @@ impl Shard {
             watches,
             field_timers: field_expiry::FieldTimers::default(),
             expired_fields: 0,
-            fields_due: false,
         }
     }
 
@@ -294,7 +290,7 @@ impl Shard {
     #[inline(always)]
     fn sync_key(&mut self, db: usize, key: &[u8]) {
         self.sync(db);
-        if self.fields_due {
+        if self.field_timers.behind() {
             self.expire_fields_of(db, key);
         }
     }
@@ -658,7 +654,7 @@ impl Shard {
     fn expire_batch(&mut self) -> (u64, bool) {
         let mut removed = 0;
         // Fields due behind the batch the lock's time setting took call for another hold.
-        let mut done = !self.fields_due;
+        let mut done = !self.field_timers.behind();
         for (db, slot) in self.dbs.iter_mut().enumerate() {
             let Some(cache) = slot else {
                 continue;
